@@ -1,0 +1,26 @@
+//! A Kubernetes cluster (or a simulated one) whose GPU nodes EGS shares.
+
+use crate::*;
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, DeriveEntityModel)]
+#[sea_orm(table_name = "clusters")]
+pub struct Model {
+    #[sea_orm(primary_key)]
+    pub id: i64,
+    pub project_id: i64,
+    pub name: String,
+    pub provider: ClusterProvider,
+    pub cloud: Option<String>,
+    pub region: Option<String>,
+    pub registration_status: RegistrationStatus,
+    pub health: Health,
+    pub last_contact_at: Option<DateTimeUtc>,
+    pub created_at: DateTimeUtc,
+    pub updated_at: DateTimeUtc,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

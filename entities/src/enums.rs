@@ -1,0 +1,313 @@
+//! Enums stored as strings. Each doc comment becomes the GraphQL description too.
+
+use sea_orm::entity::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+macro_rules! string_enum {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $value:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, EnumIter, DeriveActiveEnum, Serialize, Deserialize)]
+        #[cfg_attr(feature = "graphql", derive(async_graphql::Enum))]
+        #[sea_orm(rs_type = "String", db_type = "String(StringLen::N(32))")]
+        #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+        pub enum $name {
+            $($(#[$vmeta])* #[sea_orm(string_value = $value)] $variant,)+
+        }
+
+        impl $name {
+            /// The stored (and GraphQL) spelling.
+            pub fn as_str(self) -> &'static str {
+                match self { $(Self::$variant => $value,)+ }
+            }
+        }
+    };
+}
+
+string_enum! {
+    /// Who a token speaks for.
+    Role {
+        /// Platform team: everything.
+        Admin = "ADMIN",
+        /// A member of one or more slices.
+        User = "USER",
+        /// A node agent reporting for one node of one cluster.
+        Agent = "AGENT",
+    }
+}
+
+string_enum! {
+    /// A member's rights within one slice.
+    SliceRole {
+        /// Manages members and policy-free settings of the slice, and all its GPRs.
+        Owner = "OWNER",
+        /// Creates and manages GPRs in the slice.
+        Editor = "EDITOR",
+        /// Reads the slice and its GPRs.
+        Viewer = "VIEWER",
+    }
+}
+
+impl SliceRole {
+    /// Rank for "at least this role" checks: viewer < editor < owner.
+    pub fn rank(self) -> u8 {
+        match self {
+            Self::Viewer => 0,
+            Self::Editor => 1,
+            Self::Owner => 2,
+        }
+    }
+}
+
+string_enum! {
+    /// How EGS reaches a cluster.
+    ClusterProvider {
+        /// A Kubernetes API server, through a kubeconfig or in-cluster credentials.
+        Kubernetes = "KUBERNETES",
+        /// An in-process simulation (demo, tests, benchmarks).
+        Simulated = "SIMULATED",
+    }
+}
+
+string_enum! {
+    /// Where a cluster is in its registration.
+    RegistrationStatus {
+        /// Registered, not yet contacted.
+        Pending = "PENDING",
+        /// Contacted and in use.
+        Registered = "REGISTERED",
+        /// Contact failed; see the cluster's health.
+        Failed = "FAILED",
+    }
+}
+
+string_enum! {
+    /// Health of a cluster or node.
+    Health {
+        /// Reporting and within limits.
+        Healthy = "HEALTHY",
+        /// Reporting a fault.
+        Unhealthy = "UNHEALTHY",
+        /// Its agent has been silent past the threshold.
+        Stale = "STALE",
+        /// Never reported.
+        Unknown = "UNKNOWN",
+    }
+}
+
+string_enum! {
+    /// Whether a node can be handed to a slice.
+    NodeState {
+        /// Free for the scheduler.
+        Available = "AVAILABLE",
+        /// Held by a provisioned GPR.
+        Reserved = "RESERVED",
+        /// Being returned to the pool.
+        Draining = "DRAINING",
+        /// Taken out of scheduling by an admin.
+        Cordoned = "CORDONED",
+    }
+}
+
+string_enum! {
+    /// Where a GPU Provision Request is in its life.
+    GprPhase {
+        /// Outside the slice policy; waits for an admin to approve or reject it.
+        PendingApproval = "PENDING_APPROVAL",
+        /// Waiting in the queue for nodes.
+        Queued = "QUEUED",
+        /// Nodes are being handed to the slice.
+        Provisioning = "PROVISIONING",
+        /// Nodes belong to the slice until the window ends.
+        Provisioned = "PROVISIONED",
+        /// Nodes are being taken back.
+        Releasing = "RELEASING",
+        /// The window ended and the nodes went back.
+        Completed = "COMPLETED",
+        /// Withdrawn by its requester or an admin before it was provisioned.
+        Cancelled = "CANCELLED",
+        /// Refused by an admin.
+        Rejected = "REJECTED",
+        /// Provisioning failed and the GPR is not requeued.
+        Failed = "FAILED",
+    }
+}
+
+impl GprPhase {
+    /// Pending GPRs can still be edited or cancelled.
+    pub fn is_pending(self) -> bool {
+        matches!(self, Self::PendingApproval | Self::Queued)
+    }
+
+    /// Terminal phases never change again.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Completed | Self::Cancelled | Self::Rejected | Self::Failed)
+    }
+}
+
+string_enum! {
+    /// Why a GPR's nodes were taken back.
+    ReleaseReason {
+        /// The reserved window ended.
+        Expired = "EXPIRED",
+        /// The requester released the nodes early.
+        EarlyReleased = "EARLY_RELEASED",
+        /// All GPUs stayed idle for the idle timeout.
+        IdleTimeout = "IDLE_TIMEOUT",
+        /// A higher-priority GPR needed the nodes.
+        Preempted = "PREEMPTED",
+        /// A node failed and could not be replaced.
+        NodeFailure = "NODE_FAILURE",
+        /// An admin released it.
+        Admin = "ADMIN",
+    }
+}
+
+string_enum! {
+    /// Whether a GPR needed, and got, an admin's approval.
+    ApprovalState {
+        /// Within policy: no approval needed.
+        NotRequired = "NOT_REQUIRED",
+        /// Over policy: waiting for an admin.
+        Pending = "PENDING",
+        /// An admin approved it.
+        Approved = "APPROVED",
+        /// An admin rejected it.
+        Rejected = "REJECTED",
+    }
+}
+
+string_enum! {
+    /// What happened to a GPR.
+    GprEventKind {
+        Created = "CREATED",
+        Queued = "QUEUED",
+        EstimateChanged = "ESTIMATE_CHANGED",
+        ApprovalRequired = "APPROVAL_REQUIRED",
+        Approved = "APPROVED",
+        Rejected = "REJECTED",
+        PriorityChanged = "PRIORITY_CHANGED",
+        Edited = "EDITED",
+        ProvisioningStarted = "PROVISIONING_STARTED",
+        PrecheckPassed = "PRECHECK_PASSED",
+        PrecheckFailed = "PRECHECK_FAILED",
+        Provisioned = "PROVISIONED",
+        Progress25 = "PROGRESS_25",
+        Progress50 = "PROGRESS_50",
+        Progress75 = "PROGRESS_75",
+        ExitWarning = "EXIT_WARNING",
+        Releasing = "RELEASING",
+        Completed = "COMPLETED",
+        EarlyReleased = "EARLY_RELEASED",
+        IdleReleased = "IDLE_RELEASED",
+        Preempted = "PREEMPTED",
+        Requeued = "REQUEUED",
+        Failed = "FAILED",
+        Cancelled = "CANCELLED",
+        NodeReplaced = "NODE_REPLACED",
+    }
+}
+
+string_enum! {
+    /// What an alert is about.
+    AlertKind {
+        /// A GPU above its temperature threshold.
+        OverTemperature = "OVER_TEMPERATURE",
+        /// A GPU above its power threshold.
+        OverPower = "OVER_POWER",
+        /// The driver reported an XID error.
+        XidError = "XID_ERROR",
+        /// Uncorrectable ECC errors.
+        EccError = "ECC_ERROR",
+        /// The node's agent has gone silent.
+        NodeStale = "NODE_STALE",
+        /// A provisioned GPR's GPUs sit idle.
+        GprIdle = "GPR_IDLE",
+    }
+}
+
+string_enum! {
+    /// How urgent an alert is.
+    AlertSeverity {
+        Info = "INFO",
+        Warning = "WARNING",
+        Critical = "CRITICAL",
+    }
+}
+
+/// A slice's policy, stored as one JSON document so a new rule needs no migration.
+/// `None` means "no limit" for every bound.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, FromJsonQueryResult)]
+#[serde(default, rename_all = "camelCase")]
+pub struct SlicePolicy {
+    /// Lowest priority the slice's GPRs may ask for without approval.
+    pub priority_min: i32,
+    /// Highest priority the slice's GPRs may ask for without approval.
+    pub priority_max: i32,
+    /// Most GPRs the slice may have pending at once; more need approval.
+    pub max_queued_gprs: Option<i32>,
+    /// Most nodes one GPR may ask for without approval.
+    pub max_nodes_per_gpr: Option<i32>,
+    /// Most GPUs (nodes × GPUs per node) one GPR may ask for without approval.
+    pub max_gpus_per_gpr: Option<i32>,
+    /// Longest reserved window, in seconds; longer GPRs are rejected.
+    pub max_duration_secs: Option<i64>,
+    /// GPU shapes the slice may ask for; empty means any.
+    pub allowed_shapes: Vec<String>,
+    /// Idle timeout given to GPRs that do not set one, in seconds.
+    pub default_idle_timeout_secs: Option<i64>,
+    /// Longest idle timeout a GPR may set, in seconds; also forbids turning it off.
+    pub max_idle_timeout_secs: Option<i64>,
+    /// Whether this slice's GPRs may be preempted by higher-priority ones.
+    pub auto_eviction: bool,
+    /// Whether an evicted GPR goes back to the queue.
+    pub requeue_on_eviction: bool,
+    /// Whether a GPR whose provisioning failed goes back to the queue.
+    pub requeue_on_failure: bool,
+    /// GPU-hours the slice may use per quota period; over it, GPRs need approval.
+    pub gpu_hour_quota: Option<i64>,
+    /// Length of the quota period, in seconds.
+    pub quota_period_secs: i64,
+}
+
+impl Default for SlicePolicy {
+    fn default() -> Self {
+        Self {
+            priority_min: 1,
+            priority_max: 200,
+            max_queued_gprs: None,
+            max_nodes_per_gpr: None,
+            max_gpus_per_gpr: None,
+            max_duration_secs: None,
+            allowed_shapes: Vec::new(),
+            default_idle_timeout_secs: None,
+            max_idle_timeout_secs: None,
+            auto_eviction: true,
+            requeue_on_eviction: true,
+            requeue_on_failure: true,
+            gpu_hour_quota: None,
+            quota_period_secs: 30 * 24 * 3600,
+        }
+    }
+}
+
+/// Free-form `key → value` labels.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, FromJsonQueryResult)]
+pub struct Labels(pub BTreeMap<String, String>);
+
+/// A list of row ids kept in one JSON column (ordered preferences, small).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, FromJsonQueryResult)]
+pub struct IdList(pub Vec<i64>);
+
+/// The slices and roles a token is limited to; `None` on the token means "whatever the user's
+/// memberships allow".
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, FromJsonQueryResult)]
+pub struct SliceScopes(pub Vec<SliceScope>);
+
+/// One slice a token may act in, and the most it may do there.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SliceScope {
+    pub slice_id: i64,
+    pub role: SliceRole,
+}

@@ -1,0 +1,55 @@
+//! A GPU Provision Request: N whole nodes of a shape for a strict reserved window.
+
+use crate::*;
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, DeriveEntityModel)]
+#[sea_orm(table_name = "gprs")]
+pub struct Model {
+    #[sea_orm(primary_key)]
+    pub id: i64,
+    pub slice_id: i64,
+    pub name: String,
+    pub requester_id: Option<i64>,
+    pub node_count: i32,
+    /// GPUs wanted on each node; `None` means every GPU of the node.
+    pub gpus_per_node: Option<i32>,
+    pub min_gpu_memory_mib: Option<i64>,
+    /// `None` lets the scheduler choose.
+    pub gpu_shape: Option<String>,
+    pub instance_type: Option<String>,
+    #[sea_orm(column_type = "JsonBinary")]
+    pub preferred_cluster_ids: IdList,
+    pub priority: i32,
+    pub duration_secs: i64,
+    pub idle_timeout_secs: Option<i64>,
+    pub preemptible: bool,
+    pub requeue_on_failure: bool,
+    pub earliest_start_at: Option<DateTimeUtc>,
+    #[sea_orm(column_type = "JsonBinary")]
+    pub labels: Labels,
+    pub phase: GprPhase,
+    pub reason: Option<String>,
+    pub approval: ApprovalState,
+    pub approval_reason: Option<String>,
+    pub queue_position: Option<i32>,
+    pub start_no_later_than: Option<DateTimeUtc>,
+    pub estimated_start_at: Option<DateTimeUtc>,
+    pub assigned_cluster_id: Option<i64>,
+    pub assigned_instance_type: Option<String>,
+    pub assigned_gpu_shape: Option<String>,
+    pub provisioned_at: Option<DateTimeUtc>,
+    pub exit_at: Option<DateTimeUtc>,
+    pub completed_at: Option<DateTimeUtc>,
+    pub release_reason: Option<ReleaseReason>,
+    pub preempted_by_id: Option<i64>,
+    /// Optimistic concurrency: every change bumps it; writers name the version they read.
+    pub version: i32,
+    pub created_at: DateTimeUtc,
+    pub updated_at: DateTimeUtc,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

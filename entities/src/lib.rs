@@ -1,0 +1,23 @@
+//! SeaORM entities: one module per table, plus the enums and JSON documents stored in them.
+//!
+//! Tables are created by `egs-migration`; this crate only describes them. Enums are stored as
+//! short strings so the same rows read the same on SQLite and PostgreSQL, and so a new variant
+//! needs no migration. With the `graphql` feature they double as GraphQL enums.
+
+pub mod access_token;
+pub mod alert;
+pub mod cluster;
+pub mod enums;
+pub mod gpr;
+pub mod gpr_event;
+pub mod gpr_node;
+pub mod gpu;
+pub mod node;
+pub mod project;
+pub mod slice;
+pub mod slice_cluster;
+pub mod slice_member;
+pub mod slice_namespace;
+pub mod user;
+
+pub use enums::*;

@@ -1,0 +1,15 @@
+//! Ordered schema migrations. They run at gateway start-up and with `egs migrate`, and the same
+//! statements serve SQLite and PostgreSQL (sea-query writes each dialect).
+
+pub use sea_orm_migration::prelude::*;
+
+mod m20261121_000001_create_core_tables;
+
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![Box::new(m20261121_000001_create_core_tables::Migration)]
+    }
+}

@@ -1,0 +1,277 @@
+//! Who is calling: JWT verification, token records, and the slice-isolation checks every
+//! service uses. Isolation lives here and in services, never only in the UI.
+
+use crate::error::{Error, Result};
+use chrono::{DateTime, Utc};
+use egs_entities::{Role, SliceRole, SliceScope, access_token, slice_member, user};
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::OnceCell;
+
+/// `aud` and `iss` of every token we sign; tokens for anything else are refused.
+pub const TOKEN_AUDIENCE: &str = "egs";
+pub const TOKEN_ISSUER: &str = "egs";
+
+/// How long a token lookup is trusted before the database is asked again. Revocation on this
+/// replica takes effect at once; on other replicas within this bound.
+const TOKEN_CACHE_TTL: Duration = Duration::from_secs(5);
+/// Bound on cached token lookups; the cache is cleared when it is reached.
+const TOKEN_CACHE_MAX: usize = 10_000;
+
+/// The claims inside an EGS token.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Claims {
+    /// User name, or `agent:<cluster id>/<node>` for agents.
+    pub sub: String,
+    /// Token id, for revocation.
+    pub jti: String,
+    pub role: Role,
+    /// Slice roles the token is limited to, when it is (informational: the stored token record
+    /// is what authorization uses).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slices: Vec<SliceScope>,
+    pub aud: String,
+    pub iss: String,
+    pub iat: i64,
+    pub nbf: i64,
+    pub exp: i64,
+}
+
+/// The HMAC key tokens are signed with.
+pub struct TokenKeys {
+    encoding: EncodingKey,
+    decoding: DecodingKey,
+    validation: Validation,
+}
+
+impl TokenKeys {
+    pub fn from_secret(secret: &[u8]) -> Self {
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.set_audience(&[TOKEN_AUDIENCE]);
+        validation.set_issuer(&[TOKEN_ISSUER]);
+        validation.set_required_spec_claims(&["exp", "nbf", "aud", "iss", "sub"]);
+        validation.validate_nbf = true;
+        validation.leeway = 5;
+        Self { encoding: EncodingKey::from_secret(secret), decoding: DecodingKey::from_secret(secret), validation }
+    }
+
+    pub fn sign(&self, claims: &Claims) -> Result<String> {
+        jsonwebtoken::encode(&Header::new(Algorithm::HS256), claims, &self.encoding)
+            .map_err(|e| Error::Internal(anyhow::anyhow!("failed to sign a token: {e}")))
+    }
+
+    /// Checks signature, algorithm, audience, issuer and time claims.
+    pub fn verify(&self, token: &str) -> Result<Claims> {
+        use jsonwebtoken::errors::ErrorKind;
+        jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
+            .map(|data| data.claims)
+            .map_err(|e| {
+                let why = match e.kind() {
+                    ErrorKind::ExpiredSignature => "the token has expired",
+                    ErrorKind::ImmatureSignature => "the token is not valid yet",
+                    ErrorKind::InvalidAudience | ErrorKind::InvalidIssuer => "the token was not issued for EGS",
+                    ErrorKind::InvalidAlgorithm => "the token is signed with an algorithm EGS does not accept",
+                    ErrorKind::InvalidSignature => "the token's signature does not match",
+                    _ => "the token is malformed",
+                };
+                Error::Unauthenticated(why.to_owned())
+            })
+    }
+}
+
+/// What the database says about a token, cached briefly.
+#[derive(Clone, Debug)]
+pub struct TokenRecord {
+    pub token_id: i64,
+    pub role: Role,
+    pub user_id: Option<i64>,
+    pub user_name: String,
+    pub scopes: Option<Vec<SliceScope>>,
+    pub agent_cluster_id: Option<i64>,
+    pub agent_node_name: Option<String>,
+    pub expires_at: DateTime<Utc>,
+    pub revoked: bool,
+}
+
+/// Short-lived cache of token records, so an authenticated request does not always cost a
+/// database round trip.
+#[derive(Default)]
+pub struct TokenCache {
+    entries: Mutex<HashMap<String, (Instant, Option<Arc<TokenRecord>>)>>,
+}
+
+impl TokenCache {
+    fn get(&self, jti: &str) -> Option<Option<Arc<TokenRecord>>> {
+        let entries = self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        entries.get(jti).filter(|(at, _)| at.elapsed() < TOKEN_CACHE_TTL).map(|(_, record)| record.clone())
+    }
+
+    fn put(&self, jti: &str, record: Option<Arc<TokenRecord>>) {
+        let mut entries = self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if entries.len() >= TOKEN_CACHE_MAX {
+            entries.clear();
+        }
+        entries.insert(jti.to_owned(), (Instant::now(), record));
+    }
+
+    /// Forgets a token so its next use reads the database (after revocation).
+    pub fn forget(&self, jti: &str) {
+        self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(jti);
+    }
+}
+
+/// Verifies a bearer token and loads its record: the one entry point for HTTP and WebSocket.
+pub async fn authenticate(db: &DatabaseConnection, keys: &TokenKeys, cache: &TokenCache, token: &str) -> Result<Caller> {
+    let claims = keys.verify(token)?;
+    let record = match cache.get(&claims.jti) {
+        Some(record) => record,
+        None => {
+            let record = load_token_record(db, &claims.jti).await?.map(Arc::new);
+            cache.put(&claims.jti, record.clone());
+            record
+        }
+    };
+    let record = record.ok_or_else(|| Error::Unauthenticated("the token is not known to this EGS".into()))?;
+    if record.revoked {
+        return Err(Error::Unauthenticated("the token has been revoked".into()));
+    }
+    if record.expires_at < Utc::now() {
+        return Err(Error::Unauthenticated("the token has expired".into()));
+    }
+    Ok(Caller::new(record))
+}
+
+async fn load_token_record(db: &DatabaseConnection, jti: &str) -> Result<Option<TokenRecord>> {
+    let Some(token) = access_token::Entity::find().filter(access_token::Column::Jti.eq(jti)).one(db).await? else {
+        return Ok(None);
+    };
+    let user = match token.user_id {
+        Some(id) => user::Entity::find_by_id(id).one(db).await?,
+        None => None,
+    };
+    let user_name = match &user {
+        Some(user) => user.name.clone(),
+        None => format!("agent:{}/{}", token.cluster_id.unwrap_or_default(), token.node_name.clone().unwrap_or_default()),
+    };
+    Ok(Some(TokenRecord {
+        token_id: token.id,
+        role: token.role,
+        user_id: token.user_id,
+        user_name,
+        scopes: token.slice_scopes.map(|s| s.0),
+        agent_cluster_id: token.cluster_id,
+        agent_node_name: token.node_name,
+        expires_at: token.expires_at,
+        revoked: token.revoked_at.is_some(),
+    }))
+}
+
+/// The authenticated principal of one request.
+pub struct Caller {
+    pub record: Arc<TokenRecord>,
+    /// The user's slice roles, loaded on first use within the request.
+    memberships: OnceCell<HashMap<i64, SliceRole>>,
+}
+
+/// Which slices a caller may see.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Visible {
+    All,
+    Only(Vec<i64>),
+}
+
+impl Caller {
+    pub fn new(record: Arc<TokenRecord>) -> Self {
+        Self { record, memberships: OnceCell::new() }
+    }
+
+    pub fn role(&self) -> Role {
+        self.record.role
+    }
+
+    pub fn is_admin(&self) -> bool {
+        self.record.role == Role::Admin
+    }
+
+    /// The name recorded as the actor of events this caller causes.
+    pub fn actor(&self) -> &str {
+        &self.record.user_name
+    }
+
+    pub fn require_admin(&self) -> Result<()> {
+        if self.is_admin() { Ok(()) } else { Err(Error::Forbidden("this needs an admin token".into())) }
+    }
+
+    /// A user or admin (not an agent).
+    pub fn require_person(&self) -> Result<()> {
+        if self.record.role == Role::Agent {
+            Err(Error::Forbidden("agent tokens may only report inventory and metrics".into()))
+        } else {
+            Ok(())
+        }
+    }
+
+    async fn memberships(&self, db: &DatabaseConnection) -> Result<&HashMap<i64, SliceRole>> {
+        self.memberships
+            .get_or_try_init(|| async {
+                let Some(user_id) = self.record.user_id.filter(|_| self.record.role == Role::User) else {
+                    return Ok(HashMap::new());
+                };
+                let rows = slice_member::Entity::find().filter(slice_member::Column::UserId.eq(user_id)).all(db).await?;
+                let mut roles: HashMap<i64, SliceRole> = rows.into_iter().map(|m| (m.slice_id, m.role)).collect();
+                // A scoped token can do at most what its scopes say, and only where the user
+                // still is a member.
+                if let Some(scopes) = &self.record.scopes {
+                    let caps: HashMap<i64, SliceRole> = scopes.iter().map(|s| (s.slice_id, s.role)).collect();
+                    roles.retain(|slice, _| caps.contains_key(slice));
+                    for (slice, role) in roles.iter_mut() {
+                        if caps[slice].rank() < role.rank() {
+                            *role = caps[slice];
+                        }
+                    }
+                }
+                Ok::<_, Error>(roles)
+            })
+            .await
+    }
+
+    /// The caller's role in a slice; admins are owners everywhere.
+    pub async fn slice_role(&self, db: &DatabaseConnection, slice_id: i64) -> Result<Option<SliceRole>> {
+        if self.is_admin() {
+            return Ok(Some(SliceRole::Owner));
+        }
+        Ok(self.memberships(db).await?.get(&slice_id).copied())
+    }
+
+    /// Fails unless the caller holds at least `min` in the slice. A caller with no role at all
+    /// gets `NOT_FOUND` for `what`, so other slices' objects stay invisible.
+    pub async fn require_slice_role(&self, db: &DatabaseConnection, slice_id: i64, min: SliceRole, what: &'static str) -> Result<SliceRole> {
+        match self.slice_role(db, slice_id).await? {
+            None => Err(Error::NotFound(what)),
+            Some(role) if role.rank() < min.rank() => Err(Error::Forbidden(format!(
+                "this needs the {} role in the slice; you are {}",
+                min.as_str(),
+                role.as_str()
+            ))),
+            Some(role) => Ok(role),
+        }
+    }
+
+    pub async fn can_see_slice(&self, db: &DatabaseConnection, slice_id: i64) -> Result<bool> {
+        Ok(self.slice_role(db, slice_id).await?.is_some())
+    }
+
+    /// The slices whose objects this caller may list.
+    pub async fn visible_slices(&self, db: &DatabaseConnection) -> Result<Visible> {
+        if self.is_admin() {
+            return Ok(Visible::All);
+        }
+        let mut ids: Vec<i64> = self.memberships(db).await?.keys().copied().collect();
+        ids.sort_unstable();
+        Ok(Visible::Only(ids))
+    }
+}

@@ -1,0 +1,143 @@
+//! Registering and managing clusters (admin only).
+
+use crate::auth::Caller;
+use crate::error::{Error, Result, UserError};
+use crate::validate;
+use chrono::Utc;
+use egs_entities::{ClusterProvider, GprPhase, Health, RegistrationStatus, cluster, gpr, project};
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, Set};
+
+/// Name of the project that exists after install.
+pub const DEFAULT_PROJECT: &str = "default";
+
+pub struct RegisterCluster {
+    pub name: String,
+    pub provider: ClusterProvider,
+    pub cloud: Option<String>,
+    pub region: Option<String>,
+}
+
+pub struct UpdateCluster {
+    pub id: i64,
+    pub name: Option<String>,
+    pub cloud: Option<Option<String>>,
+    pub region: Option<Option<String>>,
+}
+
+/// The default project's id (created at bootstrap).
+pub async fn default_project_id(db: &impl ConnectionTrait) -> Result<i64> {
+    project::Entity::find()
+        .filter(project::Column::Name.eq(DEFAULT_PROJECT))
+        .one(db)
+        .await?
+        .map(|p| p.id)
+        .ok_or_else(|| Error::Internal(anyhow::anyhow!("the default project is missing; run `egs migrate`")))
+}
+
+pub async fn list_clusters(db: &DatabaseConnection, caller: &Caller) -> Result<Vec<cluster::Model>> {
+    caller.require_person()?;
+    Ok(cluster::Entity::find().order_by_asc(cluster::Column::Name).all(db).await?)
+}
+
+pub async fn find_cluster(db: &DatabaseConnection, caller: &Caller, id: i64) -> Result<cluster::Model> {
+    caller.require_person()?;
+    cluster::Entity::find_by_id(id).one(db).await?.ok_or(Error::NotFound("cluster"))
+}
+
+fn check_cluster_fields(name: Option<&str>, cloud: Option<&str>, region: Option<&str>) -> Result<()> {
+    let mut errors: Vec<UserError> = Vec::new();
+    if let Some(name) = name {
+        validate::dns_label("name", name, 63, &mut errors);
+    }
+    if let Some(cloud) = cloud {
+        validate::text("cloud", cloud, 64, &mut errors);
+    }
+    if let Some(region) = region {
+        validate::text("region", region, 64, &mut errors);
+    }
+    validate::finish(errors)
+}
+
+async fn ensure_name_free(db: &DatabaseConnection, project_id: i64, name: &str, except: Option<i64>) -> Result<()> {
+    let mut query = cluster::Entity::find().filter(cluster::Column::ProjectId.eq(project_id)).filter(cluster::Column::Name.eq(name));
+    if let Some(id) = except {
+        query = query.filter(cluster::Column::Id.ne(id));
+    }
+    if query.count(db).await? > 0 {
+        return Err(Error::conflict("name", format!("a cluster named `{name}` already exists")));
+    }
+    Ok(())
+}
+
+pub async fn register_cluster(db: &DatabaseConnection, caller: &Caller, input: RegisterCluster) -> Result<cluster::Model> {
+    caller.require_admin()?;
+    check_cluster_fields(Some(&input.name), input.cloud.as_deref(), input.region.as_deref())?;
+    let project_id = default_project_id(db).await?;
+    ensure_name_free(db, project_id, &input.name, None).await?;
+    let now = Utc::now();
+    // A simulated cluster is "contacted" the moment it exists; a Kubernetes one once its
+    // provider has reached the API server.
+    let (status, health) = match input.provider {
+        ClusterProvider::Simulated => (RegistrationStatus::Registered, Health::Healthy),
+        ClusterProvider::Kubernetes => (RegistrationStatus::Pending, Health::Unknown),
+    };
+    let model = cluster::ActiveModel {
+        project_id: Set(project_id),
+        name: Set(input.name),
+        provider: Set(input.provider),
+        cloud: Set(input.cloud),
+        region: Set(input.region),
+        registration_status: Set(status),
+        health: Set(health),
+        last_contact_at: Set((input.provider == ClusterProvider::Simulated).then_some(now)),
+        created_at: Set(now),
+        updated_at: Set(now),
+        ..Default::default()
+    };
+    Ok(model.insert(db).await?)
+}
+
+pub async fn update_cluster(db: &DatabaseConnection, caller: &Caller, input: UpdateCluster) -> Result<cluster::Model> {
+    caller.require_admin()?;
+    let existing = cluster::Entity::find_by_id(input.id).one(db).await?.ok_or(Error::NotFound("cluster"))?;
+    check_cluster_fields(
+        input.name.as_deref(),
+        input.cloud.as_ref().and_then(|c| c.as_deref()),
+        input.region.as_ref().and_then(|r| r.as_deref()),
+    )?;
+    if let Some(name) = &input.name {
+        ensure_name_free(db, existing.project_id, name, Some(existing.id)).await?;
+    }
+    let mut model: cluster::ActiveModel = existing.into();
+    if let Some(name) = input.name {
+        model.name = Set(name);
+    }
+    if let Some(cloud) = input.cloud {
+        model.cloud = Set(cloud);
+    }
+    if let Some(region) = input.region {
+        model.region = Set(region);
+    }
+    model.updated_at = Set(Utc::now());
+    Ok(model.update(db).await?)
+}
+
+/// Removes a cluster with its nodes, GPUs and slice namespaces. Refused while any GPR holds
+/// or is taking nodes there, so no running reservation loses its nodes.
+pub async fn remove_cluster(db: &DatabaseConnection, caller: &Caller, id: i64) -> Result<cluster::Model> {
+    caller.require_admin()?;
+    let existing = cluster::Entity::find_by_id(id).one(db).await?.ok_or(Error::NotFound("cluster"))?;
+    let active = gpr::Entity::find()
+        .filter(gpr::Column::AssignedClusterId.eq(id))
+        .filter(gpr::Column::Phase.is_in([GprPhase::Provisioning, GprPhase::Provisioned, GprPhase::Releasing]))
+        .count(db)
+        .await?;
+    if active > 0 {
+        return Err(Error::conflict(
+            "id",
+            format!("cluster `{}` has {active} GPR(s) holding nodes; release them first", existing.name),
+        ));
+    }
+    cluster::Entity::delete_by_id(id).exec(db).await?;
+    Ok(existing)
+}

@@ -1,0 +1,161 @@
+//! Errors of the schema layer, and the one table that maps them to what clients see.
+//!
+//! Services return [`Error`]. Problems the caller can fix (bad input, a stale version) become
+//! `userErrors` in mutation payloads; everything else becomes a GraphQL error whose
+//! `extensions.code` is one of [`ErrorCode`]. Internal errors are logged once, here, with their
+//! cause chain, and reach the client only as `INTERNAL` with no database text.
+//!
+//! | code              | when                                                     | HTTP (errors-only response) |
+//! |-------------------|----------------------------------------------------------|-----------------------------|
+//! | `UNAUTHENTICATED` | no token, or a malformed, expired or revoked one          | 401                         |
+//! | `FORBIDDEN`       | the caller is known but its role does not allow this      | 200                         |
+//! | `NOT_FOUND`       | no such object, or one the caller may not see             | 200                         |
+//! | `INVALID_INPUT`   | a value the caller can correct (also in `userErrors`)     | 200 (400 before execution)  |
+//! | `CONFLICT`        | a stale `version`, a duplicate name, a wrong phase        | 200                         |
+//! | `RATE_LIMITED`    | too many requests for this token                          | 429                         |
+//! | `INTERNAL`        | our fault; logged with its cause, never detailed to you   | 200                         |
+
+use async_graphql::{Enum, ErrorExtensions, SimpleObject};
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The stable codes in `extensions.code` and `userErrors.code`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Enum)]
+pub enum ErrorCode {
+    /// No valid token was presented.
+    Unauthenticated,
+    /// The token is valid but may not do this.
+    Forbidden,
+    /// No such object, or one the caller may not see.
+    NotFound,
+    /// A value the caller can correct.
+    InvalidInput,
+    /// The object changed, already exists, or is in the wrong phase.
+    Conflict,
+    /// Too many requests; retry later.
+    RateLimited,
+    /// Our fault; logged on the server.
+    Internal,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Unauthenticated => "UNAUTHENTICATED",
+            Self::Forbidden => "FORBIDDEN",
+            Self::NotFound => "NOT_FOUND",
+            Self::InvalidInput => "INVALID_INPUT",
+            Self::Conflict => "CONFLICT",
+            Self::RateLimited => "RATE_LIMITED",
+            Self::Internal => "INTERNAL",
+        }
+    }
+}
+
+/// A problem with one input field, as reported in `userErrors`.
+#[derive(Clone, Debug, PartialEq, Eq, SimpleObject)]
+pub struct UserError {
+    /// Path to the input field, e.g. `["input", "priority"]`; empty when not about one field.
+    pub field: Vec<String>,
+    /// What is wrong and how to fix it.
+    pub message: String,
+    pub code: ErrorCode,
+}
+
+impl UserError {
+    pub fn invalid(field: &str, message: impl Into<String>) -> Self {
+        Self { field: field_path(field), message: message.into(), code: ErrorCode::InvalidInput }
+    }
+
+    pub fn conflict(field: &str, message: impl Into<String>) -> Self {
+        Self { field: field_path(field), message: message.into(), code: ErrorCode::Conflict }
+    }
+}
+
+fn field_path(field: &str) -> Vec<String> {
+    if field.is_empty() {
+        Vec::new()
+    } else {
+        std::iter::once("input").chain(field.split('.')).map(str::to_owned).collect()
+    }
+}
+
+/// Errors of the schema layer. Deliberately not `Display`: the only way out to a client is the
+/// mapping below, so an internal cause can never be formatted into a response by accident.
+#[derive(Debug)]
+pub enum Error {
+    Unauthenticated(String),
+    Forbidden(String),
+    /// Deliberately says nothing about why, so a hidden object and a missing one read the same.
+    NotFound(&'static str),
+    /// One or more problems the caller can fix.
+    User(Vec<UserError>),
+    RateLimited,
+    Database(sea_orm::DbErr),
+    Internal(anyhow::Error),
+}
+
+impl From<sea_orm::DbErr> for Error {
+    fn from(error: sea_orm::DbErr) -> Self {
+        Self::Database(error)
+    }
+}
+
+impl From<anyhow::Error> for Error {
+    fn from(error: anyhow::Error) -> Self {
+        Self::Internal(error)
+    }
+}
+
+impl Error {
+    pub fn invalid(field: &str, message: impl Into<String>) -> Self {
+        Self::User(vec![UserError::invalid(field, message)])
+    }
+
+    pub fn conflict(field: &str, message: impl Into<String>) -> Self {
+        Self::User(vec![UserError::conflict(field, message)])
+    }
+
+    /// The message a client may see.
+    pub fn public_message(&self) -> String {
+        match self {
+            Self::Unauthenticated(why) | Self::Forbidden(why) => why.clone(),
+            Self::NotFound(what) => format!("{what} not found"),
+            Self::User(errors) => errors.first().map_or_else(|| "invalid input".to_owned(), |e| e.message.clone()),
+            Self::RateLimited => "too many requests; slow down and retry".to_owned(),
+            Self::Database(_) | Self::Internal(_) => "internal error; it has been logged".to_owned(),
+        }
+    }
+
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::Unauthenticated(_) => ErrorCode::Unauthenticated,
+            Self::Forbidden(_) => ErrorCode::Forbidden,
+            Self::NotFound(_) => ErrorCode::NotFound,
+            Self::User(errors) => errors.first().map_or(ErrorCode::InvalidInput, |e| e.code),
+            Self::RateLimited => ErrorCode::RateLimited,
+            Self::Database(_) | Self::Internal(_) => ErrorCode::Internal,
+        }
+    }
+}
+
+impl From<Error> for async_graphql::Error {
+    fn from(error: Error) -> Self {
+        let code = error.code();
+        match &error {
+            Error::Database(cause) => tracing::error!(error.cause_chain = ?cause, "database error while serving a request"),
+            Error::Internal(cause) => tracing::error!(error.cause_chain = ?cause, "internal error while serving a request"),
+            _ => {}
+        }
+        let message = error.public_message();
+        async_graphql::Error::new(message).extend_with(|_, ext| {
+            ext.set("code", code.as_str());
+            if let Error::User(errors) = &error
+                && let Some(first) = errors.first()
+                && !first.field.is_empty()
+            {
+                ext.set("field", first.field.join("."));
+            }
+        })
+    }
+}

@@ -1,0 +1,516 @@
+//! GPU Provision Requests: N whole nodes of a shape for a strict reserved window.
+
+pub mod policy;
+pub mod service;
+
+use crate::auth::Caller;
+use crate::cluster::Cluster;
+use crate::error::{Error, Result};
+use crate::ids::{self, Kind};
+use crate::inventory::GpuNode;
+use crate::pagination::{Page, PageRequest, TotalCount, page};
+use crate::scalars::Duration;
+use crate::slice::Slice;
+use crate::user::User;
+use crate::{loaded, loaders, payload, session};
+use async_graphql::{Context, Enum, ID, InputObject, MaybeUndefined, Object, SimpleObject};
+use chrono::{DateTime, Utc};
+use egs_entities::{ApprovalState, GprEventKind, GprPhase, ReleaseReason, gpr, gpr_event};
+use sea_orm::{ColumnTrait, DatabaseConnection, QueryFilter, QueryOrder, QuerySelect};
+use std::collections::BTreeMap;
+
+/// Priority bands: low 1–100, medium 101–200, high 201–300.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Enum)]
+pub enum PriorityBand {
+    Low,
+    Medium,
+    High,
+}
+
+impl PriorityBand {
+    pub fn of(priority: i32) -> Self {
+        match priority {
+            ..=100 => Self::Low,
+            101..=200 => Self::Medium,
+            _ => Self::High,
+        }
+    }
+}
+
+/// A `key = value` label.
+#[derive(SimpleObject, InputObject, Clone)]
+#[graphql(input_name = "LabelInput")]
+pub struct Label {
+    pub key: String,
+    pub value: String,
+}
+
+/// A GPU Provision Request: N whole nodes of a shape for a strict reserved window.
+pub struct Gpr(pub gpr::Model);
+
+#[Object]
+impl Gpr {
+    pub async fn id(&self) -> ID {
+        ids::encode(Kind::Gpr, self.0.id)
+    }
+    async fn name(&self) -> &str {
+        &self.0.name
+    }
+    async fn slice(&self, ctx: &Context<'_>) -> Result<Option<Slice>> {
+        Ok(loaded(loaders(ctx)?.slice.load_one(self.0.slice_id).await)?.map(Slice))
+    }
+    /// Who asked for it.
+    async fn requester(&self, ctx: &Context<'_>) -> Result<Option<User>> {
+        let Some(id) = self.0.requester_id else { return Ok(None) };
+        Ok(loaded(loaders(ctx)?.user.load_one(id).await)?.map(User))
+    }
+    async fn node_count(&self) -> i32 {
+        self.0.node_count
+    }
+    /// GPUs wanted on each node; `null` means every GPU of the node.
+    async fn gpus_per_node(&self) -> Option<i32> {
+        self.0.gpus_per_node
+    }
+    async fn min_gpu_memory_mib(&self) -> Option<i64> {
+        self.0.min_gpu_memory_mib
+    }
+    /// `null`: the scheduler picks.
+    async fn gpu_shape(&self) -> Option<&str> {
+        self.0.gpu_shape.as_deref()
+    }
+    /// `null`: the scheduler picks.
+    async fn instance_type(&self) -> Option<&str> {
+        self.0.instance_type.as_deref()
+    }
+    /// Empty: any of the slice's clusters.
+    async fn preferred_clusters(&self, ctx: &Context<'_>) -> Result<Vec<Cluster>> {
+        let found = loaded(loaders(ctx)?.cluster.load_many(self.0.preferred_cluster_ids.0.iter().copied()).await)?;
+        Ok(self.0.preferred_cluster_ids.0.iter().filter_map(|id| found.get(id).cloned()).map(Cluster).collect())
+    }
+    /// 1–300; higher runs first.
+    async fn priority(&self) -> i32 {
+        self.0.priority
+    }
+    async fn priority_band(&self) -> PriorityBand {
+        PriorityBand::of(self.0.priority)
+    }
+    /// The strict reserved window.
+    async fn duration(&self) -> Duration {
+        Duration(self.0.duration_secs)
+    }
+    /// Released when all its GPUs stay idle this long; `null`: never.
+    async fn idle_timeout(&self) -> Option<Duration> {
+        self.0.idle_timeout_secs.map(Duration)
+    }
+    async fn preemptible(&self) -> bool {
+        self.0.preemptible
+    }
+    async fn requeue_on_failure(&self) -> bool {
+        self.0.requeue_on_failure
+    }
+    /// An advance reservation: not before this time.
+    async fn earliest_start_at(&self) -> Option<DateTime<Utc>> {
+        self.0.earliest_start_at
+    }
+    async fn labels(&self) -> Vec<Label> {
+        self.0.labels.0.iter().map(|(key, value)| Label { key: key.clone(), value: value.clone() }).collect()
+    }
+    async fn phase(&self) -> GprPhase {
+        self.0.phase
+    }
+    /// Why it is in its phase, when there is more to say.
+    async fn reason(&self) -> Option<&str> {
+        self.0.reason.as_deref()
+    }
+    async fn approval(&self) -> ApprovalState {
+        self.0.approval
+    }
+    /// Why approval is (or was) needed.
+    async fn approval_reason(&self) -> Option<&str> {
+        self.0.approval_reason.as_deref()
+    }
+    /// 1-based position in its queue while pending.
+    async fn queue_position(&self) -> Option<i32> {
+        self.0.queue_position
+    }
+    /// Planned start: an upper bound unless higher-priority work arrives or a node fails.
+    async fn start_no_later_than(&self) -> Option<DateTime<Utc>> {
+        self.0.start_no_later_than
+    }
+    /// Expected start, allowing for early releases.
+    async fn estimated_start_at(&self) -> Option<DateTime<Utc>> {
+        self.0.estimated_start_at
+    }
+    /// Time from now until the expected start.
+    async fn estimated_wait(&self) -> Option<Duration> {
+        self.0.estimated_start_at.map(|at| Duration((at - Utc::now()).num_seconds().max(0)))
+    }
+    async fn assigned_cluster(&self, ctx: &Context<'_>) -> Result<Option<Cluster>> {
+        let Some(id) = self.0.assigned_cluster_id else { return Ok(None) };
+        Ok(loaded(loaders(ctx)?.cluster.load_one(id).await)?.map(Cluster))
+    }
+    async fn assigned_instance_type(&self) -> Option<&str> {
+        self.0.assigned_instance_type.as_deref()
+    }
+    async fn assigned_gpu_shape(&self) -> Option<&str> {
+        self.0.assigned_gpu_shape.as_deref()
+    }
+    /// Nodes handed to the slice for this GPR.
+    async fn nodes(&self, ctx: &Context<'_>) -> Result<Vec<GpuNode>> {
+        Ok(loaded(loaders(ctx)?.nodes_by_gpr.load_one(self.0.id).await)?.unwrap_or_default().into_iter().map(GpuNode).collect())
+    }
+    async fn provisioned_at(&self) -> Option<DateTime<Utc>> {
+        self.0.provisioned_at
+    }
+    /// When the window ends and the nodes go back.
+    async fn exit_at(&self) -> Option<DateTime<Utc>> {
+        self.0.exit_at
+    }
+    async fn completed_at(&self) -> Option<DateTime<Utc>> {
+        self.0.completed_at
+    }
+    async fn release_reason(&self) -> Option<ReleaseReason> {
+        self.0.release_reason
+    }
+    /// The GPR that preempted this one, when the caller may see it.
+    async fn preempted_by(&self, ctx: &Context<'_>) -> Result<Option<Gpr>> {
+        let Some(id) = self.0.preempted_by_id else { return Ok(None) };
+        let (caller, db) = session(ctx)?;
+        let Some(other) = loaded(loaders(ctx)?.gpr.load_one(id).await)? else { return Ok(None) };
+        Ok(caller.can_see_slice(db, other.slice_id).await?.then_some(Gpr(other)))
+    }
+    /// Bumped by every change; pass it back to `updateGpr` to avoid overwriting someone else's edit.
+    async fn version(&self) -> i32 {
+        self.0.version
+    }
+    async fn created_at(&self) -> DateTime<Utc> {
+        self.0.created_at
+    }
+    async fn updated_at(&self) -> DateTime<Utc> {
+        self.0.updated_at
+    }
+    /// What happened to this GPR, oldest first.
+    async fn events(&self, ctx: &Context<'_>, first: Option<i32>, after: Option<String>) -> Result<Page<GprEvent>> {
+        let (caller, db) = session(ctx)?;
+        list_events_page(db, caller, Some(self.0.id), None, first, after).await
+    }
+}
+
+/// Something that happened to a GPR.
+pub struct GprEvent(pub gpr_event::Model);
+
+#[Object]
+impl GprEvent {
+    pub async fn id(&self) -> ID {
+        ids::encode(Kind::GprEvent, self.0.id)
+    }
+    /// Monotonic across all events: resume a stream after the last one you saw.
+    async fn sequence(&self) -> i64 {
+        self.0.id
+    }
+    async fn gpr(&self, ctx: &Context<'_>) -> Result<Option<Gpr>> {
+        Ok(loaded(loaders(ctx)?.gpr.load_one(self.0.gpr_id).await)?.map(Gpr))
+    }
+    async fn slice(&self, ctx: &Context<'_>) -> Result<Option<Slice>> {
+        Ok(loaded(loaders(ctx)?.slice.load_one(self.0.slice_id).await)?.map(Slice))
+    }
+    async fn kind(&self) -> GprEventKind {
+        self.0.kind
+    }
+    async fn message(&self) -> &str {
+        &self.0.message
+    }
+    /// Who caused it: a user name, or `system`.
+    async fn actor(&self) -> &str {
+        &self.0.actor
+    }
+    async fn created_at(&self) -> DateTime<Utc> {
+        self.0.created_at
+    }
+}
+
+#[derive(InputObject, Default)]
+pub struct GprFilter {
+    pub slice_id: Option<ID>,
+    /// Any of these phases.
+    pub phases: Option<Vec<GprPhase>>,
+    #[graphql(skip)]
+    pub slice_row: Option<i64>,
+}
+
+impl GprFilter {
+    pub(crate) fn within_slice(mut self, slice_id: i64) -> Self {
+        self.slice_id = None;
+        self.slice_row = Some(slice_id);
+        self
+    }
+}
+
+pub(crate) async fn list_gprs_page(db: &DatabaseConnection, caller: &Caller, filter: GprFilter, first: Option<i32>, after: Option<String>) -> Result<Page<Gpr>> {
+    let request = PageRequest::new(first, after)?;
+    let slice_id = match &filter.slice_id {
+        Some(id) => Some(ids::decode("filter.sliceId", id, Kind::Slice)?),
+        None => filter.slice_row,
+    };
+    let query = service::GprQuery { slice_id, phases: filter.phases.unwrap_or_default() };
+    let select = service::gprs_select(db, caller, &query).await?;
+    let total = TotalCount::of(db.clone(), select.clone());
+    // Newest first.
+    let mut select = select.order_by_desc(gpr::Column::Id);
+    if let Some(after) = request.after {
+        select = select.filter(gpr::Column::Id.lt(after));
+    }
+    let rows = select.limit(request.limit + 1).all(db).await?;
+    Ok(page(request, rows, |g| g.id, Gpr, total))
+}
+
+async fn list_events_page(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    gpr_id: Option<i64>,
+    slice_id: Option<i64>,
+    first: Option<i32>,
+    after: Option<String>,
+) -> Result<Page<GprEvent>> {
+    caller.require_person()?;
+    let request = PageRequest::new(first, after)?;
+    let visible = caller.visible_slices(db).await?;
+    let select = service::events_select(&visible, gpr_id, slice_id);
+    let total = TotalCount::of(db.clone(), select.clone());
+    let mut select = select.order_by_asc(gpr_event::Column::Id);
+    if let Some(after) = request.after {
+        select = select.filter(gpr_event::Column::Id.gt(after));
+    }
+    let rows = select.limit(request.limit + 1).all(db).await?;
+    Ok(page(request, rows, |e| e.id, GprEvent, total))
+}
+
+#[derive(Default)]
+pub struct GprQuery;
+
+#[Object]
+impl GprQuery {
+    /// GPRs in the caller's slices (all for admins), newest first.
+    async fn gprs(&self, ctx: &Context<'_>, filter: Option<GprFilter>, first: Option<i32>, after: Option<String>) -> Result<Page<Gpr>> {
+        let (caller, db) = session(ctx)?;
+        list_gprs_page(db, caller, filter.unwrap_or_default(), first, after).await
+    }
+
+    async fn gpr(&self, ctx: &Context<'_>, id: ID) -> Result<Gpr> {
+        let (caller, db) = session(ctx)?;
+        Ok(Gpr(service::find_gpr(db, caller, ids::decode("id", &id, Kind::Gpr)?).await?))
+    }
+
+    /// GPR events the caller may see, oldest first; narrow by GPR or slice.
+    async fn gpr_events(
+        &self,
+        ctx: &Context<'_>,
+        gpr_id: Option<ID>,
+        slice_id: Option<ID>,
+        first: Option<i32>,
+        after: Option<String>,
+    ) -> Result<Page<GprEvent>> {
+        let (caller, db) = session(ctx)?;
+        let gpr_id = match &gpr_id {
+            // Checks visibility, so a hidden GPR reads as missing rather than as "no events".
+            Some(id) => Some(service::find_gpr(db, caller, ids::decode("gprId", id, Kind::Gpr)?).await?.id),
+            None => None,
+        };
+        let slice_id = match &slice_id {
+            Some(id) => Some(crate::slice::service::find_slice(db, caller, ids::decode("sliceId", id, Kind::Slice)?).await?.id),
+            None => None,
+        };
+        list_events_page(db, caller, gpr_id, slice_id, first, after).await
+    }
+}
+
+#[derive(InputObject)]
+pub struct CreateGprInput {
+    pub slice_id: ID,
+    /// A DNS label, e.g. `llama-finetune-3`.
+    pub name: String,
+    /// Whole nodes, all from one pool.
+    pub node_count: i32,
+    /// GPUs needed on each node; omit for every GPU of the node.
+    pub gpus_per_node: Option<i32>,
+    pub min_gpu_memory_mib: Option<i64>,
+    /// Omit to let the scheduler pick.
+    pub gpu_shape: Option<String>,
+    /// Omit to let the scheduler pick.
+    pub instance_type: Option<String>,
+    /// Omit for any of the slice's clusters.
+    #[graphql(default)]
+    pub preferred_cluster_ids: Vec<ID>,
+    /// 1–300, higher runs first; default 101.
+    #[graphql(default = 101)]
+    pub priority: i32,
+    /// The strict reserved window, e.g. `6h` or `PT6H`.
+    pub duration: Duration,
+    /// Release after the GPUs stay idle this long; defaults to the slice policy.
+    pub idle_timeout: Option<Duration>,
+    #[graphql(default = true)]
+    pub preemptible: bool,
+    /// Defaults to the slice policy.
+    pub requeue_on_failure: Option<bool>,
+    /// Reserve ahead: not before this time.
+    pub earliest_start_at: Option<DateTime<Utc>>,
+    #[graphql(default)]
+    pub labels: Vec<Label>,
+}
+
+#[derive(InputObject)]
+pub struct UpdateGprInput {
+    pub id: ID,
+    /// The version you read; the update is refused if the GPR changed since.
+    pub version: i32,
+    pub name: Option<String>,
+    pub node_count: Option<i32>,
+    pub gpus_per_node: MaybeUndefined<i32>,
+    pub min_gpu_memory_mib: MaybeUndefined<i64>,
+    pub gpu_shape: MaybeUndefined<String>,
+    pub instance_type: MaybeUndefined<String>,
+    pub preferred_cluster_ids: Option<Vec<ID>>,
+    pub priority: Option<i32>,
+    pub duration: Option<Duration>,
+    pub idle_timeout: MaybeUndefined<Duration>,
+    pub preemptible: Option<bool>,
+    pub earliest_start_at: MaybeUndefined<DateTime<Utc>>,
+    pub labels: Option<Vec<Label>>,
+}
+
+#[derive(InputObject)]
+pub struct GprActionInput {
+    pub id: ID,
+    /// When given, the action is refused if the GPR changed since this version.
+    pub version: Option<i32>,
+}
+
+#[derive(InputObject)]
+pub struct SetGprPriorityInput {
+    pub id: ID,
+    pub priority: i32,
+    pub version: Option<i32>,
+}
+
+#[derive(InputObject)]
+pub struct GprDecisionInput {
+    pub id: ID,
+    /// Recorded in the GPR's events.
+    pub reason: Option<String>,
+    pub version: Option<i32>,
+}
+
+payload!(CreateGprPayload, gpr: Gpr);
+payload!(UpdateGprPayload, gpr: Gpr);
+payload!(CancelGprPayload, gpr: Gpr);
+payload!(EarlyReleaseGprPayload, gpr: Gpr);
+payload!(SetGprPriorityPayload, gpr: Gpr);
+payload!(ApproveGprPayload, gpr: Gpr);
+payload!(RejectGprPayload, gpr: Gpr);
+
+fn decode_clusters(field: &str, list: &[ID]) -> Result<Vec<i64>> {
+    list.iter().enumerate().map(|(i, id)| ids::decode(&format!("{field}.{i}"), id, Kind::Cluster)).collect()
+}
+
+fn labels_map(labels: Vec<Label>) -> Result<BTreeMap<String, String>> {
+    let mut map = BTreeMap::new();
+    for label in labels {
+        if map.insert(label.key.clone(), label.value).is_some() {
+            return Err(Error::invalid("labels", format!("label `{}` appears twice", label.key)));
+        }
+    }
+    Ok(map)
+}
+
+#[derive(Default)]
+pub struct GprMutation;
+
+#[Object]
+impl GprMutation {
+    /// Asks for GPU nodes for a slice (slice editors). Lands `QUEUED`, or `PENDING_APPROVAL`
+    /// when over the slice policy.
+    async fn create_gpr(&self, ctx: &Context<'_>, input: CreateGprInput) -> async_graphql::Result<CreateGprPayload> {
+        let (caller, db) = session(ctx)?;
+        let result = async {
+            let spec = service::GprSpec {
+                slice_id: ids::decode("sliceId", &input.slice_id, Kind::Slice)?,
+                name: input.name,
+                node_count: input.node_count,
+                gpus_per_node: input.gpus_per_node,
+                min_gpu_memory_mib: input.min_gpu_memory_mib,
+                gpu_shape: input.gpu_shape,
+                instance_type: input.instance_type,
+                preferred_cluster_ids: decode_clusters("preferredClusterIds", &input.preferred_cluster_ids)?,
+                priority: input.priority,
+                duration_secs: input.duration.secs(),
+                idle_timeout_secs: input.idle_timeout.map(Duration::secs),
+                preemptible: input.preemptible,
+                requeue_on_failure: input.requeue_on_failure,
+                earliest_start_at: input.earliest_start_at,
+                labels: labels_map(input.labels)?,
+            };
+            service::create_gpr(db, caller, spec).await.map(Gpr)
+        };
+        CreateGprPayload::from_result(result.await)
+    }
+
+    /// Edits a pending GPR (slice editors), given the version you read.
+    async fn update_gpr(&self, ctx: &Context<'_>, input: UpdateGprInput) -> async_graphql::Result<UpdateGprPayload> {
+        let (caller, db) = session(ctx)?;
+        let result = async {
+            let id = ids::decode("id", &input.id, Kind::Gpr)?;
+            let changes = service::GprChanges {
+                name: input.name,
+                node_count: input.node_count,
+                gpus_per_node: input.gpus_per_node.into(),
+                min_gpu_memory_mib: input.min_gpu_memory_mib.into(),
+                gpu_shape: input.gpu_shape.into(),
+                instance_type: input.instance_type.into(),
+                preferred_cluster_ids: input.preferred_cluster_ids.as_deref().map(|list| decode_clusters("preferredClusterIds", list)).transpose()?,
+                priority: input.priority,
+                duration_secs: input.duration.map(Duration::secs),
+                idle_timeout_secs: Option::<Option<Duration>>::from(input.idle_timeout).map(|t| t.map(Duration::secs)),
+                preemptible: input.preemptible,
+                earliest_start_at: input.earliest_start_at.into(),
+                labels: input.labels.map(labels_map).transpose()?,
+            };
+            service::update_gpr(db, caller, id, input.version, changes).await.map(Gpr)
+        };
+        UpdateGprPayload::from_result(result.await)
+    }
+
+    /// Withdraws a pending GPR (slice editors).
+    async fn cancel_gpr(&self, ctx: &Context<'_>, input: GprActionInput) -> async_graphql::Result<CancelGprPayload> {
+        let (caller, db) = session(ctx)?;
+        let result = async { service::cancel_gpr(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.version).await.map(Gpr) };
+        CancelGprPayload::from_result(result.await)
+    }
+
+    /// Gives a provisioned GPR's nodes back before its window ends (slice editors).
+    async fn early_release_gpr(&self, ctx: &Context<'_>, input: GprActionInput) -> async_graphql::Result<EarlyReleaseGprPayload> {
+        let (caller, db) = session(ctx)?;
+        let result = async { service::early_release_gpr(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.version).await.map(Gpr) };
+        EarlyReleaseGprPayload::from_result(result.await)
+    }
+
+    /// Changes a GPR's priority (admin).
+    async fn set_gpr_priority(&self, ctx: &Context<'_>, input: SetGprPriorityInput) -> async_graphql::Result<SetGprPriorityPayload> {
+        let (caller, db) = session(ctx)?;
+        let result = async { service::set_gpr_priority(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.priority, input.version).await.map(Gpr) };
+        SetGprPriorityPayload::from_result(result.await)
+    }
+
+    /// Approves a GPR held for being over policy (admin); it joins the queue.
+    async fn approve_gpr(&self, ctx: &Context<'_>, input: GprDecisionInput) -> async_graphql::Result<ApproveGprPayload> {
+        let (caller, db) = session(ctx)?;
+        let result = async { service::approve_gpr(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.reason, input.version).await.map(Gpr) };
+        ApproveGprPayload::from_result(result.await)
+    }
+
+    /// Rejects a GPR held for being over policy (admin).
+    async fn reject_gpr(&self, ctx: &Context<'_>, input: GprDecisionInput) -> async_graphql::Result<RejectGprPayload> {
+        let (caller, db) = session(ctx)?;
+        let result = async { service::reject_gpr(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.reason, input.version).await.map(Gpr) };
+        RejectGprPayload::from_result(result.await)
+    }
+}

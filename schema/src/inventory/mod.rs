@@ -1,0 +1,308 @@
+//! Inventory: GPU nodes, GPUs and pools, and `upsertNodes` for admins and node agents.
+
+pub mod service;
+
+use crate::auth::Caller;
+use crate::cluster::Cluster;
+use crate::error::Result;
+use crate::gpr::Gpr;
+use crate::ids::{self, Kind};
+use crate::pagination::{Page, PageRequest, TotalCount, page};
+use crate::{loaded, loaders, payload, session};
+use async_graphql::{Context, ID, InputObject, Object, SimpleObject};
+use chrono::{DateTime, Utc};
+use egs_entities::{Health, NodeState, gpu, node};
+use sea_orm::{DatabaseConnection, QuerySelect};
+pub use service::PoolSummary;
+
+/// A whole GPU node: the unit EGS hands to a slice.
+pub struct GpuNode(pub node::Model);
+
+#[Object]
+impl GpuNode {
+    pub async fn id(&self) -> ID {
+        ids::encode(Kind::GpuNode, self.0.id)
+    }
+    async fn name(&self) -> &str {
+        &self.0.name
+    }
+    async fn cluster(&self, ctx: &Context<'_>) -> Result<Option<Cluster>> {
+        Ok(loaded(loaders(ctx)?.cluster.load_one(self.0.cluster_id).await)?.map(Cluster))
+    }
+    async fn instance_type(&self) -> &str {
+        &self.0.instance_type
+    }
+    /// The GPU product name, e.g. `NVIDIA-H100-80GB-HBM3`.
+    async fn gpu_shape(&self) -> &str {
+        &self.0.gpu_shape
+    }
+    async fn gpus_per_node(&self) -> i32 {
+        self.0.gpus_per_node
+    }
+    /// Memory of each GPU, in MiB.
+    async fn gpu_memory_mib(&self) -> i64 {
+        self.0.gpu_memory_mib
+    }
+    async fn health(&self) -> Health {
+        self.0.health
+    }
+    async fn state(&self) -> NodeState {
+        self.0.state
+    }
+    /// The GPR holding this node, when the caller may see it.
+    async fn allocated_gpr(&self, ctx: &Context<'_>) -> Result<Option<Gpr>> {
+        let Some(gpr_id) = self.0.allocated_gpr_id else { return Ok(None) };
+        let (caller, db) = session(ctx)?;
+        let Some(gpr) = loaded(loaders(ctx)?.gpr.load_one(gpr_id).await)? else { return Ok(None) };
+        Ok(caller.can_see_slice(db, gpr.slice_id).await?.then_some(Gpr(gpr)))
+    }
+    async fn power_threshold_watts(&self) -> Option<f64> {
+        self.0.power_threshold_watts
+    }
+    async fn temperature_threshold_celsius(&self) -> Option<f64> {
+        self.0.temperature_threshold_celsius
+    }
+    async fn driver_version(&self) -> Option<&str> {
+        self.0.driver_version.as_deref()
+    }
+    /// When the node's agent last reported.
+    async fn last_heartbeat_at(&self) -> Option<DateTime<Utc>> {
+        self.0.last_heartbeat_at
+    }
+    async fn gpus(&self, ctx: &Context<'_>) -> Result<Vec<Gpu>> {
+        Ok(loaded(loaders(ctx)?.gpus_by_node.load_one(self.0.id).await)?.unwrap_or_default().into_iter().map(Gpu).collect())
+    }
+}
+
+/// One GPU of a node.
+pub struct Gpu(pub gpu::Model);
+
+#[Object]
+impl Gpu {
+    pub async fn id(&self) -> ID {
+        ids::encode(Kind::Gpu, self.0.id)
+    }
+    async fn uuid(&self) -> &str {
+        &self.0.uuid
+    }
+    /// Index on its node, as NVML numbers it.
+    async fn index(&self) -> i32 {
+        self.0.gpu_index
+    }
+    async fn model(&self) -> &str {
+        &self.0.model
+    }
+    async fn memory_mib(&self) -> i64 {
+        self.0.memory_mib
+    }
+    async fn mig_enabled(&self) -> bool {
+        self.0.mig_enabled
+    }
+    async fn node(&self, ctx: &Context<'_>) -> Result<Option<GpuNode>> {
+        Ok(loaded(loaders(ctx)?.node.load_one(self.0.node_id).await)?.map(GpuNode))
+    }
+}
+
+/// Nodes of one cluster with the same instance type and GPU shape: the unit the scheduler plans on.
+#[derive(SimpleObject)]
+#[graphql(complex)]
+pub struct Pool {
+    #[graphql(skip)]
+    pub cluster_id: i64,
+    pub instance_type: String,
+    pub gpu_shape: String,
+    /// GPUs per node (the smallest in the pool).
+    pub gpus_per_node: i32,
+    /// Memory per GPU in MiB (the smallest in the pool).
+    pub gpu_memory_mib: i64,
+    pub total_nodes: i32,
+    /// Healthy, available and not held by a GPR.
+    pub free_nodes: i32,
+    /// Held by GPRs.
+    pub reserved_nodes: i32,
+    /// Draining, cordoned, unhealthy or stale.
+    pub unavailable_nodes: i32,
+}
+
+#[async_graphql::ComplexObject]
+impl Pool {
+    async fn cluster(&self, ctx: &Context<'_>) -> Result<Option<Cluster>> {
+        Ok(loaded(loaders(ctx)?.cluster.load_one(self.cluster_id).await)?.map(Cluster))
+    }
+}
+
+impl From<PoolSummary> for Pool {
+    fn from(p: PoolSummary) -> Self {
+        Self {
+            cluster_id: p.cluster_id,
+            instance_type: p.instance_type,
+            gpu_shape: p.gpu_shape,
+            gpus_per_node: p.gpus_per_node,
+            gpu_memory_mib: p.gpu_memory_mib,
+            total_nodes: p.total_nodes,
+            free_nodes: p.free_nodes,
+            reserved_nodes: p.reserved_nodes,
+            unavailable_nodes: p.unavailable_nodes,
+        }
+    }
+}
+
+#[derive(InputObject, Default)]
+pub struct NodeFilter {
+    pub cluster_id: Option<ID>,
+    pub gpu_shape: Option<String>,
+    pub instance_type: Option<String>,
+    pub state: Option<NodeState>,
+    pub health: Option<Health>,
+    #[graphql(skip)]
+    pub cluster_row: Option<i64>,
+}
+
+impl NodeFilter {
+    pub(crate) fn with_cluster(mut self, cluster_id: i64) -> Self {
+        self.cluster_id = None;
+        self.cluster_row = Some(cluster_id);
+        self
+    }
+}
+
+#[derive(InputObject, Default)]
+pub struct GpuFilter {
+    pub cluster_id: Option<ID>,
+    pub node_id: Option<ID>,
+    pub model: Option<String>,
+}
+
+pub(crate) async fn list_nodes_page(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    filter: NodeFilter,
+    first: Option<i32>,
+    after: Option<String>,
+) -> Result<Page<GpuNode>> {
+    caller.require_person()?;
+    let request = PageRequest::new(first, after)?;
+    let cluster_id = match &filter.cluster_id {
+        Some(id) => Some(ids::decode("filter.clusterId", id, Kind::Cluster)?),
+        None => filter.cluster_row,
+    };
+    let query = service::NodeQuery {
+        cluster_id,
+        gpu_shape: filter.gpu_shape,
+        instance_type: filter.instance_type,
+        state: filter.state,
+        health: filter.health,
+    };
+    let select = service::nodes_select(&query);
+    let total = TotalCount::of(db.clone(), select.clone());
+    let rows = service::ordered_after(select, node::Column::Id, request.after).limit(request.limit + 1).all(db).await?;
+    Ok(page(request, rows, |n| n.id, GpuNode, total))
+}
+
+pub(crate) async fn list_pools(db: &DatabaseConnection, caller: &Caller, cluster_id: Option<i64>, shape: Option<String>) -> Result<Vec<Pool>> {
+    Ok(service::list_pools(db, caller, cluster_id, shape).await?.into_iter().map(Pool::from).collect())
+}
+
+#[derive(Default)]
+pub struct InventoryQuery;
+
+#[Object]
+impl InventoryQuery {
+    /// GPU nodes across clusters, filtered.
+    async fn nodes(&self, ctx: &Context<'_>, filter: Option<NodeFilter>, first: Option<i32>, after: Option<String>) -> Result<Page<GpuNode>> {
+        let (caller, db) = session(ctx)?;
+        list_nodes_page(db, caller, filter.unwrap_or_default(), first, after).await
+    }
+
+    /// GPUs across nodes, filtered.
+    async fn gpus(&self, ctx: &Context<'_>, filter: Option<GpuFilter>, first: Option<i32>, after: Option<String>) -> Result<Page<Gpu>> {
+        let (caller, db) = session(ctx)?;
+        caller.require_person()?;
+        let request = PageRequest::new(first, after)?;
+        let filter = filter.unwrap_or_default();
+        let query = service::GpuQuery {
+            cluster_id: filter.cluster_id.as_ref().map(|id| ids::decode("filter.clusterId", id, Kind::Cluster)).transpose()?,
+            node_id: filter.node_id.as_ref().map(|id| ids::decode("filter.nodeId", id, Kind::GpuNode)).transpose()?,
+            model: filter.model,
+        };
+        let select = service::gpus_select(&query);
+        let total = TotalCount::of(db.clone(), select.clone());
+        let rows = service::ordered_after(select, gpu::Column::Id, request.after).limit(request.limit + 1).all(db).await?;
+        Ok(page(request, rows, |g| g.id, Gpu, total))
+    }
+
+    /// Pools (cluster × instance type × GPU shape) with total, free, reserved and unavailable nodes.
+    async fn pools(&self, ctx: &Context<'_>, cluster_id: Option<ID>, gpu_shape: Option<String>) -> Result<Vec<Pool>> {
+        let (caller, db) = session(ctx)?;
+        let cluster_id = cluster_id.as_ref().map(|id| ids::decode("clusterId", id, Kind::Cluster)).transpose()?;
+        list_pools(db, caller, cluster_id, gpu_shape).await
+    }
+}
+
+#[derive(InputObject)]
+pub struct GpuInput {
+    pub uuid: String,
+    pub index: i32,
+    pub model: String,
+    pub memory_mib: i64,
+    #[graphql(default)]
+    pub mig_enabled: bool,
+}
+
+#[derive(InputObject)]
+pub struct NodeInput {
+    pub name: String,
+    pub instance_type: String,
+    pub gpu_shape: String,
+    pub gpus_per_node: i32,
+    pub gpu_memory_mib: i64,
+    pub driver_version: Option<String>,
+    pub power_threshold_watts: Option<f64>,
+    pub temperature_threshold_celsius: Option<f64>,
+    /// When given, the node's GPUs become exactly these.
+    pub gpus: Option<Vec<GpuInput>>,
+}
+
+#[derive(InputObject)]
+pub struct UpsertNodesInput {
+    pub cluster_id: ID,
+    pub nodes: Vec<NodeInput>,
+}
+
+payload!(UpsertNodesPayload, nodes: Vec<GpuNode>);
+
+#[derive(Default)]
+pub struct InventoryMutation;
+
+#[Object]
+impl InventoryMutation {
+    /// Creates or updates GPU nodes of a cluster and their GPUs, all or nothing (admins, or an
+    /// agent for its own node).
+    async fn upsert_nodes(&self, ctx: &Context<'_>, input: UpsertNodesInput) -> async_graphql::Result<UpsertNodesPayload> {
+        let (caller, db) = session(ctx)?;
+        let result = async {
+            let cluster_id = ids::decode("clusterId", &input.cluster_id, Kind::Cluster)?;
+            let reports = input
+                .nodes
+                .into_iter()
+                .map(|n| service::NodeReport {
+                    name: n.name,
+                    instance_type: n.instance_type,
+                    gpu_shape: n.gpu_shape,
+                    gpus_per_node: n.gpus_per_node,
+                    gpu_memory_mib: n.gpu_memory_mib,
+                    driver_version: n.driver_version,
+                    power_threshold_watts: n.power_threshold_watts,
+                    temperature_threshold_celsius: n.temperature_threshold_celsius,
+                    gpus: n.gpus.map(|gpus| {
+                        gpus.into_iter()
+                            .map(|g| service::GpuReport { uuid: g.uuid, index: g.index, model: g.model, memory_mib: g.memory_mib, mig_enabled: g.mig_enabled })
+                            .collect()
+                    }),
+                })
+                .collect();
+            Ok(service::upsert_nodes(db, caller, cluster_id, reports).await?.into_iter().map(GpuNode).collect())
+        };
+        UpsertNodesPayload::from_result(result.await)
+    }
+}

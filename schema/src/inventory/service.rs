@@ -1,0 +1,295 @@
+//! Inventory: GPU nodes, their GPUs, and pools (cluster × instance type × shape).
+
+use crate::auth::Caller;
+use crate::error::{Error, Result, UserError};
+use crate::validate;
+use chrono::Utc;
+use egs_entities::{Health, NodeState, Role, cluster, gpu, node};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, Condition, TryIntoModel, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Select, Set, TransactionTrait,
+};
+use std::collections::{BTreeMap, HashSet};
+
+/// Most nodes one `upsertNodes` call may carry: bounds the transaction.
+pub const MAX_NODES_PER_UPSERT: usize = 500;
+/// Most GPUs a node may report (the largest boxes today have 16).
+pub const MAX_GPUS_PER_NODE: usize = 64;
+
+#[derive(Clone, Debug, Default)]
+pub struct NodeQuery {
+    pub cluster_id: Option<i64>,
+    pub gpu_shape: Option<String>,
+    pub instance_type: Option<String>,
+    pub state: Option<NodeState>,
+    pub health: Option<Health>,
+}
+
+pub fn nodes_select(query: &NodeQuery) -> Select<node::Entity> {
+    let mut select = node::Entity::find();
+    if let Some(id) = query.cluster_id {
+        select = select.filter(node::Column::ClusterId.eq(id));
+    }
+    if let Some(shape) = &query.gpu_shape {
+        select = select.filter(node::Column::GpuShape.eq(shape.as_str()));
+    }
+    if let Some(instance_type) = &query.instance_type {
+        select = select.filter(node::Column::InstanceType.eq(instance_type.as_str()));
+    }
+    if let Some(state) = query.state {
+        select = select.filter(node::Column::State.eq(state));
+    }
+    if let Some(health) = query.health {
+        select = select.filter(node::Column::Health.eq(health));
+    }
+    select
+}
+
+pub async fn find_node(db: &DatabaseConnection, caller: &Caller, id: i64) -> Result<node::Model> {
+    caller.require_person()?;
+    node::Entity::find_by_id(id).one(db).await?.ok_or(Error::NotFound("node"))
+}
+
+pub async fn find_gpu(db: &DatabaseConnection, caller: &Caller, id: i64) -> Result<gpu::Model> {
+    caller.require_person()?;
+    gpu::Entity::find_by_id(id).one(db).await?.ok_or(Error::NotFound("GPU"))
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct GpuQuery {
+    pub cluster_id: Option<i64>,
+    pub node_id: Option<i64>,
+    pub model: Option<String>,
+}
+
+pub fn gpus_select(query: &GpuQuery) -> Select<gpu::Entity> {
+    let mut select = gpu::Entity::find();
+    if let Some(node_id) = query.node_id {
+        select = select.filter(gpu::Column::NodeId.eq(node_id));
+    }
+    if let Some(model) = &query.model {
+        select = select.filter(gpu::Column::Model.eq(model.as_str()));
+    }
+    if let Some(cluster_id) = query.cluster_id {
+        use sea_orm::sea_query::Query;
+        let nodes_of_cluster = Query::select().column(node::Column::Id).from(node::Entity).and_where(node::Column::ClusterId.eq(cluster_id)).to_owned();
+        select = select.filter(gpu::Column::NodeId.in_subquery(nodes_of_cluster));
+    }
+    select
+}
+
+/// Node counts of one pool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolSummary {
+    pub cluster_id: i64,
+    pub instance_type: String,
+    pub gpu_shape: String,
+    pub gpus_per_node: i32,
+    pub gpu_memory_mib: i64,
+    pub total_nodes: i32,
+    /// Healthy, available and not held by a GPR.
+    pub free_nodes: i32,
+    pub reserved_nodes: i32,
+    /// Draining, cordoned, unhealthy or stale.
+    pub unavailable_nodes: i32,
+}
+
+pub async fn list_pools(db: &DatabaseConnection, caller: &Caller, cluster_id: Option<i64>, gpu_shape: Option<String>) -> Result<Vec<PoolSummary>> {
+    caller.require_person()?;
+    let nodes = nodes_select(&NodeQuery { cluster_id, gpu_shape, ..Default::default() }).all(db).await?;
+    Ok(summarize_pools(&nodes))
+}
+
+/// Groups nodes into pools; pools are ordered by cluster, shape and instance type.
+pub fn summarize_pools(nodes: &[node::Model]) -> Vec<PoolSummary> {
+    let mut pools: BTreeMap<(i64, String, String), PoolSummary> = BTreeMap::new();
+    for n in nodes {
+        let pool = pools.entry((n.cluster_id, n.gpu_shape.clone(), n.instance_type.clone())).or_insert_with(|| PoolSummary {
+            cluster_id: n.cluster_id,
+            instance_type: n.instance_type.clone(),
+            gpu_shape: n.gpu_shape.clone(),
+            gpus_per_node: n.gpus_per_node,
+            gpu_memory_mib: n.gpu_memory_mib,
+            total_nodes: 0,
+            free_nodes: 0,
+            reserved_nodes: 0,
+            unavailable_nodes: 0,
+        });
+        pool.total_nodes += 1;
+        pool.gpus_per_node = pool.gpus_per_node.min(n.gpus_per_node);
+        pool.gpu_memory_mib = pool.gpu_memory_mib.min(n.gpu_memory_mib);
+        match (n.state, n.health) {
+            (NodeState::Reserved, _) => pool.reserved_nodes += 1,
+            (NodeState::Available, Health::Healthy) if n.allocated_gpr_id.is_none() => pool.free_nodes += 1,
+            _ => pool.unavailable_nodes += 1,
+        }
+    }
+    pools.into_values().collect()
+}
+
+pub struct GpuReport {
+    pub uuid: String,
+    pub index: i32,
+    pub model: String,
+    pub memory_mib: i64,
+    pub mig_enabled: bool,
+}
+
+pub struct NodeReport {
+    pub name: String,
+    pub instance_type: String,
+    pub gpu_shape: String,
+    pub gpus_per_node: i32,
+    pub gpu_memory_mib: i64,
+    pub driver_version: Option<String>,
+    pub power_threshold_watts: Option<f64>,
+    pub temperature_threshold_celsius: Option<f64>,
+    /// When given, the node's GPUs become exactly these.
+    pub gpus: Option<Vec<GpuReport>>,
+}
+
+fn check_node_reports(reports: &[NodeReport]) -> Result<()> {
+    let mut errors: Vec<UserError> = Vec::new();
+    if reports.is_empty() {
+        errors.push(UserError::invalid("nodes", "give at least one node"));
+    }
+    if reports.len() > MAX_NODES_PER_UPSERT {
+        errors.push(UserError::invalid("nodes", format!("at most {MAX_NODES_PER_UPSERT} nodes per call, got {}", reports.len())));
+    }
+    let mut names = HashSet::new();
+    for (i, n) in reports.iter().enumerate() {
+        let at = |f: &str| format!("nodes.{i}.{f}");
+        validate::text(&at("name"), &n.name, 253, &mut errors);
+        if !names.insert(n.name.as_str()) {
+            errors.push(UserError::invalid(&at("name"), format!("node `{}` appears twice", n.name)));
+        }
+        validate::text(&at("instanceType"), &n.instance_type, 128, &mut errors);
+        validate::text(&at("gpuShape"), &n.gpu_shape, 128, &mut errors);
+        validate::range(&at("gpusPerNode"), n.gpus_per_node.into(), 1, MAX_GPUS_PER_NODE as i64, &mut errors);
+        validate::range(&at("gpuMemoryMib"), n.gpu_memory_mib, 1, 16 * 1024 * 1024, &mut errors);
+        for (field, value) in [("powerThresholdWatts", n.power_threshold_watts), ("temperatureThresholdCelsius", n.temperature_threshold_celsius)] {
+            if value.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
+                errors.push(UserError::invalid(&at(field), "must be a positive number"));
+            }
+        }
+        if let Some(gpus) = &n.gpus {
+            if gpus.len() > MAX_GPUS_PER_NODE {
+                errors.push(UserError::invalid(&at("gpus"), format!("at most {MAX_GPUS_PER_NODE} GPUs per node")));
+            }
+            let mut indices = HashSet::new();
+            let mut uuids = HashSet::new();
+            for (j, g) in gpus.iter().enumerate() {
+                let at = |f: &str| format!("nodes.{i}.gpus.{j}.{f}");
+                validate::text(&at("uuid"), &g.uuid, 128, &mut errors);
+                validate::text(&at("model"), &g.model, 128, &mut errors);
+                validate::range(&at("index"), g.index.into(), 0, MAX_GPUS_PER_NODE as i64 - 1, &mut errors);
+                validate::range(&at("memoryMib"), g.memory_mib, 1, 16 * 1024 * 1024, &mut errors);
+                if !indices.insert(g.index) {
+                    errors.push(UserError::invalid(&at("index"), format!("GPU index {} appears twice", g.index)));
+                }
+                if !uuids.insert(g.uuid.as_str()) {
+                    errors.push(UserError::invalid(&at("uuid"), format!("GPU `{}` appears twice", g.uuid)));
+                }
+            }
+        }
+    }
+    validate::finish(errors)
+}
+
+/// Creates or updates nodes (and their GPUs) of one cluster, all or nothing. Admins may report
+/// any node; an agent only its own.
+pub async fn upsert_nodes(db: &DatabaseConnection, caller: &Caller, cluster_id: i64, reports: Vec<NodeReport>) -> Result<Vec<node::Model>> {
+    match caller.role() {
+        Role::Admin => {}
+        Role::Agent => {
+            let own = caller.record.agent_cluster_id == Some(cluster_id)
+                && reports.iter().all(|r| caller.record.agent_node_name.as_deref() == Some(r.name.as_str()));
+            if !own {
+                return Err(Error::Forbidden("an agent token may only report its own node".into()));
+            }
+        }
+        Role::User => return Err(Error::Forbidden("this needs an admin or agent token".into())),
+    }
+    cluster::Entity::find_by_id(cluster_id).one(db).await?.ok_or(Error::NotFound("cluster"))?;
+    check_node_reports(&reports)?;
+
+    let txn = db.begin().await?;
+    let now = Utc::now();
+    let names: Vec<&str> = reports.iter().map(|r| r.name.as_str()).collect();
+    let existing: BTreeMap<String, node::Model> = node::Entity::find()
+        .filter(node::Column::ClusterId.eq(cluster_id))
+        .filter(node::Column::Name.is_in(names))
+        .all(&txn)
+        .await?
+        .into_iter()
+        .map(|n| (n.name.clone(), n))
+        .collect();
+    let mut saved = Vec::with_capacity(reports.len());
+    for report in reports {
+        let mut model: node::ActiveModel = match existing.get(&report.name) {
+            Some(found) => found.clone().into(),
+            None => node::ActiveModel {
+                cluster_id: Set(cluster_id),
+                name: Set(report.name.clone()),
+                health: Set(Health::Healthy),
+                state: Set(NodeState::Available),
+                allocated_gpr_id: Set(None),
+                last_heartbeat_at: Set(None),
+                created_at: Set(now),
+                ..Default::default()
+            },
+        };
+        model.instance_type = Set(report.instance_type);
+        model.gpu_shape = Set(report.gpu_shape);
+        model.gpus_per_node = Set(report.gpus_per_node);
+        model.gpu_memory_mib = Set(report.gpu_memory_mib);
+        model.driver_version = Set(report.driver_version);
+        model.power_threshold_watts = Set(report.power_threshold_watts);
+        model.temperature_threshold_celsius = Set(report.temperature_threshold_celsius);
+        model.updated_at = Set(now);
+        if caller.role() == Role::Agent {
+            model.last_heartbeat_at = Set(Some(now));
+        }
+        let node = model.save(&txn).await?.try_into_model()?;
+        if let Some(gpus) = report.gpus {
+            replace_gpus(&txn, node.id, gpus).await?;
+        }
+        saved.push(node);
+    }
+    txn.commit().await?;
+    Ok(saved)
+}
+
+async fn replace_gpus(txn: &sea_orm::DatabaseTransaction, node_id: i64, gpus: Vec<GpuReport>) -> Result<()> {
+    let now = Utc::now();
+    let uuids: Vec<String> = gpus.iter().map(|g| g.uuid.clone()).collect();
+    gpu::Entity::delete_many()
+        .filter(Condition::all().add(gpu::Column::NodeId.eq(node_id)).add(gpu::Column::Uuid.is_not_in(uuids.clone())))
+        .exec(txn)
+        .await?;
+    let known: BTreeMap<String, gpu::Model> =
+        gpu::Entity::find().filter(gpu::Column::Uuid.is_in(uuids)).all(txn).await?.into_iter().map(|g| (g.uuid.clone(), g)).collect();
+    for report in gpus {
+        // A GPU keeps its row (and history) when it moves between nodes.
+        let mut model: gpu::ActiveModel = match known.get(&report.uuid) {
+            Some(found) => found.clone().into(),
+            None => gpu::ActiveModel { uuid: Set(report.uuid), created_at: Set(now), ..Default::default() },
+        };
+        model.node_id = Set(node_id);
+        model.gpu_index = Set(report.index);
+        model.model = Set(report.model);
+        model.memory_mib = Set(report.memory_mib);
+        model.mig_enabled = Set(report.mig_enabled);
+        model.updated_at = Set(now);
+        model.save(txn).await?;
+    }
+    Ok(())
+}
+
+/// Orders node pages: by id, after the cursor.
+pub fn ordered_after<E: EntityTrait>(select: Select<E>, id_column: E::Column, after: Option<i64>) -> Select<E> {
+    let select = match after {
+        Some(after) => select.filter(id_column.gt(after)),
+        None => select,
+    };
+    select.order_by_asc(id_column)
+}

@@ -1,0 +1,179 @@
+//! The EGS GraphQL schema and the services behind it.
+//!
+//! Each domain module (`cluster`, `inventory`, `slice`, `user`, `token`, `gpr`) holds its
+//! GraphQL types and resolvers in `mod.rs` and its rules in `service.rs`: plain async functions
+//! over a database connection and an authenticated [`auth::Caller`]. Resolvers stay a few lines.
+//! This crate never imports the web framework: the gateway attaches per-request data (the
+//! caller, the [`loaders::Loaders`]) with [`prepare_request`].
+
+pub mod auth;
+pub mod cluster;
+pub mod error;
+pub mod gpr;
+pub mod ids;
+pub mod inventory;
+pub mod loaders;
+pub mod pagination;
+pub mod relay;
+pub mod scalars;
+pub mod slice;
+pub mod token;
+pub mod user;
+
+use async_graphql::{Context, EmptySubscription, MergedObject, Schema};
+use auth::{Caller, TokenCache, TokenKeys};
+use error::{Error, Result};
+use sea_orm::DatabaseConnection;
+use std::sync::Arc;
+
+#[derive(MergedObject, Default)]
+pub struct Query(
+    relay::RelayQuery,
+    user::UserQuery,
+    cluster::ClusterQuery,
+    inventory::InventoryQuery,
+    slice::SliceQuery,
+    gpr::GprQuery,
+    token::TokenQuery,
+);
+
+#[derive(MergedObject, Default)]
+pub struct Mutation(
+    cluster::ClusterMutation,
+    inventory::InventoryMutation,
+    slice::SliceMutation,
+    user::UserMutation,
+    token::TokenMutation,
+    gpr::GprMutation,
+);
+
+pub type EgsSchema = Schema<Query, Mutation, EmptySubscription>;
+
+/// Nesting deeper than this is refused before execution (a page of GPRs with slice, nodes and
+/// GPUs is 6 deep; introspection needs about 12).
+pub const MAX_QUERY_DEPTH: usize = 16;
+/// Refused before execution when exceeded; a 100-item page of nested objects is ~2,000.
+pub const MAX_QUERY_COMPLEXITY: usize = 20_000;
+
+/// Per-process state shared by every resolver.
+#[derive(Clone)]
+pub struct Services {
+    pub db: DatabaseConnection,
+    pub keys: Arc<TokenKeys>,
+    pub token_cache: Arc<TokenCache>,
+}
+
+/// Builds the schema with its limits; `services` is reachable from every resolver.
+pub fn build_schema(services: Services) -> EgsSchema {
+    Schema::build(Query::default(), Mutation::default(), EmptySubscription)
+        .data(services)
+        .limit_depth(MAX_QUERY_DEPTH)
+        .limit_complexity(MAX_QUERY_COMPLEXITY)
+        .finish()
+}
+
+/// The schema without any state, for exporting the SDL.
+pub fn sdl() -> String {
+    Schema::build(Query::default(), Mutation::default(), EmptySubscription)
+        .finish()
+        .sdl_with_options(async_graphql::SDLExportOptions::new().sorted_fields().sorted_enum_items())
+}
+
+/// Attaches the caller (if any) and a fresh set of DataLoaders to a request.
+pub fn prepare_request(request: async_graphql::Request, services: &Services, caller: Option<Caller>) -> async_graphql::Request {
+    let request = request.data(loaders::Loaders::new(&services.db));
+    match caller {
+        Some(caller) => request.data(caller),
+        None => request,
+    }
+}
+
+pub(crate) fn services<'a>(ctx: &Context<'a>) -> Result<&'a Services> {
+    ctx.data::<Services>().map_err(|_| Error::Internal(anyhow::anyhow!("schema built without services")))
+}
+
+/// The authenticated caller, or `UNAUTHENTICATED`.
+pub(crate) fn caller<'a>(ctx: &Context<'a>) -> Result<&'a Caller> {
+    ctx.data::<Caller>()
+        .map_err(|_| Error::Unauthenticated("this needs a token: send `Authorization: Bearer <token>`".into()))
+}
+
+pub(crate) fn loaders<'a>(ctx: &Context<'a>) -> Result<&'a loaders::Loaders> {
+    ctx.data::<loaders::Loaders>().map_err(|_| Error::Internal(anyhow::anyhow!("request prepared without loaders")))
+}
+
+/// The caller and the database, the pair nearly every resolver starts with.
+pub(crate) fn session<'a>(ctx: &Context<'a>) -> Result<(&'a Caller, &'a DatabaseConnection)> {
+    Ok((caller(ctx)?, &services(ctx)?.db))
+}
+
+/// Turns a DataLoader failure into our error.
+pub(crate) fn loaded<T>(result: Result<T, Arc<sea_orm::DbErr>>) -> Result<T> {
+    result.map_err(|e| Error::Internal(anyhow::anyhow!("data loader failed: {e}")))
+}
+
+/// Declares a mutation payload: the changed object (absent on failure) and `userErrors`.
+macro_rules! payload {
+    ($(#[$doc:meta])* $name:ident, $field:ident: $ty:ty) => {
+        $(#[$doc])*
+        #[derive(async_graphql::SimpleObject)]
+        pub struct $name {
+            pub $field: Option<$ty>,
+            /// Problems with the input that the caller can fix; empty on success.
+            pub user_errors: Vec<crate::error::UserError>,
+        }
+
+        impl $name {
+            /// Caller-fixable errors become `userErrors`; the rest become GraphQL errors.
+            pub fn from_result(result: crate::error::Result<$ty>) -> async_graphql::Result<Self> {
+                match result {
+                    Ok(value) => Ok(Self { $field: Some(value), user_errors: Vec::new() }),
+                    Err(crate::error::Error::User(user_errors)) => Ok(Self { $field: None, user_errors }),
+                    Err(other) => Err(other.into()),
+                }
+            }
+        }
+    };
+}
+pub(crate) use payload;
+
+/// Short validation helpers shared by services.
+pub(crate) mod validate {
+    use crate::error::UserError;
+
+    /// Kubernetes-style names: lowercase alphanumerics and `-`, starting and ending
+    /// alphanumeric, at most `max` long (63 for namespaces, which are DNS labels).
+    pub fn dns_label(field: &str, value: &str, max: usize, errors: &mut Vec<UserError>) {
+        let ok = !value.is_empty()
+            && value.len() <= max
+            && value.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !value.starts_with('-')
+            && !value.ends_with('-');
+        if !ok {
+            errors.push(UserError::invalid(
+                field,
+                format!("`{value}` is not a valid name: use 1–{max} lowercase letters, digits and `-`, starting and ending with a letter or digit"),
+            ));
+        }
+    }
+
+    /// Free text that must be present and bounded.
+    pub fn text(field: &str, value: &str, max: usize, errors: &mut Vec<UserError>) {
+        if value.trim().is_empty() {
+            errors.push(UserError::invalid(field, "must not be empty"));
+        } else if value.chars().count() > max {
+            errors.push(UserError::invalid(field, format!("must be at most {max} characters")));
+        }
+    }
+
+    pub fn range(field: &str, value: i64, min: i64, max: i64, errors: &mut Vec<UserError>) {
+        if !(min..=max).contains(&value) {
+            errors.push(UserError::invalid(field, format!("must be between {min} and {max}, got {value}")));
+        }
+    }
+
+    /// Fails with all collected problems at once.
+    pub fn finish(errors: Vec<UserError>) -> crate::error::Result<()> {
+        if errors.is_empty() { Ok(()) } else { Err(crate::error::Error::User(errors)) }
+    }
+}

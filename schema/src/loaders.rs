@@ -1,0 +1,141 @@
+//! DataLoaders for every relation the schema resolves, so a page of N objects with their
+//! relations costs a fixed number of SQL statements, not N. One set per request.
+
+use async_graphql::dataloader::{DataLoader, Loader};
+use egs_entities::{cluster, gpr, gpr_node, gpu, node, slice, slice_cluster, slice_member, slice_namespace, user};
+use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+type LoadResult<V> = Result<HashMap<i64, V>, Arc<DbErr>>;
+
+/// Loads rows by primary key.
+macro_rules! by_id_loader {
+    ($name:ident, $entity:path, $model:path) => {
+        pub struct $name(pub DatabaseConnection);
+
+        impl Loader<i64> for $name {
+            type Value = $model;
+            type Error = Arc<DbErr>;
+
+            async fn load(&self, keys: &[i64]) -> LoadResult<$model> {
+                use $entity as e;
+                let rows = e::Entity::find().filter(e::Column::Id.is_in(keys.iter().copied())).all(&self.0).await?;
+                Ok(rows.into_iter().map(|row| (row.id, row)).collect())
+            }
+        }
+    };
+}
+
+by_id_loader!(ClusterById, egs_entities::cluster, cluster::Model);
+by_id_loader!(NodeById, egs_entities::node, node::Model);
+by_id_loader!(SliceById, egs_entities::slice, slice::Model);
+by_id_loader!(UserById, egs_entities::user, user::Model);
+by_id_loader!(GprById, egs_entities::gpr, gpr::Model);
+
+/// Loads, for each key, all rows whose `$fk` column points at it, ordered by `$order`.
+macro_rules! by_parent_loader {
+    ($(#[$doc:meta])* $name:ident, $entity:ident, $fk:ident / $fk_field:ident, $order:ident) => {
+        $(#[$doc])*
+        pub struct $name(pub DatabaseConnection);
+
+        impl Loader<i64> for $name {
+            type Value = Vec<$entity::Model>;
+            type Error = Arc<DbErr>;
+
+            async fn load(&self, keys: &[i64]) -> LoadResult<Vec<$entity::Model>> {
+                let rows = $entity::Entity::find()
+                    .filter($entity::Column::$fk.is_in(keys.iter().copied()))
+                    .order_by_asc($entity::Column::$order)
+                    .all(&self.0)
+                    .await?;
+                Ok(group(rows, |row| row.$fk_field))
+            }
+        }
+    };
+}
+
+by_parent_loader!(
+    /// GPUs of each node, by index.
+    GpusByNode, gpu, NodeId / node_id, GpuIndex
+);
+by_parent_loader!(
+    /// Namespaces of each slice.
+    NamespacesBySlice, slice_namespace, SliceId / slice_id, Name
+);
+by_parent_loader!(
+    /// Members of each slice.
+    MembersBySlice, slice_member, SliceId / slice_id, UserId
+);
+by_parent_loader!(
+    /// Clusters each slice may use.
+    ClustersBySlice, slice_cluster, SliceId / slice_id, ClusterId
+);
+
+/// Nodes assigned to each GPR, by node name.
+pub struct NodesByGpr(pub DatabaseConnection);
+
+impl Loader<i64> for NodesByGpr {
+    type Value = Vec<node::Model>;
+    type Error = Arc<DbErr>;
+
+    async fn load(&self, keys: &[i64]) -> LoadResult<Vec<node::Model>> {
+        let rows = gpr_node::Entity::find()
+            .filter(gpr_node::Column::GprId.is_in(keys.iter().copied()))
+            .find_also_related(node::Entity)
+            .all(&self.0)
+            .await?;
+        let mut grouped: HashMap<i64, Vec<node::Model>> = HashMap::new();
+        for (link, node) in rows {
+            if let Some(node) = node {
+                grouped.entry(link.gpr_id).or_default().push(node);
+            }
+        }
+        for nodes in grouped.values_mut() {
+            nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+        Ok(grouped)
+    }
+}
+
+fn group<M>(rows: Vec<M>, key: impl Fn(&M) -> i64) -> HashMap<i64, Vec<M>> {
+    let mut grouped: HashMap<i64, Vec<M>> = HashMap::new();
+    for row in rows {
+        grouped.entry(key(&row)).or_default().push(row);
+    }
+    grouped
+}
+
+/// The per-request set of loaders, attached to each request by the gateway.
+pub struct Loaders {
+    pub cluster: DataLoader<ClusterById>,
+    pub node: DataLoader<NodeById>,
+    pub slice: DataLoader<SliceById>,
+    pub user: DataLoader<UserById>,
+    pub gpr: DataLoader<GprById>,
+    pub gpus_by_node: DataLoader<GpusByNode>,
+    pub nodes_by_gpr: DataLoader<NodesByGpr>,
+    pub namespaces_by_slice: DataLoader<NamespacesBySlice>,
+    pub members_by_slice: DataLoader<MembersBySlice>,
+    pub clusters_by_slice: DataLoader<ClustersBySlice>,
+}
+
+impl Loaders {
+    pub fn new(db: &DatabaseConnection) -> Self {
+        fn make<T: Loader<i64>>(loader: T) -> DataLoader<T> {
+            DataLoader::new(loader, tokio::spawn)
+        }
+        Self {
+            cluster: make(ClusterById(db.clone())),
+            node: make(NodeById(db.clone())),
+            slice: make(SliceById(db.clone())),
+            user: make(UserById(db.clone())),
+            gpr: make(GprById(db.clone())),
+            gpus_by_node: make(GpusByNode(db.clone())),
+            nodes_by_gpr: make(NodesByGpr(db.clone())),
+            namespaces_by_slice: make(NamespacesBySlice(db.clone())),
+            members_by_slice: make(MembersBySlice(db.clone())),
+            clusters_by_slice: make(ClustersBySlice(db.clone())),
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! The Relay `Node` interface and `node(id:)`, with the same visibility rules as every other
+//! way to reach an object: a hidden object reads as missing.
+
+use crate::cluster::Cluster;
+use crate::error::{Error, Result};
+use crate::gpr::{Gpr, GprEvent};
+use crate::ids::{self, Kind};
+use crate::inventory::{Gpu, GpuNode};
+use crate::slice::Slice;
+use crate::token::AccessToken;
+use crate::user::User;
+use crate::{gpr, inventory, session, slice, token, user};
+use async_graphql::{Context, ID, Interface, Object};
+use egs_entities::gpr_event;
+use sea_orm::EntityTrait;
+
+/// An object with a global id.
+#[derive(Interface)]
+#[graphql(field(name = "id", ty = "ID"))]
+pub enum Node {
+    Cluster(Cluster),
+    GpuNode(GpuNode),
+    Gpu(Gpu),
+    Slice(Slice),
+    User(User),
+    AccessToken(AccessToken),
+    Gpr(Gpr),
+    GprEvent(GprEvent),
+}
+
+#[derive(Default)]
+pub struct RelayQuery;
+
+#[Object]
+impl RelayQuery {
+    /// Any object by its global id.
+    async fn node(&self, ctx: &Context<'_>, id: ID) -> Result<Node> {
+        let (caller, db) = session(ctx)?;
+        let (kind, row) = ids::decode_any(&id).ok_or_else(|| Error::invalid("id", format!("`{}` is not an EGS id", id.as_str())))?;
+        Ok(match kind {
+            Kind::Cluster => Node::Cluster(Cluster(crate::cluster::service::find_cluster(db, caller, row).await?)),
+            Kind::GpuNode => Node::GpuNode(GpuNode(inventory::service::find_node(db, caller, row).await?)),
+            Kind::Gpu => Node::Gpu(Gpu(inventory::service::find_gpu(db, caller, row).await?)),
+            Kind::Slice => Node::Slice(Slice(slice::service::find_slice(db, caller, row).await?)),
+            Kind::User => Node::User(User(user::service::find_user(db, caller, row).await?)),
+            Kind::AccessToken => Node::AccessToken(AccessToken(token::service::find_token(db, caller, row).await?)),
+            Kind::Gpr => Node::Gpr(Gpr(gpr::service::find_gpr(db, caller, row).await?)),
+            Kind::GprEvent => {
+                let event = gpr_event::Entity::find_by_id(row).one(db).await?.ok_or(Error::NotFound("event"))?;
+                caller.require_slice_role(db, event.slice_id, egs_entities::SliceRole::Viewer, "event").await?;
+                Node::GprEvent(GprEvent(event))
+            }
+            Kind::Project | Kind::SliceNamespace | Kind::Alert => return Err(Error::NotFound("object")),
+        })
+    }
+}

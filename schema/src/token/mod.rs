@@ -1,0 +1,190 @@
+//! Access tokens: create (the secret is shown once), list, revoke.
+
+pub mod service;
+
+use crate::cluster::Cluster;
+use crate::error::{Error, Result, UserError};
+use crate::ids::{self, Kind};
+use crate::pagination::{Page, PageRequest, TotalCount, page};
+use crate::scalars::Duration;
+use crate::slice::Slice;
+use crate::user::User;
+use crate::{loaded, loaders, payload, services, session};
+use async_graphql::{Context, ID, InputObject, Object, SimpleObject};
+use chrono::{DateTime, Utc};
+use egs_entities::{Role, SliceRole, SliceScope, access_token};
+use sea_orm::{ColumnTrait, QueryFilter, QueryOrder, QuerySelect};
+
+/// An issued token, by id. Its secret text is shown only by `createToken`.
+pub struct AccessToken(pub access_token::Model);
+
+#[Object]
+impl AccessToken {
+    pub async fn id(&self) -> ID {
+        ids::encode(Kind::AccessToken, self.0.id)
+    }
+    async fn name(&self) -> &str {
+        &self.0.name
+    }
+    async fn role(&self) -> Role {
+        self.0.role
+    }
+    async fn user(&self, ctx: &Context<'_>) -> Result<Option<User>> {
+        let Some(id) = self.0.user_id else { return Ok(None) };
+        Ok(loaded(loaders(ctx)?.user.load_one(id).await)?.map(User))
+    }
+    /// Agent tokens: the cluster the agent reports for.
+    async fn cluster(&self, ctx: &Context<'_>) -> Result<Option<Cluster>> {
+        let Some(id) = self.0.cluster_id else { return Ok(None) };
+        Ok(loaded(loaders(ctx)?.cluster.load_one(id).await)?.map(Cluster))
+    }
+    /// Agent tokens: the node the agent reports for.
+    async fn node_name(&self) -> Option<&str> {
+        self.0.node_name.as_deref()
+    }
+    /// The slices and roles the token is limited to; `null` when it carries the user's roles.
+    async fn slice_scopes(&self) -> Option<Vec<TokenScope>> {
+        self.0.slice_scopes.as_ref().map(|s| s.0.iter().map(|s| TokenScope { slice_id: s.slice_id, role: s.role }).collect())
+    }
+    async fn created_at(&self) -> DateTime<Utc> {
+        self.0.created_at
+    }
+    async fn expires_at(&self) -> DateTime<Utc> {
+        self.0.expires_at
+    }
+    async fn revoked_at(&self) -> Option<DateTime<Utc>> {
+        self.0.revoked_at
+    }
+}
+
+/// One slice a token may act in, and the most it may do there.
+#[derive(SimpleObject)]
+#[graphql(complex)]
+pub struct TokenScope {
+    #[graphql(skip)]
+    slice_id: i64,
+    role: SliceRole,
+}
+
+#[async_graphql::ComplexObject]
+impl TokenScope {
+    /// `null` when the caller may not see the slice.
+    async fn slice(&self, ctx: &Context<'_>) -> Result<Option<Slice>> {
+        let (caller, db) = session(ctx)?;
+        if !caller.can_see_slice(db, self.slice_id).await? {
+            return Ok(None);
+        }
+        Ok(loaded(loaders(ctx)?.slice.load_one(self.slice_id).await)?.map(Slice))
+    }
+}
+
+#[derive(Default)]
+pub struct TokenQuery;
+
+#[Object]
+impl TokenQuery {
+    /// Tokens: all for admins, your own for users. Newest first.
+    async fn tokens(&self, ctx: &Context<'_>, first: Option<i32>, after: Option<String>) -> Result<Page<AccessToken>> {
+        let (caller, db) = session(ctx)?;
+        let request = PageRequest::new(first, after)?;
+        let select = service::tokens_select(caller)?;
+        let total = TotalCount::of(db.clone(), select.clone());
+        let mut select = select.order_by_desc(access_token::Column::Id);
+        if let Some(after) = request.after {
+            select = select.filter(access_token::Column::Id.lt(after));
+        }
+        let rows = select.limit(request.limit + 1).all(db).await?;
+        Ok(page(request, rows, |t| t.id, AccessToken, total))
+    }
+}
+
+#[derive(InputObject)]
+pub struct TokenScopeInput {
+    pub slice_id: ID,
+    pub role: SliceRole,
+}
+
+#[derive(InputObject)]
+pub struct CreateTokenInput {
+    /// What the token is for, e.g. `ci-pipeline`.
+    pub name: String,
+    pub role: Role,
+    /// The user the token speaks for (ADMIN and USER tokens); defaults to the caller.
+    pub user_id: Option<ID>,
+    /// Limit a USER token to these slices and at most these roles.
+    pub slice_scopes: Option<Vec<TokenScopeInput>>,
+    /// AGENT tokens: the cluster and node the agent reports for.
+    pub cluster_id: Option<ID>,
+    pub node_name: Option<String>,
+    /// Lifetime; 90 days when omitted, at most two years.
+    pub ttl: Option<Duration>,
+}
+
+#[derive(InputObject)]
+pub struct RevokeTokenInput {
+    pub id: ID,
+}
+
+/// A new token and its secret, which is shown only here.
+#[derive(SimpleObject)]
+pub struct CreateTokenPayload {
+    pub token: Option<AccessToken>,
+    /// The bearer token text. Store it now: EGS keeps only its id.
+    pub secret: Option<String>,
+    pub user_errors: Vec<UserError>,
+}
+
+payload!(RevokeTokenPayload, token: AccessToken);
+
+#[derive(Default)]
+pub struct TokenMutation;
+
+#[Object]
+impl TokenMutation {
+    /// Issues a token. Admins issue any; users issue USER tokens for themselves within their roles.
+    async fn create_token(&self, ctx: &Context<'_>, input: CreateTokenInput) -> async_graphql::Result<CreateTokenPayload> {
+        let (caller, db) = session(ctx)?;
+        let keys = &services(ctx)?.keys;
+        let result = async {
+            let user_id = match (&input.user_id, input.role) {
+                (Some(id), _) => Some(ids::decode("userId", id, Kind::User)?),
+                (None, Role::Agent) => None,
+                (None, _) => caller.record.user_id,
+            };
+            let slice_scopes = input
+                .slice_scopes
+                .map(|scopes| {
+                    scopes
+                        .iter()
+                        .enumerate()
+                        .map(|(i, s)| Ok(SliceScope { slice_id: ids::decode(&format!("sliceScopes.{i}.sliceId"), &s.slice_id, Kind::Slice)?, role: s.role }))
+                        .collect::<Result<Vec<_>>>()
+                })
+                .transpose()?;
+            let spec = service::IssueToken {
+                name: input.name,
+                role: input.role,
+                user_id,
+                slice_scopes,
+                cluster_id: input.cluster_id.as_ref().map(|id| ids::decode("clusterId", id, Kind::Cluster)).transpose()?,
+                node_name: input.node_name,
+                ttl_secs: input.ttl.map_or(service::DEFAULT_TOKEN_TTL_SECS, Duration::secs),
+                created_by: None,
+            };
+            service::create_token(db, keys, caller, spec).await
+        };
+        match result.await {
+            Ok(issued) => Ok(CreateTokenPayload { token: Some(AccessToken(issued.record)), secret: Some(issued.secret), user_errors: Vec::new() }),
+            Err(Error::User(user_errors)) => Ok(CreateTokenPayload { token: None, secret: None, user_errors }),
+            Err(other) => Err(other.into()),
+        }
+    }
+
+    /// Revokes a token at once (admins any, users their own).
+    async fn revoke_token(&self, ctx: &Context<'_>, input: RevokeTokenInput) -> async_graphql::Result<RevokeTokenPayload> {
+        let (caller, db) = session(ctx)?;
+        let cache = &services(ctx)?.token_cache;
+        let result = async { service::revoke_token(db, cache, caller, ids::decode("id", &input.id, Kind::AccessToken)?).await.map(AccessToken) };
+        RevokeTokenPayload::from_result(result.await)
+    }
+}

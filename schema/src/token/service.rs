@@ -1,0 +1,186 @@
+//! Access tokens: issued as JWTs, recorded by id so they can be listed and revoked.
+
+use crate::auth::{Caller, Claims, TOKEN_AUDIENCE, TOKEN_ISSUER, TokenCache, TokenKeys};
+use crate::error::{Error, Result, UserError};
+use crate::validate;
+use chrono::{Duration, Utc};
+use egs_entities::{Role, SliceScope, SliceScopes, access_token, cluster, slice, user};
+use rand::Rng;
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter, Select, Set};
+
+/// Lifetime of a token when none is asked for.
+pub const DEFAULT_TOKEN_TTL_SECS: i64 = 90 * 24 * 3600;
+/// Longest lifetime a token may have.
+pub const MAX_TOKEN_TTL_SECS: i64 = 2 * 366 * 24 * 3600;
+
+/// What to issue; checked by [`issue_token`] whoever asks.
+pub struct IssueToken {
+    pub name: String,
+    pub role: Role,
+    pub user_id: Option<i64>,
+    pub slice_scopes: Option<Vec<SliceScope>>,
+    pub cluster_id: Option<i64>,
+    pub node_name: Option<String>,
+    pub ttl_secs: i64,
+    pub created_by: Option<i64>,
+}
+
+/// A new token: its record and the secret text, which is shown once and never stored.
+pub struct IssuedToken {
+    pub record: access_token::Model,
+    pub secret: String,
+}
+
+fn new_jti() -> String {
+    let bytes: [u8; 16] = rand::rng().random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Checks and issues a token; no caller checks (bootstrap, CLI, and [`create_token`]).
+pub async fn issue_token(db: &impl ConnectionTrait, keys: &TokenKeys, spec: IssueToken) -> Result<IssuedToken> {
+    let mut errors: Vec<UserError> = Vec::new();
+    validate::text("name", &spec.name, 128, &mut errors);
+    validate::range("ttl", spec.ttl_secs, 60, MAX_TOKEN_TTL_SECS, &mut errors);
+    let owner = match spec.user_id {
+        Some(id) => user::Entity::find_by_id(id).one(db).await?,
+        None => None,
+    };
+    match spec.role {
+        Role::Admin | Role::User => match &owner {
+            None => errors.push(UserError::invalid("userId", "ADMIN and USER tokens belong to a user")),
+            Some(owner) if owner.role != spec.role => errors.push(UserError::invalid(
+                "role",
+                format!("user `{}` is {}, so the token must be {} too", owner.name, owner.role.as_str(), owner.role.as_str()),
+            )),
+            Some(_) => {}
+        },
+        Role::Agent => {
+            if spec.user_id.is_some() {
+                errors.push(UserError::invalid("userId", "agent tokens do not belong to a user"));
+            }
+            match (spec.cluster_id, &spec.node_name) {
+                (Some(cluster_id), Some(node)) => {
+                    validate::text("nodeName", node, 253, &mut errors);
+                    if cluster::Entity::find_by_id(cluster_id).one(db).await?.is_none() {
+                        errors.push(UserError::invalid("clusterId", "no such cluster"));
+                    }
+                }
+                _ => errors.push(UserError::invalid("clusterId", "agent tokens name the cluster and node they report for")),
+            }
+        }
+    }
+    if spec.role != Role::Agent && (spec.cluster_id.is_some() || spec.node_name.is_some()) {
+        errors.push(UserError::invalid("clusterId", "only agent tokens name a cluster and node"));
+    }
+    if let Some(scopes) = &spec.slice_scopes {
+        if spec.role != Role::User {
+            errors.push(UserError::invalid("sliceScopes", "only USER tokens are limited to slices"));
+        }
+        let ids: Vec<i64> = scopes.iter().map(|s| s.slice_id).collect();
+        if slice::Entity::find().filter(slice::Column::Id.is_in(ids.clone())).count(db).await? as usize != ids.len() {
+            errors.push(UserError::invalid("sliceScopes", "names a slice that does not exist"));
+        }
+    }
+    validate::finish(errors)?;
+
+    let now = Utc::now();
+    let expires_at = now + Duration::seconds(spec.ttl_secs);
+    let jti = new_jti();
+    let subject = match (&owner, spec.role) {
+        (Some(owner), _) => owner.name.clone(),
+        (None, _) => format!("agent:{}/{}", spec.cluster_id.unwrap_or_default(), spec.node_name.clone().unwrap_or_default()),
+    };
+    let claims = Claims {
+        sub: subject,
+        jti: jti.clone(),
+        role: spec.role,
+        slices: spec.slice_scopes.clone().unwrap_or_default(),
+        aud: TOKEN_AUDIENCE.into(),
+        iss: TOKEN_ISSUER.into(),
+        iat: now.timestamp(),
+        nbf: now.timestamp(),
+        exp: expires_at.timestamp(),
+    };
+    let secret = keys.sign(&claims)?;
+    let record = access_token::ActiveModel {
+        jti: Set(jti),
+        name: Set(spec.name),
+        role: Set(spec.role),
+        user_id: Set(spec.user_id),
+        cluster_id: Set(spec.cluster_id),
+        node_name: Set(spec.node_name),
+        slice_scopes: Set(spec.slice_scopes.map(SliceScopes)),
+        created_by: Set(spec.created_by),
+        created_at: Set(now),
+        expires_at: Set(expires_at),
+        revoked_at: Set(None),
+        ..Default::default()
+    }
+    .insert(db)
+    .await?;
+    Ok(IssuedToken { record, secret })
+}
+
+/// Admins issue any token; users issue USER tokens for themselves, within their own roles.
+pub async fn create_token(db: &DatabaseConnection, keys: &TokenKeys, caller: &Caller, mut spec: IssueToken) -> Result<IssuedToken> {
+    caller.require_person()?;
+    spec.created_by = caller.record.user_id;
+    if !caller.is_admin() {
+        if spec.role != Role::User || spec.user_id != caller.record.user_id {
+            return Err(Error::Forbidden("users may only create USER tokens for themselves".into()));
+        }
+        // Without scopes the new token would carry the user's full roles, which a scoped token
+        // must not hand out; so a user's new token is scoped to what the caller can do.
+        let scopes = match spec.slice_scopes.take() {
+            Some(scopes) => scopes,
+            None => caller_scopes(db, caller).await?,
+        };
+        for (i, scope) in scopes.iter().enumerate() {
+            match caller.slice_role(db, scope.slice_id).await? {
+                Some(role) if role.rank() >= scope.role.rank() => {}
+                _ => return Err(Error::invalid(&format!("sliceScopes.{i}"), "you can only pass on roles you hold")),
+            }
+        }
+        spec.slice_scopes = Some(scopes);
+    }
+    issue_token(db, keys, spec).await
+}
+
+async fn caller_scopes(db: &DatabaseConnection, caller: &Caller) -> Result<Vec<SliceScope>> {
+    let mut scopes = Vec::new();
+    if let crate::auth::Visible::Only(ids) = caller.visible_slices(db).await? {
+        for slice_id in ids {
+            if let Some(role) = caller.slice_role(db, slice_id).await? {
+                scopes.push(SliceScope { slice_id, role });
+            }
+        }
+    }
+    Ok(scopes)
+}
+
+/// Tokens the caller may see: all for admins, their own for users.
+pub fn tokens_select(caller: &Caller) -> Result<Select<access_token::Entity>> {
+    caller.require_person()?;
+    Ok(if caller.is_admin() {
+        access_token::Entity::find()
+    } else {
+        access_token::Entity::find().filter(access_token::Column::UserId.eq(caller.record.user_id.unwrap_or_default()))
+    })
+}
+
+pub async fn find_token(db: &DatabaseConnection, caller: &Caller, id: i64) -> Result<access_token::Model> {
+    tokens_select(caller)?.filter(access_token::Column::Id.eq(id)).one(db).await?.ok_or(Error::NotFound("token"))
+}
+
+/// Revokes a token at once on this replica (its cache entry goes too).
+pub async fn revoke_token(db: &DatabaseConnection, cache: &TokenCache, caller: &Caller, id: i64) -> Result<access_token::Model> {
+    let found = find_token(db, caller, id).await?;
+    if found.revoked_at.is_some() {
+        return Ok(found);
+    }
+    let mut model: access_token::ActiveModel = found.into();
+    model.revoked_at = Set(Some(Utc::now()));
+    let revoked = model.update(db).await?;
+    cache.forget(&revoked.jti);
+    Ok(revoked)
+}
