@@ -1,1 +1,15 @@
+//! The `egs` gateway: HTTP and WebSocket front, start-up, CLI commands. It holds no business
+//! rules: those live in `egs-schema`.
 
+pub mod app;
+pub mod bootstrap;
+pub mod cli;
+pub mod db;
+pub mod demo;
+pub mod graphql_http;
+pub mod health;
+pub mod metrics;
+pub mod playground;
+pub mod settings;
+
+pub use app::{AppState, Application};

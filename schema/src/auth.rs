@@ -189,6 +189,21 @@ impl Caller {
         Self { record, memberships: OnceCell::new() }
     }
 
+    /// EGS itself acting as an admin (bootstrap, the CLI, the demo seed); never from a token.
+    pub fn system() -> Self {
+        Self::new(Arc::new(TokenRecord {
+            token_id: 0,
+            role: Role::Admin,
+            user_id: None,
+            user_name: "system".into(),
+            scopes: None,
+            agent_cluster_id: None,
+            agent_node_name: None,
+            expires_at: DateTime::<Utc>::MAX_UTC,
+            revoked: false,
+        }))
+    }
+
     pub fn role(&self) -> Role {
         self.record.role
     }

@@ -1,0 +1,117 @@
+//! Building and running the gateway: `Application::build` binds the listener (port 0 works, so
+//! tests get a free port) and wires state; `run_until_stopped` serves until shutdown.
+
+use crate::db::{self, StatementCounter};
+use crate::metrics::Metrics;
+use crate::settings::ServeArgs;
+use crate::{bootstrap, demo, graphql_http, health, playground};
+use anyhow::Context;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderValue, Method, header};
+use axum::response::Redirect;
+use axum::routing::get;
+use egs_schema::auth::TokenCache;
+use egs_schema::{EgsSchema, Services, build_schema};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+
+/// Everything a handler may need; cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub schema: EgsSchema,
+    pub services: Services,
+    pub metrics: Arc<Metrics>,
+    pub statements: StatementCounter,
+    pub redis: Option<redis::aio::ConnectionManager>,
+}
+
+pub struct Application {
+    listener: TcpListener,
+    router: Router,
+    state: AppState,
+    /// The bootstrap admin token, when this start created the admin (first start).
+    pub admin_token: Option<String>,
+}
+
+impl Application {
+    pub async fn build(settings: ServeArgs) -> anyhow::Result<Self> {
+        let statements = StatementCounter::default();
+        let db = db::connect(&settings.storage, &statements).await?;
+        let applied = db::migrate(&db).await?;
+        if applied > 0 {
+            tracing::info!(migrations.applied = applied, "database migrated");
+        }
+        let keys = bootstrap::load_signing_key(&settings.storage)?;
+        let admin_token = bootstrap::ensure_initialized(&db, &keys, &settings.storage.data_dir).await?;
+        let redis = match &settings.redis_url {
+            Some(url) => Some(connect_redis(url.expose()).await?),
+            None => None,
+        };
+        let services = Services { db, keys: Arc::new(keys), token_cache: Arc::new(TokenCache::default()) };
+        if settings.demo {
+            demo::seed(&services, &settings.storage.data_dir).await.context("failed to seed the demo data")?;
+        }
+        let state = AppState {
+            schema: build_schema(services.clone()),
+            services,
+            metrics: Arc::new(Metrics::new(statements.0.clone())),
+            statements,
+            redis,
+        };
+        let router = router(state.clone(), &settings)?;
+        let listener = TcpListener::bind(settings.listen).await.with_context(|| format!("failed to listen on {}", settings.listen))?;
+        Ok(Self { listener, router, state, admin_token })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener.local_addr().unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// Serves until `shutdown` completes, then lets in-flight requests finish.
+    pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+        axum::serve(self.listener, self.router).with_graceful_shutdown(shutdown).await.context("the HTTP server failed")
+    }
+}
+
+async fn connect_redis(url: &str) -> anyhow::Result<redis::aio::ConnectionManager> {
+    let client = redis::Client::open(url).context("the Redis URL is not valid")?;
+    let connect = redis::aio::ConnectionManager::new(client);
+    tokio::time::timeout(std::time::Duration::from_secs(10), connect)
+        .await
+        .context("timed out connecting to Redis")?
+        .context("failed to connect to Redis")
+}
+
+fn router(state: AppState, settings: &ServeArgs) -> anyhow::Result<Router> {
+    let mut router = Router::new()
+        .route("/", get(|| async { Redirect::temporary("/graphql") }))
+        .route("/graphql", get(graphql_http::graphql_get).post(graphql_http::graphql_post))
+        .route("/graphql/assets/{file}", get(playground::asset))
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .route("/metrics", get(health::metrics))
+        .layer(DefaultBodyLimit::max(settings.max_body_bytes))
+        .with_state(state);
+    if !settings.cors_origins.is_empty() {
+        let origins = settings
+            .cors_origins
+            .iter()
+            .map(|o| HeaderValue::from_str(o).with_context(|| format!("`{o}` is not a valid CORS origin")))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        router = router.layer(
+            CorsLayer::new()
+                .allow_origin(AllowOrigin::list(origins))
+                .allow_methods([Method::GET, Method::POST])
+                .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE, header::ACCEPT]),
+        );
+    }
+    Ok(router)
+}

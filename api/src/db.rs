@@ -1,0 +1,72 @@
+//! Opening the database (SQLite file by default, PostgreSQL by URL) and migrating it.
+
+use crate::settings::StorageArgs;
+use anyhow::Context;
+use egs_migration::{Migrator, MigratorTrait};
+use sea_orm::{ConnectOptions, Database, DatabaseConnection};
+use prometheus_client::metrics::counter::Counter;
+use std::time::Duration;
+
+/// How long a SQLite writer waits for another before giving up.
+const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// SQLite serialises writers anyway; a few connections let readers run beside one writer.
+const SQLITE_MAX_CONNECTIONS: u32 = 8;
+const POSTGRES_MAX_CONNECTIONS: u32 = 20;
+
+/// Counts SQL statements sent, for `/metrics` and for tests that bound statements per request.
+#[derive(Clone, Default)]
+pub struct StatementCounter(pub Counter);
+
+impl StatementCounter {
+    pub fn get(&self) -> u64 {
+        self.0.get()
+    }
+}
+
+pub fn database_url(storage: &StorageArgs) -> String {
+    match &storage.database_url {
+        Some(url) => url.expose().to_owned(),
+        None => format!("sqlite://{}?mode=rwc", storage.data_dir.join("egs.db").display()),
+    }
+}
+
+/// Connects, creating the SQLite file (and data dir) when needed.
+pub async fn connect(storage: &StorageArgs, counter: &StatementCounter) -> anyhow::Result<DatabaseConnection> {
+    let url = database_url(storage);
+    let sqlite = url.starts_with("sqlite:");
+    if sqlite {
+        std::fs::create_dir_all(&storage.data_dir)
+            .with_context(|| format!("failed to create the data dir {}", storage.data_dir.display()))?;
+    }
+    let mut options = ConnectOptions::new(url);
+    options
+        .sqlx_logging(false)
+        .connect_timeout(Duration::from_secs(10))
+        .acquire_timeout(Duration::from_secs(10))
+        .max_connections(if sqlite { SQLITE_MAX_CONNECTIONS } else { POSTGRES_MAX_CONNECTIONS });
+    if sqlite {
+        options.map_sqlx_sqlite_opts(|opts| {
+            opts.journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)
+                .synchronous(sea_orm::sqlx::sqlite::SqliteSynchronous::Normal)
+                .busy_timeout(SQLITE_BUSY_TIMEOUT)
+                .foreign_keys(true)
+        });
+    }
+    let mut db = Database::connect(options).await.context("failed to connect to the database")?;
+    let counter = counter.0.clone();
+    db.set_metric_callback(move |_| {
+        counter.inc();
+    });
+    Ok(db)
+}
+
+pub async fn migrate(db: &DatabaseConnection) -> anyhow::Result<usize> {
+    let pending = Migrator::get_pending_migrations(db).await.context("failed to read applied migrations")?.len();
+    Migrator::up(db, None).await.context("failed to apply migrations")?;
+    Ok(pending)
+}
+
+/// Whether every known migration has been applied (for `/readyz`).
+pub async fn migrations_applied(db: &DatabaseConnection) -> Result<bool, sea_orm::DbErr> {
+    Ok(Migrator::get_pending_migrations(db).await?.is_empty())
+}

@@ -1,0 +1,272 @@
+//! GraphQL over HTTP, as the spec says (the stock async-graphql-axum responder always answers
+//! 200 and does not negotiate media types):
+//! - `POST` with `application/json`; `GET` with `query`/`variables`/`operationName` parameters,
+//!   for queries only (a mutation over GET is `405`);
+//! - the response is `application/graphql-response+json` when the client accepts it, and then a
+//!   request that fails before execution (unparseable JSON, a document that does not parse or
+//!   validate, limits exceeded) is `400`; with plain `application/json` it is `200`, as legacy
+//!   clients expect; a client accepting neither gets `406`;
+//! - a presented token that is bad is `401` with `WWW-Authenticate`; no token at all is allowed
+//!   (introspection works) and protected fields answer `UNAUTHENTICATED`.
+
+use crate::app::AppState;
+use async_graphql::parser::types::{DocumentOperations, OperationType};
+use axum::body::Bytes;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use egs_schema::auth::{Caller, authenticate};
+use egs_schema::error::ErrorCode;
+use serde_json::json;
+use std::time::Instant;
+
+pub const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
+/// Longest query text accepted; longer documents are refused before parsing.
+pub const MAX_QUERY_BYTES: usize = 64 * 1024;
+
+/// The response media type the client gets.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Media {
+    GraphqlResponseJson,
+    Json,
+}
+
+impl Media {
+    fn content_type(self) -> &'static str {
+        match self {
+            Self::GraphqlResponseJson => "application/graphql-response+json; charset=utf-8",
+            Self::Json => "application/json; charset=utf-8",
+        }
+    }
+}
+
+/// Picks the response media type from `Accept` (first acceptable in the client's order of
+/// quality); `None` means nothing we can produce is acceptable.
+pub fn negotiate(headers: &HeaderMap) -> Option<Media> {
+    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else {
+        return Some(Media::Json);
+    };
+    let mut best: Option<(f32, Media)> = None;
+    for item in accept.split(',') {
+        let mut parts = item.split(';').map(str::trim);
+        let range = parts.next().unwrap_or_default().to_ascii_lowercase();
+        let quality = parts
+            .find_map(|p| p.strip_prefix("q=").and_then(|q| q.parse::<f32>().ok()))
+            .unwrap_or(1.0);
+        let media = match range.as_str() {
+            GRAPHQL_RESPONSE_JSON => Media::GraphqlResponseJson,
+            "application/json" | "application/*" | "*/*" => Media::Json,
+            _ => continue,
+        };
+        if quality > 0.0 && best.is_none_or(|(q, _)| quality > q) {
+            best = Some((quality, media));
+        }
+    }
+    best.map(|(_, media)| media)
+}
+
+/// A request-level error in GraphQL response shape.
+fn request_error(status: StatusCode, media: Media, code: ErrorCode, message: &str) -> Response {
+    let body = json!({ "errors": [{ "message": message, "extensions": { "code": code.as_str() } }] });
+    let mut response = (status, body.to_string()).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(media.content_type()));
+    response
+}
+
+fn not_acceptable() -> Response {
+    request_error(
+        StatusCode::NOT_ACCEPTABLE,
+        Media::Json,
+        ErrorCode::InvalidInput,
+        "accept `application/graphql-response+json` or `application/json`",
+    )
+}
+
+/// Authenticates the bearer token, if one is presented.
+async fn caller_from(state: &AppState, headers: &HeaderMap, media: Media) -> Result<Option<Caller>, Response> {
+    let Some(value) = headers.get(header::AUTHORIZATION) else { return Ok(None) };
+    let token = value
+        .to_str()
+        .ok()
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .map(str::trim)
+        .filter(|t| !t.is_empty());
+    let result = match token {
+        Some(token) => authenticate(&state.services.db, &state.services.keys, &state.services.token_cache, token).await,
+        None => Err(egs_schema::error::Error::Unauthenticated("send the token as `Authorization: Bearer <token>`".into())),
+    };
+    result.map(Some).map_err(|error| {
+        let code = error.code();
+        let mut response = request_error(
+            if code == ErrorCode::Unauthenticated { StatusCode::UNAUTHORIZED } else { StatusCode::SERVICE_UNAVAILABLE },
+            media,
+            code,
+            &error.public_message(),
+        );
+        if code == ErrorCode::Unauthenticated {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer error=\"invalid_token\""));
+        } else {
+            tracing::error!(error = ?error, "failed to authenticate a request");
+        }
+        response
+    })
+}
+
+pub async fn graphql_post(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let Some(media) = negotiate(&headers) else { return not_acceptable() };
+    let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let essence = content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    if essence != "application/json" {
+        return request_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            media,
+            ErrorCode::InvalidInput,
+            "send the request as `Content-Type: application/json`",
+        );
+    }
+    let value: serde_json::Value = match serde_json::from_slice(&body) {
+        Ok(value) => value,
+        Err(e) => return request_error(StatusCode::BAD_REQUEST, media, ErrorCode::InvalidInput, &format!("the request body is not valid JSON: {e}")),
+    };
+    if value.is_array() {
+        return request_error(StatusCode::BAD_REQUEST, media, ErrorCode::InvalidInput, "batched requests are not supported; send one operation per request");
+    }
+    let request: async_graphql::Request = match serde_json::from_value(value) {
+        Ok(request) => request,
+        Err(e) => {
+            return request_error(StatusCode::BAD_REQUEST, media, ErrorCode::InvalidInput, &format!("the request is not a GraphQL request: {e}"));
+        }
+    };
+    execute(state, headers, media, request, false).await
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GetParams {
+    query: Option<String>,
+    variables: Option<String>,
+    operation_name: Option<String>,
+    extensions: Option<String>,
+}
+
+pub async fn graphql_get(State(state): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQuery) -> Response {
+    let raw = raw.unwrap_or_default();
+    let wants_html = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/html"));
+    if wants_html && !raw.contains("query=") {
+        return crate::playground::page();
+    }
+    let Some(media) = negotiate(&headers) else { return not_acceptable() };
+    let params: GetParams = match serde_urlencoded::from_str(&raw) {
+        Ok(params) => params,
+        Err(e) => return request_error(StatusCode::BAD_REQUEST, media, ErrorCode::InvalidInput, &format!("bad query parameters: {e}")),
+    };
+    let Some(query) = params.query else {
+        return request_error(StatusCode::BAD_REQUEST, media, ErrorCode::InvalidInput, "give the document in the `query` parameter");
+    };
+    let mut request = async_graphql::Request::new(query);
+    if let Some(name) = params.operation_name {
+        request = request.operation_name(name);
+    }
+    for (name, text, target) in [("variables", params.variables, 0), ("extensions", params.extensions, 1)] {
+        let Some(text) = text else { continue };
+        match serde_json::from_str::<serde_json::Value>(&text) {
+            Ok(serde_json::Value::Object(map)) if target == 0 => request = request.variables(async_graphql::Variables::from_json(serde_json::Value::Object(map))),
+            Ok(serde_json::Value::Object(map)) => {
+                for (key, value) in map {
+                    if let Ok(value) = async_graphql::Value::from_json(value) {
+                        request.extensions.insert(key, value);
+                    }
+                }
+            }
+            _ => return request_error(StatusCode::BAD_REQUEST, media, ErrorCode::InvalidInput, &format!("`{name}` must be a JSON object")),
+        }
+    }
+    execute(state, headers, media, request, true).await
+}
+
+/// The operation's type and name, when the document parses and the operation is found.
+fn operation_of(request: &async_graphql::Request) -> Option<(OperationType, Option<String>)> {
+    let document = async_graphql::parser::parse_query(&request.query).ok()?;
+    match document.operations {
+        DocumentOperations::Single(op) => Some((op.node.ty, request.operation_name.clone())),
+        DocumentOperations::Multiple(ops) => {
+            let name = request.operation_name.as_deref()?;
+            ops.iter().find(|(n, _)| n.as_str() == name).map(|(_, op)| (op.node.ty, Some(name.to_owned())))
+        }
+    }
+}
+
+async fn execute(state: AppState, headers: HeaderMap, media: Media, request: async_graphql::Request, via_get: bool) -> Response {
+    let started = Instant::now();
+    if request.query.len() > MAX_QUERY_BYTES {
+        return request_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            media,
+            ErrorCode::InvalidInput,
+            &format!("the query is longer than {MAX_QUERY_BYTES} bytes"),
+        );
+    }
+    let operation = operation_of(&request);
+    let op_type = operation.as_ref().map(|(ty, _)| *ty);
+    if via_get && op_type.is_some_and(|ty| ty != OperationType::Query) {
+        let mut response = request_error(StatusCode::METHOD_NOT_ALLOWED, media, ErrorCode::InvalidInput, "only queries may be sent with GET; use POST");
+        response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+        return response;
+    }
+    let caller = match caller_from(&state, &headers, media).await {
+        Ok(caller) => caller,
+        Err(response) => return response,
+    };
+    let request = egs_schema::prepare_request(request, &state.services, caller);
+    let response = state.schema.execute(request).await;
+
+    // Errors without a path happened before execution (parse, validation, limits).
+    let failed_before_execution = response.data == async_graphql::Value::Null
+        && !response.errors.is_empty()
+        && response.errors.iter().all(|e| e.path.is_empty());
+    let status = if media == Media::GraphqlResponseJson && failed_before_execution { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+    let outcome = if failed_before_execution {
+        "rejected"
+    } else if response.errors.is_empty() {
+        "ok"
+    } else {
+        "error"
+    };
+    let name = operation.and_then(|(_, name)| name);
+    state.metrics.observe_request(name.as_deref(), op_type, outcome, started.elapsed());
+
+    let body = match serde_json::to_string(&response) {
+        Ok(body) => body,
+        Err(e) => {
+            tracing::error!(error = %e, "failed to serialize a GraphQL response");
+            return request_error(StatusCode::INTERNAL_SERVER_ERROR, media, ErrorCode::Internal, "internal error; it has been logged");
+        }
+    };
+    let mut http = (status, body).into_response();
+    http.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(media.content_type()));
+    http
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accept(value: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::ACCEPT, HeaderValue::from_str(value).expect("header"));
+        headers
+    }
+
+    #[test]
+    fn negotiation_prefers_the_clients_best_acceptable_type() {
+        assert_eq!(negotiate(&HeaderMap::new()), Some(Media::Json));
+        assert_eq!(negotiate(&accept("application/graphql-response+json, application/json;q=0.9")), Some(Media::GraphqlResponseJson));
+        assert_eq!(negotiate(&accept("application/json, application/graphql-response+json;q=0.5")), Some(Media::Json));
+        assert_eq!(negotiate(&accept("*/*")), Some(Media::Json));
+        assert_eq!(negotiate(&accept("text/plain")), None);
+        assert_eq!(negotiate(&accept("application/json;q=0")), None);
+    }
+}

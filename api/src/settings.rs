@@ -1,0 +1,119 @@
+//! Typed configuration of the `egs` binary: flags, with `EGS_*` environment variables as
+//! equivalents (clap reads them; nothing else in the gateway reads the environment).
+
+use clap::{Args, Parser, Subcommand};
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(name = "egs", version, about = "Elastic GPU Service: share GPU nodes between teams across Kubernetes clusters")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run the gateway (GraphQL API, playground, portal).
+    Serve(ServeArgs),
+    /// Apply database migrations and exit.
+    Migrate(StorageArgs),
+    /// Print the GraphQL schema (SDL).
+    PrintSchema,
+    /// Manage access tokens.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TokenCommand {
+    /// Issue a token and print it.
+    Create(TokenCreateArgs),
+}
+
+/// Where state lives; shared by every command that opens the database.
+#[derive(Args, Debug, Clone)]
+pub struct StorageArgs {
+    /// Directory for the SQLite database, the signing key and the bootstrap admin token.
+    #[arg(long, env = "EGS_DATA_DIR", default_value = "./egs-data")]
+    pub data_dir: PathBuf,
+    /// Database URL (`sqlite://…` or `postgres://…`); default: a SQLite file in the data dir.
+    #[arg(long, env = "EGS_DATABASE_URL")]
+    pub database_url: Option<Secret>,
+    /// Token signing key (at least 32 bytes); default: generated once and kept in the data dir.
+    #[arg(long, env = "EGS_SIGNING_KEY", hide_env_values = true)]
+    pub signing_key: Option<Secret>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ServeArgs {
+    #[arg(long, env = "EGS_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    #[command(flatten)]
+    pub storage: StorageArgs,
+    /// Redis URL for cross-replica fan-out; default: none (in-process).
+    #[arg(long, env = "EGS_REDIS_URL")]
+    pub redis_url: Option<Secret>,
+    /// Seed a demo inventory, slices, users and GPRs (once; skipped when present).
+    #[arg(long, env = "EGS_DEMO")]
+    pub demo: bool,
+    /// Largest request body accepted, in bytes.
+    #[arg(long, env = "EGS_MAX_BODY_BYTES", default_value_t = 1024 * 1024)]
+    pub max_body_bytes: usize,
+    /// Origins allowed to call the API from a browser (comma-separated); default: same origin only.
+    #[arg(long, env = "EGS_CORS_ORIGINS", value_delimiter = ',')]
+    pub cors_origins: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct TokenCreateArgs {
+    #[command(flatten)]
+    pub storage: StorageArgs,
+    /// An admin token (for the bootstrap admin user).
+    #[arg(long, conflicts_with = "user", required_unless_present = "user")]
+    pub admin: bool,
+    /// A user token for this user (created when missing).
+    #[arg(long)]
+    pub user: Option<String>,
+    /// Limit the token to this slice (by name); the user becomes a member with `--role`.
+    #[arg(long, requires = "user", requires = "role")]
+    pub slice: Option<String>,
+    /// Role in `--slice`: owner, editor or viewer.
+    #[arg(long, requires = "slice")]
+    pub role: Option<String>,
+    /// Lifetime, e.g. `30d`, `12h`, `P90D`.
+    #[arg(long, default_value = "90d")]
+    pub ttl: String,
+}
+
+/// A configuration value that must not be printed (URLs with passwords, keys).
+#[derive(Clone)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(Self(s.to_owned()))
+    }
+}
+
+impl From<String> for Secret {
+    fn from(value: String) -> Self {
+        Self(value)
+    }
+}
