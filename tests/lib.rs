@@ -1,1 +1,268 @@
+//! Test support: start the real gateway on port 0 against a fresh database and talk to it over
+//! HTTP, as users do.
+//!
+//! Backends: SQLite in a temp dir by default; PostgreSQL when `EGS_TEST_DATABASE_URL` is set
+//! (each test gets its own database on that server) and Redis when `EGS_TEST_REDIS_URL` is set.
 
+use anyhow::Context;
+use egs_api::Application;
+use egs_api::settings::{Secret, ServeArgs, StorageArgs};
+use serde_json::{Value, json};
+use std::sync::atomic::{AtomicU32, Ordering};
+use tokio::sync::oneshot;
+
+pub const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
+
+static NEXT_DATABASE: AtomicU32 = AtomicU32::new(0);
+
+/// A running gateway with its own database.
+pub struct TestApp {
+    pub base: String,
+    pub admin_token: String,
+    pub client: reqwest::Client,
+    pub statements: egs_api::db::StatementCounter,
+    /// The database the gateway uses, for fixtures a user could not create through the API.
+    pub db: sea_orm::DatabaseConnection,
+    pub backend: &'static str,
+    /// Holds the signing key and the admin token file.
+    pub data_dir: std::path::PathBuf,
+    stop: Option<oneshot::Sender<()>>,
+    _data_dir: tempfile::TempDir,
+    postgres_cleanup: Option<(String, String)>,
+}
+
+/// Creates a fresh PostgreSQL database on the server `server_url` points at; returns its URL.
+async fn fresh_postgres_database(server_url: &str) -> anyhow::Result<(String, String)> {
+    use sea_orm::ConnectionTrait;
+    let name = format!("egs_t_{}_{}", std::process::id(), NEXT_DATABASE.fetch_add(1, Ordering::Relaxed));
+    let admin = sea_orm::Database::connect(server_url).await.context("cannot reach EGS_TEST_DATABASE_URL")?;
+    admin.execute_unprepared(&format!("DROP DATABASE IF EXISTS {name}")).await?;
+    admin.execute_unprepared(&format!("CREATE DATABASE {name}")).await?;
+    admin.close().await?;
+    let mut url = url::Url::parse(server_url)?;
+    url.set_path(&format!("/{name}"));
+    Ok((url.to_string(), name))
+}
+
+impl TestApp {
+    pub async fn spawn() -> Self {
+        Self::spawn_with(|_| {}).await
+    }
+
+    /// Starts a gateway; `adjust` may change the settings first (limits, demo, CORS).
+    pub async fn spawn_with(adjust: impl FnOnce(&mut ServeArgs)) -> Self {
+        let data_dir = tempfile::tempdir().expect("temp dir");
+        let server_url = std::env::var("EGS_TEST_DATABASE_URL").ok().filter(|u| !u.is_empty());
+        let (database_url, postgres_cleanup) = match &server_url {
+            Some(server) => {
+                let (url, name) = fresh_postgres_database(server).await.expect("a fresh PostgreSQL database");
+                (Some(url), Some((server.clone(), name)))
+            }
+            None => (None, None),
+        };
+        let redis_url = std::env::var("EGS_TEST_REDIS_URL").ok().filter(|u| !u.is_empty());
+        let mut settings = ServeArgs {
+            listen: "127.0.0.1:0".parse().expect("addr"),
+            storage: StorageArgs { data_dir: data_dir.path().to_owned(), database_url: database_url.map(Secret::from), signing_key: None },
+            redis_url: redis_url.map(Secret::from),
+            demo: false,
+            max_body_bytes: 1024 * 1024,
+            cors_origins: Vec::new(),
+        };
+        adjust(&mut settings);
+        let app = Application::build(settings).await.expect("the gateway starts");
+        let base = format!("http://{}", app.local_addr());
+        let admin_token = app.admin_token.clone().expect("a fresh database yields a bootstrap admin token");
+        let statements = app.state().statements.clone();
+        let db = app.state().services.db.clone();
+        let (stop, stopped) = oneshot::channel::<()>();
+        tokio::spawn(app.run_until_stopped(async {
+            let _ = stopped.await;
+        }));
+        Self {
+            base,
+            admin_token,
+            client: reqwest::Client::new(),
+            statements,
+            db,
+            data_dir: data_dir.path().to_owned(),
+            backend: if postgres_cleanup.is_some() { "postgres" } else { "sqlite" },
+            stop: Some(stop),
+            _data_dir: data_dir,
+            postgres_cleanup,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// POSTs a GraphQL request and returns the HTTP response.
+    pub async fn post(&self, token: Option<&str>, body: Value) -> reqwest::Response {
+        let mut request = self.client.post(self.url("/graphql")).header("accept", GRAPHQL_RESPONSE_JSON).json(&body);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request.send().await.expect("the gateway answers")
+    }
+
+    /// Runs an operation and returns the whole response body.
+    pub async fn gql(&self, token: &str, query: &str, variables: Value) -> Value {
+        let response = self.post(Some(token), json!({ "query": query, "variables": variables })).await;
+        response.json().await.expect("a JSON body")
+    }
+
+    /// Runs an operation that must succeed without errors; returns `data`.
+    pub async fn ok(&self, token: &str, query: &str, variables: Value) -> Value {
+        let body = self.gql(token, query, variables).await;
+        assert!(body.get("errors").is_none(), "unexpected errors: {body:#}");
+        body["data"].clone()
+    }
+
+    /// Runs a mutation whose payload must have no `userErrors`; returns the payload.
+    pub async fn mutate(&self, token: &str, field: &str, query: &str, input: Value) -> Value {
+        let data = self.ok(token, query, json!({ "input": input })).await;
+        let payload = data[field].clone();
+        assert_eq!(payload["userErrors"], json!([]), "{field} failed: {payload:#}");
+        payload
+    }
+
+    /// Stops the gateway and removes its PostgreSQL database.
+    pub async fn finish(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some((server, name)) = self.postgres_cleanup.take() {
+            use sea_orm::ConnectionTrait;
+            let _ = self.db.clone().close().await;
+            if let Ok(admin) = sea_orm::Database::connect(&server).await {
+                let _ = admin.execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await;
+                let _ = admin.close().await;
+            }
+        }
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// Fixtures built through the API, the way an admin would.
+pub mod fixtures {
+    use super::*;
+
+    pub const SHAPE_H100: &str = "NVIDIA-H100-80GB-HBM3";
+    pub const SHAPE_A100: &str = "NVIDIA-A100-SXM4-80GB";
+
+    pub async fn register_cluster(app: &TestApp, name: &str) -> String {
+        let payload = app
+            .mutate(
+                &app.admin_token,
+                "registerCluster",
+                "mutation($input: RegisterClusterInput!) { registerCluster(input: $input) { cluster { id } userErrors { field message code } } }",
+                json!({ "name": name, "provider": "SIMULATED" }),
+            )
+            .await;
+        payload["cluster"]["id"].as_str().expect("cluster id").to_owned()
+    }
+
+    /// Adds `count` nodes of `shape` with `gpus` GPUs each; returns their ids.
+    pub async fn add_nodes(app: &TestApp, cluster_id: &str, prefix: &str, count: usize, shape: &str, gpus: i32) -> Vec<String> {
+        let nodes: Vec<Value> = (0..count)
+            .map(|n| {
+                let name = format!("{prefix}-{n}");
+                json!({
+                    "name": name,
+                    "instanceType": "p5.48xlarge",
+                    "gpuShape": shape,
+                    "gpusPerNode": gpus,
+                    "gpuMemoryMib": 81559,
+                    "gpus": (0..gpus).map(|i| json!({ "uuid": format!("GPU-{cluster_id}-{name}-{i}"), "index": i, "model": shape, "memoryMib": 81559 })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let payload = app
+            .mutate(
+                &app.admin_token,
+                "upsertNodes",
+                "mutation($input: UpsertNodesInput!) { upsertNodes(input: $input) { nodes { id } userErrors { field message code } } }",
+                json!({ "clusterId": cluster_id, "nodes": nodes }),
+            )
+            .await;
+        payload["nodes"].as_array().expect("nodes").iter().map(|n| n["id"].as_str().expect("id").to_owned()).collect()
+    }
+
+    pub async fn create_slice(app: &TestApp, name: &str, cluster_id: &str, policy: Value) -> String {
+        let payload = app
+            .mutate(
+                &app.admin_token,
+                "createSlice",
+                "mutation($input: CreateSliceInput!) { createSlice(input: $input) { slice { id } userErrors { field message code } } }",
+                json!({ "name": name, "namespaces": [{ "clusterId": cluster_id, "name": name }], "policy": policy }),
+            )
+            .await;
+        payload["slice"]["id"].as_str().expect("slice id").to_owned()
+    }
+
+    /// Creates a user, makes them `role` in `slice_id`, and returns (user id, token).
+    pub async fn member(app: &TestApp, name: &str, slice_id: &str, role: &str) -> (String, String) {
+        let user = app
+            .mutate(
+                &app.admin_token,
+                "createUser",
+                "mutation($input: CreateUserInput!) { createUser(input: $input) { user { id } userErrors { field message code } } }",
+                json!({ "name": name }),
+            )
+            .await;
+        let user_id = user["user"]["id"].as_str().expect("user id").to_owned();
+        app.mutate(
+            &app.admin_token,
+            "addSliceMember",
+            "mutation($input: AddSliceMemberInput!) { addSliceMember(input: $input) { slice { id } userErrors { field message code } } }",
+            json!({ "sliceId": slice_id, "userId": user_id, "role": role }),
+        )
+        .await;
+        let token = app
+            .mutate(
+                &app.admin_token,
+                "createToken",
+                "mutation($input: CreateTokenInput!) { createToken(input: $input) { secret token { id } userErrors { field message code } } }",
+                json!({ "name": format!("{name} test token"), "role": "USER", "userId": user_id }),
+            )
+            .await;
+        (user_id, token["secret"].as_str().expect("secret").to_owned())
+    }
+
+    pub const CREATE_GPR: &str = "mutation($input: CreateGprInput!) { createGpr(input: $input) { gpr { id name phase version reason approval priority } userErrors { field message code } } }";
+
+    pub async fn create_gpr(app: &TestApp, token: &str, slice_id: &str, name: &str, extra: Value) -> Value {
+        let mut input = json!({ "sliceId": slice_id, "name": name, "nodeCount": 1, "gpuShape": SHAPE_H100, "duration": "2h" });
+        if let (Some(input), Some(extra)) = (input.as_object_mut(), extra.as_object()) {
+            input.extend(extra.clone());
+        }
+        app.mutate(token, "createGpr", CREATE_GPR, input).await["gpr"].clone()
+    }
+
+    /// Two slices on one cluster with an editor each: the standard isolation setup.
+    pub struct TwoSlices {
+        pub cluster: String,
+        pub slice_a: String,
+        pub slice_b: String,
+        pub token_a: String,
+        pub token_b: String,
+    }
+
+    pub async fn two_slices(app: &TestApp) -> TwoSlices {
+        let cluster = register_cluster(app, "c1").await;
+        add_nodes(app, &cluster, "h100", 4, SHAPE_H100, 8).await;
+        let slice_a = create_slice(app, "team-a", &cluster, json!({})).await;
+        let slice_b = create_slice(app, "team-b", &cluster, json!({})).await;
+        let (_, token_a) = member(app, "alice", &slice_a, "EDITOR").await;
+        let (_, token_b) = member(app, "bob", &slice_b, "EDITOR").await;
+        TwoSlices { cluster, slice_a, slice_b, token_a, token_b }
+    }
+}

@@ -192,10 +192,12 @@ fn operation_of(request: &async_graphql::Request) -> Option<(OperationType, Opti
     let document = async_graphql::parser::parse_query(&request.query).ok()?;
     match document.operations {
         DocumentOperations::Single(op) => Some((op.node.ty, request.operation_name.clone())),
-        DocumentOperations::Multiple(ops) => {
-            let name = request.operation_name.as_deref()?;
-            ops.iter().find(|(n, _)| n.as_str() == name).map(|(_, op)| (op.node.ty, Some(name.to_owned())))
-        }
+        DocumentOperations::Multiple(ops) => match request.operation_name.as_deref() {
+            Some(name) => ops.iter().find(|(n, _)| n.as_str() == name).map(|(_, op)| (op.node.ty, Some(name.to_owned()))),
+            // One named operation and no `operationName`: that one runs.
+            None if ops.len() == 1 => ops.iter().next().map(|(n, op)| (op.node.ty, Some(n.to_string()))),
+            None => None,
+        },
     }
 }
 
@@ -238,11 +240,25 @@ async fn execute(state: AppState, headers: HeaderMap, media: Media, request: asy
     let name = operation.and_then(|(_, name)| name);
     state.metrics.observe_request(name.as_deref(), op_type, outcome, started.elapsed());
 
-    let body = match serde_json::to_string(&response) {
-        Ok(body) => body,
-        Err(e) => {
-            tracing::error!(error = %e, "failed to serialize a GraphQL response");
-            return request_error(StatusCode::INTERNAL_SERVER_ERROR, media, ErrorCode::Internal, "internal error; it has been logged");
+    let body = if failed_before_execution {
+        // A request error: no `data` entry at all, and every error carries a stable code.
+        let errors: Vec<serde_json::Value> = response
+            .errors
+            .iter()
+            .map(|e| {
+                let mut value = serde_json::to_value(e).unwrap_or_else(|_| json!({ "message": e.message }));
+                value["extensions"]["code"] = json!(ErrorCode::InvalidInput.as_str());
+                value
+            })
+            .collect();
+        json!({ "errors": errors }).to_string()
+    } else {
+        match serde_json::to_string(&response) {
+            Ok(body) => body,
+            Err(e) => {
+                tracing::error!(error = %e, "failed to serialize a GraphQL response");
+                return request_error(StatusCode::INTERNAL_SERVER_ERROR, media, ErrorCode::Internal, "internal error; it has been logged");
+            }
         }
     };
     let mut http = (status, body).into_response();

@@ -113,6 +113,11 @@ impl ScalarType for Duration {
         }
     }
 
+    /// Lets validation refuse a bad literal before execution (a 400, not a field error).
+    fn is_valid(value: &Value) -> bool {
+        matches!(value, Value::String(text) if parse_duration(text).is_ok())
+    }
+
     fn to_value(&self) -> Value {
         Value::String(format_duration(self.0))
     }

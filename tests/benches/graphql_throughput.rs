@@ -1,1 +1,307 @@
-fn main(){}
+//! GraphQL throughput: a bare async-graphql + axum server against the EGS gateway.
+//!
+//! `cargo bench -p egs-tests --bench graphql_throughput`
+//!
+//! The gateway runs on whatever backend `TestApp` picks: SQLite by default, PostgreSQL when
+//! `EGS_TEST_DATABASE_URL` is set (CI runs the bench once per backend). Each workload runs for
+//! `EGS_BENCH_SECS` seconds (default 5) after a 1 s warm-up, with `EGS_BENCH_CONCURRENCY`
+//! client tasks (default 32) sharing one keep-alive `reqwest::Client`.
+
+use async_graphql::{EmptyMutation, EmptySubscription, Object, Schema};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use egs_tests::TestApp;
+use egs_tests::fixtures::{self, SHAPE_H100};
+use sea_orm::EntityTrait;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+const GPRS: usize = 100;
+const NODES: usize = 20;
+const GPUS_PER_NODE: usize = 8;
+const NODES_PER_GPR: usize = 2;
+
+const HELLO: &str = "{ hello }";
+const VIEWER: &str = "{ viewer { id } }";
+const NESTED: &str = "{ gprs(first: 100) { edges { node { id name phase slice { id name } nodes { id name gpus { id uuid } } } } } }";
+
+// ---------------------------------------------------------------------------------------------
+// The baseline: the smallest async-graphql server over axum.
+
+struct HelloQuery;
+
+#[Object]
+impl HelloQuery {
+    async fn hello(&self) -> &'static str {
+        "world"
+    }
+}
+
+type HelloSchema = Schema<HelloQuery, EmptyMutation, EmptySubscription>;
+
+async fn bare_graphql(State(schema): State<HelloSchema>, body: Bytes) -> Response {
+    let request: async_graphql::Request = match serde_json::from_slice(&body) {
+        Ok(request) => request,
+        Err(e) => return (StatusCode::BAD_REQUEST, e.to_string()).into_response(),
+    };
+    let response = schema.execute(request).await;
+    match serde_json::to_string(&response) {
+        Ok(body) => ([(header::CONTENT_TYPE, "application/json")], body).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
+/// Starts the bare server; returns its `/graphql` URL.
+async fn spawn_bare() -> String {
+    let schema = Schema::new(HelloQuery, EmptyMutation, EmptySubscription);
+    let router = Router::new().route("/graphql", post(bare_graphql)).with_state(schema);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind the bare server");
+    let addr = listener.local_addr().expect("local addr");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    format!("http://{addr}/graphql")
+}
+
+// ---------------------------------------------------------------------------------------------
+// The load generator.
+
+struct Config {
+    secs: u64,
+    concurrency: usize,
+}
+
+impl Config {
+    fn from_env() -> Self {
+        let read = |name: &str, default: u64| std::env::var(name).ok().and_then(|v| v.trim().parse::<u64>().ok()).filter(|v| *v > 0).unwrap_or(default);
+        Self { secs: read("EGS_BENCH_SECS", 5), concurrency: read("EGS_BENCH_CONCURRENCY", 32) as usize }
+    }
+}
+
+/// One workload: where to send which body with which token.
+#[derive(Clone)]
+struct Target {
+    url: String,
+    token: Option<String>,
+    body: Arc<Vec<u8>>,
+}
+
+impl Target {
+    fn new(url: String, token: Option<&str>, query: &str) -> Self {
+        let body = serde_json::to_vec(&json!({ "query": query })).expect("serializable");
+        Self { url, token: token.map(str::to_owned), body: Arc::new(body) }
+    }
+}
+
+#[derive(Default)]
+struct TaskResult {
+    latencies_us: Vec<u64>,
+    failures: u64,
+    first_failure: Option<String>,
+}
+
+struct Report {
+    completed: u64,
+    failures: u64,
+    first_failure: Option<String>,
+    rps: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+}
+
+/// Sends one request; `Ok` only for HTTP 200 with a JSON body that has no `errors`.
+async fn send(client: &reqwest::Client, target: &Target) -> Result<(), String> {
+    let mut request = client
+        .post(&target.url)
+        .header(header::CONTENT_TYPE.as_str(), "application/json")
+        .header(header::ACCEPT.as_str(), "application/json")
+        .body(target.body.as_ref().clone());
+    if let Some(token) = &target.token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.map_err(|e| format!("transport: {e}"))?;
+    let status = response.status();
+    let bytes = response.bytes().await.map_err(|e| format!("body: {e}"))?;
+    if status != reqwest::StatusCode::OK {
+        return Err(format!("HTTP {status}: {}", String::from_utf8_lossy(&bytes[..bytes.len().min(300)])));
+    }
+    let value: Value = serde_json::from_slice(&bytes).map_err(|e| format!("not JSON: {e}"))?;
+    if let Some(errors) = value.get("errors") {
+        return Err(format!("GraphQL errors: {errors}"));
+    }
+    if value.get("data").is_none_or(Value::is_null) {
+        return Err("no data".into());
+    }
+    Ok(())
+}
+
+/// Runs `target` for a 1 s warm-up and then `config.secs` seconds with `config.concurrency`
+/// tasks; only requests that succeed inside the measured window count.
+async fn measure(client: &reqwest::Client, target: &Target, config: &Config) -> Report {
+    let warmup = Duration::from_secs(1);
+    let window = Duration::from_secs(config.secs);
+    let start = Instant::now();
+    let measure_from = start + warmup;
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::with_capacity(config.concurrency);
+    for _ in 0..config.concurrency {
+        let client = client.clone();
+        let target = target.clone();
+        let stop = stop.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut result = TaskResult::default();
+            while !stop.load(Ordering::Relaxed) {
+                let sent = Instant::now();
+                let outcome = send(&client, &target).await;
+                let done = Instant::now();
+                if sent < measure_from || stop.load(Ordering::Relaxed) {
+                    continue;
+                }
+                match outcome {
+                    Ok(()) => result.latencies_us.push(done.duration_since(sent).as_micros() as u64),
+                    Err(e) => {
+                        result.failures += 1;
+                        result.first_failure.get_or_insert(e);
+                    }
+                }
+            }
+            result
+        }));
+    }
+    tokio::time::sleep_until((measure_from + window).into()).await;
+    stop.store(true, Ordering::Relaxed);
+    let mut latencies = Vec::new();
+    let mut failures = 0;
+    let mut first_failure = None;
+    for task in tasks {
+        let result = task.await.expect("a client task");
+        latencies.extend(result.latencies_us);
+        failures += result.failures;
+        if first_failure.is_none() {
+            first_failure = result.first_failure;
+        }
+    }
+    latencies.sort_unstable();
+    let percentile = |p: f64| -> f64 {
+        if latencies.is_empty() {
+            return f64::NAN;
+        }
+        let rank = ((p / 100.0) * latencies.len() as f64).ceil() as usize;
+        latencies[rank.clamp(1, latencies.len()) - 1] as f64 / 1000.0
+    };
+    Report {
+        completed: latencies.len() as u64,
+        failures,
+        first_failure,
+        rps: latencies.len() as f64 / window.as_secs_f64(),
+        p50_ms: percentile(50.0),
+        p99_ms: percentile(99.0),
+    }
+}
+
+fn line(label: &str, report: &Report, extra: &str) {
+    println!(
+        "{label:<22} {:>9.0} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms  ({} ok, {} failed){extra}",
+        report.rps, report.p50_ms, report.p99_ms, report.completed, report.failures
+    );
+    if let Some(failure) = &report.first_failure {
+        println!("{:<22} first failure: {failure}", "");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seeding the nested workload.
+
+/// 1 cluster, `NODES` H100 nodes, 1 slice, `GPRS` GPRs with `NODES_PER_GPR` nodes each.
+async fn seed(app: &TestApp) {
+    let cluster = fixtures::register_cluster(app, "bench").await;
+    let nodes = fixtures::add_nodes(app, &cluster, "h100", NODES, SHAPE_H100, GPUS_PER_NODE as i32).await;
+    let node_ids: Vec<i64> = nodes.iter().map(|id| row_id(id)).collect();
+    let slice = fixtures::create_slice(app, "bench", &cluster, json!({})).await;
+    let now = chrono::Utc::now();
+    let mut rows = Vec::with_capacity(GPRS * NODES_PER_GPR);
+    for i in 0..GPRS {
+        let gpr = fixtures::create_gpr(app, &app.admin_token, &slice, &format!("gpr-{i}"), json!({})).await;
+        let gpr_id = row_id(gpr["id"].as_str().expect("gpr id"));
+        for k in 0..NODES_PER_GPR {
+            rows.push(egs_entities::gpr_node::ActiveModel {
+                gpr_id: sea_orm::Set(gpr_id),
+                node_id: sea_orm::Set(node_ids[(i * NODES_PER_GPR + k) % node_ids.len()]),
+                assigned_at: sea_orm::Set(now),
+            });
+        }
+    }
+    egs_entities::gpr_node::Entity::insert_many(rows).exec(&app.db).await.expect("insert gpr_nodes");
+}
+
+fn row_id(id: &str) -> i64 {
+    egs_schema::ids::decode_any(id).unwrap_or_else(|| panic!("`{id}` is not an EGS id")).1
+}
+
+/// Checks the nested page really holds what the workload claims to read.
+async fn verify_nested(app: &TestApp) {
+    let data = app.ok(&app.admin_token, NESTED, json!({})).await;
+    let edges = data["gprs"]["edges"].as_array().expect("edges");
+    assert_eq!(edges.len(), GPRS, "the page has {} edges, not {GPRS}", edges.len());
+    for edge in edges {
+        let node = &edge["node"];
+        assert!(node["slice"]["id"].is_string(), "a GPR without its slice: {node}");
+        let nodes = node["nodes"].as_array().expect("nodes");
+        assert_eq!(nodes.len(), NODES_PER_GPR, "GPR {} has {} nodes", node["name"], nodes.len());
+        for n in nodes {
+            let gpus = n["gpus"].as_array().expect("gpus").len();
+            assert_eq!(gpus, GPUS_PER_NODE, "node {} has {gpus} GPUs", n["name"]);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime");
+    runtime.block_on(run());
+}
+
+async fn run() {
+    let config = Config::from_env();
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(config.concurrency * 2)
+        .build()
+        .expect("an HTTP client");
+
+    let app = TestApp::spawn().await;
+    println!("backend={} concurrency={} secs={}", app.backend, config.concurrency, config.secs);
+
+    let bare_url = spawn_bare().await;
+    let bare = measure(&client, &Target::new(bare_url, None, HELLO), &config).await;
+    line("bare hello:", &bare, "");
+
+    let gateway = app.url("/graphql");
+    let viewer = measure(&client, &Target::new(gateway.clone(), Some(&app.admin_token), VIEWER), &config).await;
+    let ratio = viewer.rps / bare.rps;
+    line("egs viewer (auth):", &viewer, &format!("  ratio vs bare: {ratio:.2} (target >= 0.50)"));
+
+    let seeding = Instant::now();
+    seed(&app).await;
+    verify_nested(&app).await;
+    let before = app.statements.get();
+    app.ok(&app.admin_token, NESTED, json!({})).await;
+    let statements = app.statements.get() - before;
+    let target_note = if app.backend == "sqlite" { " (target >= 1000 req/s on sqlite)" } else { "" };
+    let nested = measure(&client, &Target::new(gateway, Some(&app.admin_token), NESTED), &config).await;
+    line("egs 100 GPRs nested:", &nested, target_note);
+    println!(
+        "nested page: {statements} SQL statements per request; seeded {GPRS} GPRs x {NODES_PER_GPR} nodes x {GPUS_PER_NODE} GPUs in {:.1} s",
+        seeding.elapsed().as_secs_f64()
+    );
+
+    let failures = bare.failures + viewer.failures + nested.failures;
+    println!("failures: {failures}");
+    app.finish().await;
+}

@@ -1,1 +1,12 @@
+//! The one integration test binary: each test starts the real gateway on port 0 with its own
+//! database (SQLite, or PostgreSQL + Redis when `EGS_TEST_DATABASE_URL`/`EGS_TEST_REDIS_URL`
+//! are set) and drives it over HTTP with the requests users send.
 
+mod auth;
+mod dataloader;
+mod gprs;
+mod http_spec;
+mod input_errors;
+mod isolation;
+mod operations;
+mod slices;

@@ -1,0 +1,155 @@
+//! Tokens: every malformed, forged, expired or revoked token is refused with 401.
+
+use egs_tests::TestApp;
+use egs_tests::fixtures::{self, TwoSlices};
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde_json::{Value, json};
+
+fn signing_key(app: &TestApp) -> Vec<u8> {
+    std::fs::read_to_string(app.data_dir.join("signing.key")).expect("the gateway keeps its key in the data dir").trim().as_bytes().to_vec()
+}
+
+fn claims_of(token: &str) -> Value {
+    use base64::Engine;
+    let payload = token.split('.').nth(1).expect("a JWT");
+    serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).expect("base64")).expect("json")
+}
+
+async fn status_with(app: &TestApp, token: &str) -> (u16, Value) {
+    let response = app.post(Some(token), json!({ "query": "{ viewer { name } }" })).await;
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn forged_expired_and_foreign_tokens_are_refused() {
+    let app = TestApp::spawn().await;
+    let key = signing_key(&app);
+    let good = claims_of(&app.admin_token);
+    let now = chrono::Utc::now().timestamp();
+    let sign = |claims: &Value, alg: Algorithm, key: &[u8]| jsonwebtoken::encode(&Header::new(alg), claims, &EncodingKey::from_secret(key)).expect("sign");
+
+    let mut expired = good.clone();
+    expired["exp"] = json!(now - 3600);
+    let mut early = good.clone();
+    early["nbf"] = json!(now + 3600);
+    let mut foreign = good.clone();
+    foreign["aud"] = json!("someone-else");
+    let mut unknown = good.clone();
+    unknown["jti"] = json!("not-a-token-we-issued");
+    let tampered = {
+        let mut parts: Vec<String> = app.admin_token.split('.').map(str::to_owned).collect();
+        use base64::Engine;
+        let mut claims = good.clone();
+        claims["role"] = json!("ADMIN");
+        claims["sub"] = json!("mallory");
+        parts[1] = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(claims.to_string());
+        parts.join(".")
+    };
+    let none_alg = {
+        use base64::Engine;
+        let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        format!("{}.{}.", engine.encode(r#"{"alg":"none","typ":"JWT"}"#), engine.encode(good.to_string()))
+    };
+    let cases = [
+        ("expired", sign(&expired, Algorithm::HS256, &key), "expired"),
+        ("not yet valid", sign(&early, Algorithm::HS256, &key), "not valid yet"),
+        ("wrong audience", sign(&foreign, Algorithm::HS256, &key), "not issued for EGS"),
+        ("wrong key", sign(&good, Algorithm::HS256, b"another-key-another-key-another-key!!"), "signature"),
+        ("wrong algorithm", sign(&good, Algorithm::HS512, &key), "algorithm"),
+        ("unknown id", sign(&unknown, Algorithm::HS256, &key), "not known"),
+        ("tampered", tampered, "signature"),
+        ("alg none", none_alg, ""),
+        ("garbage", "not-a-jwt".to_owned(), "malformed"),
+    ];
+    for (case, token, why) in cases {
+        let (status, body) = status_with(&app, &token).await;
+        assert_eq!(status, 401, "{case}: {body}");
+        assert_eq!(body["errors"][0]["extensions"]["code"], "UNAUTHENTICATED", "{case}: {body}");
+        assert!(body["errors"][0]["message"].as_str().unwrap_or_default().contains(why), "{case}: {body}");
+        assert!(body.get("data").is_none(), "{case}");
+    }
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn no_token_can_introspect_but_not_read() {
+    let app = TestApp::spawn().await;
+    let response = app.post(None, json!({ "query": "{ __schema { queryType { name } } }" })).await;
+    assert_eq!(response.status().as_u16(), 200);
+    let body: Value = response.json().await.expect("json");
+    assert_eq!(body["data"]["__schema"]["queryType"]["name"], "Query");
+
+    let body: Value = app.post(None, json!({ "query": "{ slices { totalCount } }" })).await.json().await.expect("json");
+    assert_eq!(body["errors"][0]["extensions"]["code"], "UNAUTHENTICATED", "{body}");
+    assert_eq!(body["data"], Value::Null);
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn a_revoked_token_stops_working_at_once() {
+    let app = TestApp::spawn().await;
+    let TwoSlices { token_a, .. } = fixtures::two_slices(&app).await;
+    assert_eq!(status_with(&app, &token_a).await.0, 200);
+    let tokens = app.ok(&token_a, "{ viewer { token { id } } }", json!({})).await;
+    let id = tokens["viewer"]["token"]["id"].clone();
+    app.mutate(
+        &app.admin_token,
+        "revokeToken",
+        "mutation($input: RevokeTokenInput!) { revokeToken(input: $input) { token { revokedAt } userErrors { field message code } } }",
+        json!({ "id": id }),
+    )
+    .await;
+    let (status, body) = status_with(&app, &token_a).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(body["errors"][0]["message"].as_str().unwrap_or_default().contains("revoked"), "{body}");
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn users_list_and_revoke_only_their_own_tokens() {
+    let app = TestApp::spawn().await;
+    let two = fixtures::two_slices(&app).await;
+    let mine = app.ok(&two.token_a, "{ tokens { totalCount edges { node { user { name } } } } }", json!({})).await;
+    assert_eq!(mine["tokens"]["totalCount"], 1, "{mine}");
+    assert_eq!(mine["tokens"]["edges"][0]["node"]["user"]["name"], "alice");
+
+    let bobs = app.ok(&two.token_b, "{ viewer { token { id } } }", json!({})).await["viewer"]["token"]["id"].clone();
+    let attempt = app
+        .gql(
+            &two.token_a,
+            "mutation($input: RevokeTokenInput!) { revokeToken(input: $input) { token { id } userErrors { code } } }",
+            json!({ "input": { "id": bobs } }),
+        )
+        .await;
+    assert_eq!(attempt["errors"][0]["extensions"]["code"], "NOT_FOUND", "{attempt}");
+    assert_eq!(status_with(&app, &two.token_b).await.0, 200, "bob's token still works");
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn a_user_cannot_mint_an_admin_token_or_widen_a_scoped_one() {
+    let app = TestApp::spawn().await;
+    let two = fixtures::two_slices(&app).await;
+    let create = "mutation($input: CreateTokenInput!) { createToken(input: $input) { secret userErrors { field code message } } }";
+    let body = app.gql(&two.token_a, create, json!({ "input": { "name": "escalate", "role": "ADMIN" } })).await;
+    assert_eq!(body["errors"][0]["extensions"]["code"], "FORBIDDEN", "{body}");
+
+    let body = app
+        .gql(&two.token_a, create, json!({ "input": { "name": "other-slice", "role": "USER", "sliceScopes": [{ "sliceId": two.slice_b, "role": "VIEWER" }] } }))
+        .await;
+    assert_eq!(body["data"]["createToken"]["userErrors"][0]["code"], "INVALID_INPUT", "{body}");
+    assert_eq!(body["data"]["createToken"]["secret"], Value::Null);
+
+    let viewer_only = app
+        .mutate(&two.token_a, "createToken", create, json!({ "name": "read-only", "role": "USER", "sliceScopes": [{ "sliceId": two.slice_a, "role": "VIEWER" }] }))
+        .await["secret"]
+        .as_str()
+        .expect("secret")
+        .to_owned();
+    let refused = app
+        .gql(&viewer_only, fixtures::CREATE_GPR, json!({ "input": { "sliceId": two.slice_a, "name": "x", "nodeCount": 1, "duration": "1h" } }))
+        .await;
+    assert_eq!(refused["errors"][0]["extensions"]["code"], "FORBIDDEN", "a viewer-scoped token cannot create GPRs: {refused}");
+    app.finish().await;
+}

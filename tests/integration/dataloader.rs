@@ -1,0 +1,52 @@
+//! Relations go through DataLoaders: a page of GPRs with slice, nodes and GPUs costs the same
+//! number of SQL statements whatever the page size.
+
+use egs_entities::gpr_node;
+use egs_tests::TestApp;
+use egs_tests::fixtures::{self, SHAPE_H100};
+use sea_orm::{ActiveModelTrait, Set};
+use serde_json::json;
+
+const PAGE: &str = "query($n: Int) { gprs(first: $n) { edges { node { id name phase slice { id name } requester { name } nodes { id name cluster { name } gpus { id uuid } } } } } }";
+
+async fn statements_for(app: &TestApp, n: usize) -> (u64, usize) {
+    let before = app.statements.get();
+    let data = app.ok(&app.admin_token, PAGE, json!({ "n": n })).await;
+    let after = app.statements.get();
+    let edges = data["gprs"]["edges"].as_array().expect("edges");
+    assert_eq!(edges.len(), n);
+    for edge in edges {
+        let nodes = edge["node"]["nodes"].as_array().expect("nodes");
+        assert_eq!(nodes.len(), 2, "{edge}");
+        assert!(nodes.iter().all(|n| n["gpus"].as_array().map(Vec::len) == Some(8)));
+    }
+    (after - before, edges.len())
+}
+
+#[tokio::test]
+async fn a_page_of_gprs_with_relations_costs_a_fixed_number_of_statements() {
+    let app = TestApp::spawn().await;
+    let cluster = fixtures::register_cluster(&app, "c1").await;
+    let nodes = fixtures::add_nodes(&app, &cluster, "h100", 20, SHAPE_H100, 8).await;
+    let slice = fixtures::create_slice(&app, "big", &cluster, json!({})).await;
+    for i in 0..100 {
+        let gpr = fixtures::create_gpr(&app, &app.admin_token, &slice, &format!("gpr-{i}"), json!({})).await;
+        let (_, gpr_id) = egs_schema::ids::decode_any(gpr["id"].as_str().expect("id")).expect("gpr id");
+        for node in nodes.iter().skip(i % 19).take(2) {
+            let (_, node_id) = egs_schema::ids::decode_any(node).expect("node id");
+            gpr_node::ActiveModel { gpr_id: Set(gpr_id), node_id: Set(node_id), assigned_at: Set(chrono::Utc::now()) }
+                .insert(&app.db)
+                .await
+                .expect("assign");
+        }
+    }
+    // Six loads (page, slices, requesters, nodes, clusters, GPUs); a batch may split in two when
+    // the 1 ms batching window closes mid-page, but it never grows with the page (an N+1
+    // pattern would take hundreds).
+    const BOUND: u64 = 12;
+    let (small, _) = statements_for(&app, 10).await;
+    let (large, _) = statements_for(&app, 100).await;
+    assert!(small >= 6 && small <= BOUND, "a nested page of 10 GPRs took {small} statements");
+    assert!(large <= BOUND, "a nested page of 100 GPRs took {large} statements; 10 took {small}");
+    app.finish().await;
+}

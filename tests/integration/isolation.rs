@@ -1,0 +1,194 @@
+//! Slice isolation: a user of one slice never reads, counts or changes another slice's data,
+//! through any query or mutation that takes a slice or a GPR — and the errors they get are the
+//! same as for an object that does not exist.
+
+use egs_tests::TestApp;
+use egs_tests::fixtures::{self, TwoSlices};
+use serde_json::{Value, json};
+
+/// A well-formed id of the right type that names nothing.
+fn missing(kind: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{kind}:999999"))
+}
+
+struct World {
+    app: TestApp,
+    two: TwoSlices,
+    /// A GPR in slice B (bob's), and one of its events.
+    gpr_b: String,
+    event_b: String,
+}
+
+async fn world() -> World {
+    let app = TestApp::spawn().await;
+    let two = fixtures::two_slices(&app).await;
+    fixtures::create_gpr(&app, &two.token_a, &two.slice_a, "alice-job", json!({})).await;
+    let gpr_b = fixtures::create_gpr(&app, &two.token_b, &two.slice_b, "bob-job", json!({}))
+        .await["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let events = app.ok(&two.token_b, "query($id: ID!) { gpr(id: $id) { events { edges { node { id } } } } }", json!({ "id": gpr_b })).await;
+    let event_b = events["gpr"]["events"]["edges"][0]["node"]["id"].as_str().expect("event").to_owned();
+    World { app, two, gpr_b, event_b }
+}
+
+/// The error of a GraphQL response: (code, message).
+fn error_of(body: &Value) -> (String, String) {
+    let error = &body["errors"][0];
+    (
+        error["extensions"]["code"].as_str().unwrap_or_default().to_owned(),
+        error["message"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+#[tokio::test]
+async fn lists_and_counts_show_only_the_callers_slices() {
+    let World { app, two, .. } = world().await;
+    let data = app
+        .ok(
+            &two.token_a,
+            "{ slices { totalCount edges { node { name } } } gprs { totalCount edges { node { name slice { name } } } } gprEvents { totalCount edges { node { gpr { name } } } } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(data["slices"]["totalCount"], 1);
+    assert_eq!(data["slices"]["edges"][0]["node"]["name"], "team-a");
+    assert_eq!(data["gprs"]["totalCount"], 1);
+    assert_eq!(data["gprs"]["edges"][0]["node"]["name"], "alice-job");
+    let event_gprs: Vec<&Value> = data["gprEvents"]["edges"].as_array().expect("edges").iter().map(|e| &e["node"]["gpr"]["name"]).collect();
+    assert!(!event_gprs.is_empty() && event_gprs.iter().all(|n| *n == "alice-job"), "{data}");
+    assert_eq!(data["gprEvents"]["totalCount"], event_gprs.len());
+
+    // Filtering by the other slice yields nothing to count, not an error that confirms it exists.
+    let filtered = app.ok(&two.token_a, "query($s: ID!) { gprs(filter: { sliceId: $s }) { totalCount } }", json!({ "s": two.slice_b })).await;
+    assert_eq!(filtered["gprs"]["totalCount"], 0);
+
+    let admin = app.ok(&app.admin_token, "{ slices { totalCount } gprs { totalCount } }", json!({})).await;
+    assert_eq!(admin["slices"]["totalCount"], 2);
+    assert_eq!(admin["gprs"]["totalCount"], 2);
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn reading_another_slices_objects_reads_as_not_found() {
+    let World { app, two, gpr_b, event_b } = world().await;
+    let cases: Vec<(&str, &str, Value, Value)> = vec![
+        ("slice(id)", "query($id: ID) { slice(id: $id) { name } }", json!({ "id": two.slice_b }), json!({ "id": missing("Slice") })),
+        ("slice(name)", "query($n: String) { slice(name: $n) { name } }", json!({ "n": "team-b" }), json!({ "n": "no-such-slice" })),
+        ("gpr", "query($id: ID!) { gpr(id: $id) { name } }", json!({ "id": gpr_b }), json!({ "id": missing("Gpr") })),
+        ("node(gpr)", "query($id: ID!) { node(id: $id) { id } }", json!({ "id": gpr_b }), json!({ "id": missing("Gpr") })),
+        ("node(slice)", "query($id: ID!) { node(id: $id) { id } }", json!({ "id": two.slice_b }), json!({ "id": missing("Slice") })),
+        ("node(event)", "query($id: ID!) { node(id: $id) { id } }", json!({ "id": event_b }), json!({ "id": missing("GprEvent") })),
+        ("gprEvents(gprId)", "query($id: ID) { gprEvents(gprId: $id) { totalCount } }", json!({ "id": gpr_b }), json!({ "id": missing("Gpr") })),
+        ("gprEvents(sliceId)", "query($id: ID) { gprEvents(sliceId: $id) { totalCount } }", json!({ "id": two.slice_b }), json!({ "id": missing("Slice") })),
+    ];
+    for (case, query, hidden, absent) in cases {
+        let seen = app.gql(&two.token_a, query, hidden).await;
+        let none = app.gql(&two.token_a, query, absent).await;
+        assert_eq!(error_of(&seen).0, "NOT_FOUND", "{case}: {seen}");
+        assert_eq!(error_of(&seen), error_of(&none), "{case}: a hidden object must read exactly like a missing one");
+        assert!(!seen.to_string().contains("team-b") && !seen.to_string().contains("bob-job"), "{case} leaked: {seen}");
+    }
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn changing_another_slices_objects_fails_and_changes_nothing() {
+    let World { app, two, gpr_b, .. } = world().await;
+    let before = app.ok(&app.admin_token, "query($id: ID!) { gpr(id: $id) { name phase version priority nodeCount events { totalCount } } slice(name: \"team-b\") { members { user { name } role } namespaces { name } policy { priorityMax } } }", json!({ "id": gpr_b })).await;
+    let alice_id = app.ok(&two.token_a, "{ viewer { id } }", json!({})).await["viewer"]["id"].clone();
+    let cases: Vec<(&str, &str, Value, &str)> = vec![
+        ("createGpr", fixtures::CREATE_GPR, json!({ "sliceId": two.slice_b, "name": "sneaky", "nodeCount": 1, "duration": "1h" }), "NOT_FOUND"),
+        (
+            "updateGpr",
+            "mutation($input: UpdateGprInput!) { updateGpr(input: $input) { gpr { id } userErrors { code } } }",
+            json!({ "id": gpr_b, "version": 1, "nodeCount": 2 }),
+            "NOT_FOUND",
+        ),
+        ("cancelGpr", "mutation($input: GprActionInput!) { cancelGpr(input: $input) { gpr { id } userErrors { code } } }", json!({ "id": gpr_b }), "NOT_FOUND"),
+        (
+            "earlyReleaseGpr",
+            "mutation($input: GprActionInput!) { earlyReleaseGpr(input: $input) { gpr { id } userErrors { code } } }",
+            json!({ "id": gpr_b }),
+            "NOT_FOUND",
+        ),
+        (
+            "setGprPriority",
+            "mutation($input: SetGprPriorityInput!) { setGprPriority(input: $input) { gpr { id } userErrors { code } } }",
+            json!({ "id": gpr_b, "priority": 300 }),
+            "FORBIDDEN",
+        ),
+        ("approveGpr", "mutation($input: GprDecisionInput!) { approveGpr(input: $input) { gpr { id } userErrors { code } } }", json!({ "id": gpr_b }), "FORBIDDEN"),
+        ("rejectGpr", "mutation($input: GprDecisionInput!) { rejectGpr(input: $input) { gpr { id } userErrors { code } } }", json!({ "id": gpr_b }), "FORBIDDEN"),
+        (
+            "addSliceMember",
+            "mutation($input: AddSliceMemberInput!) { addSliceMember(input: $input) { slice { id } userErrors { code } } }",
+            json!({ "sliceId": two.slice_b, "userId": alice_id, "role": "OWNER" }),
+            "NOT_FOUND",
+        ),
+        (
+            "removeSliceMember",
+            "mutation($input: RemoveSliceMemberInput!) { removeSliceMember(input: $input) { slice { id } userErrors { code } } }",
+            json!({ "sliceId": two.slice_b, "userId": alice_id }),
+            "NOT_FOUND",
+        ),
+        (
+            "addSliceNamespace",
+            "mutation($input: SliceNamespaceInput!) { addSliceNamespace(input: $input) { slice { id } userErrors { code } } }",
+            json!({ "sliceId": two.slice_b, "clusterId": two.cluster, "name": "grab" }),
+            "FORBIDDEN",
+        ),
+        (
+            "removeSliceNamespace",
+            "mutation($input: SliceNamespaceInput!) { removeSliceNamespace(input: $input) { slice { id } userErrors { code } } }",
+            json!({ "sliceId": two.slice_b, "clusterId": two.cluster, "name": "team-b" }),
+            "FORBIDDEN",
+        ),
+        (
+            "setSlicePolicy",
+            "mutation($input: SetSlicePolicyInput!) { setSlicePolicy(input: $input) { slice { id } userErrors { code } } }",
+            json!({ "sliceId": two.slice_b, "policy": { "priorityMax": 1 } }),
+            "FORBIDDEN",
+        ),
+        (
+            "updateSlice",
+            "mutation($input: UpdateSliceInput!) { updateSlice(input: $input) { slice { id } userErrors { code } } }",
+            json!({ "id": two.slice_b, "name": "renamed" }),
+            "FORBIDDEN",
+        ),
+        ("deleteSlice", "mutation($input: DeleteSliceInput!) { deleteSlice(input: $input) { slice { id } userErrors { code } } }", json!({ "id": two.slice_b }), "FORBIDDEN"),
+    ];
+    for (case, mutation, input, code) in cases {
+        let body = app.gql(&two.token_a, mutation, json!({ "input": input })).await;
+        assert_eq!(error_of(&body).0, code, "{case}: {body}");
+        assert!(!body.to_string().contains("team-b") && !body.to_string().contains("bob-job"), "{case} leaked: {body}");
+    }
+    let after = app.ok(&app.admin_token, "query($id: ID!) { gpr(id: $id) { name phase version priority nodeCount events { totalCount } } slice(name: \"team-b\") { members { user { name } role } namespaces { name } policy { priorityMax } } }", json!({ "id": gpr_b })).await;
+    assert_eq!(before, after, "slice B is exactly as it was");
+    let gprs_b = app.ok(&app.admin_token, "query($s: ID!) { gprs(filter: { sliceId: $s }) { totalCount } }", json!({ "s": two.slice_b })).await;
+    assert_eq!(gprs_b["gprs"]["totalCount"], 1, "no GPR was created in slice B");
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn a_node_allocated_to_another_slice_does_not_reveal_its_gpr() {
+    use egs_entities::{NodeState, node};
+    use sea_orm::{ActiveModelTrait, EntityTrait, Set};
+    let World { app, two, gpr_b, .. } = world().await;
+    let (_, gpr_row) = egs_schema::ids::decode_any(&gpr_b).expect("gpr id");
+    let first = node::Entity::find().one(&app.db).await.expect("query").expect("a node");
+    let node_id = egs_schema::ids::encode(egs_schema::ids::Kind::GpuNode, first.id).0;
+    let mut held: node::ActiveModel = first.into();
+    held.state = Set(NodeState::Reserved);
+    held.allocated_gpr_id = Set(Some(gpr_row));
+    held.update(&app.db).await.expect("allocate");
+
+    let query = "query($id: ID!) { node(id: $id) { ... on GpuNode { state allocatedGpr { name } } } }";
+    let as_alice = app.ok(&two.token_a, query, json!({ "id": node_id })).await;
+    assert_eq!(as_alice["node"], json!({ "state": "RESERVED", "allocatedGpr": null }));
+    let as_bob = app.ok(&two.token_b, query, json!({ "id": node_id })).await;
+    assert_eq!(as_bob["node"]["allocatedGpr"]["name"], "bob-job");
+    app.finish().await;
+}

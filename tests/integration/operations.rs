@@ -1,0 +1,35 @@
+//! Health, readiness and metrics endpoints.
+
+use egs_tests::TestApp;
+use serde_json::{Value, json};
+
+#[tokio::test]
+async fn healthz_and_readyz_report_the_database_and_migrations() {
+    let app = TestApp::spawn().await;
+    let health = app.client.get(app.url("/healthz")).send().await.expect("answer");
+    assert_eq!(health.status().as_u16(), 200);
+    let ready = app.client.get(app.url("/readyz")).send().await.expect("answer");
+    assert_eq!(ready.status().as_u16(), 200);
+    let body: Value = ready.json().await.expect("json");
+    assert_eq!(body["ready"], true, "{body}");
+    assert_eq!(body["database"], "ok");
+    assert_eq!(body["migrations"], "ok");
+    let expected_redis = if std::env::var("EGS_TEST_REDIS_URL").is_ok_and(|u| !u.is_empty()) { "ok" } else { "not configured" };
+    assert_eq!(body["redis"], expected_redis);
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn metrics_count_requests_by_operation_and_gprs_by_phase() {
+    let app = TestApp::spawn().await;
+    let two = egs_tests::fixtures::two_slices(&app).await;
+    egs_tests::fixtures::create_gpr(&app, &two.token_a, &two.slice_a, "one", json!({})).await;
+    app.ok(&app.admin_token, "query WhoAmI { viewer { id } }", json!({})).await;
+    let text = app.client.get(app.url("/metrics")).send().await.expect("answer").text().await.expect("text");
+    assert!(text.contains("egs_graphql_requests_total{operation=\"WhoAmI\",type=\"query\",outcome=\"ok\"} 1"), "{text}");
+    assert!(text.contains("egs_graphql_request_duration_seconds_bucket{"), "{text}");
+    assert!(text.contains("egs_gprs{phase=\"QUEUED\"} 1"), "{text}");
+    assert!(text.contains("egs_gprs{phase=\"PROVISIONED\"} 0"), "{text}");
+    assert!(text.contains("egs_db_statements_total "), "{text}");
+    app.finish().await;
+}
