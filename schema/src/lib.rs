@@ -177,3 +177,17 @@ pub(crate) mod validate {
         if errors.is_empty() { Ok(()) } else { Err(crate::error::Error::User(errors)) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The checked-in SDL is the API contract reviewers read; it must match the code.
+    #[test]
+    fn exported_schema_matches_the_code() {
+        let checked_in = include_str!("../schema.graphql");
+        let current = super::sdl();
+        assert!(
+            checked_in == current,
+            "schema/schema.graphql is out of date; regenerate it with `cargo run -p egs-api --bin egs -- print-schema > schema/schema.graphql`"
+        );
+    }
+}
