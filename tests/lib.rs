@@ -24,6 +24,8 @@ pub struct TestApp {
     /// The database the gateway uses, for fixtures a user could not create through the API.
     pub db: sea_orm::DatabaseConnection,
     pub backend: &'static str,
+    /// The database URL the gateway was given (PostgreSQL only).
+    pub database_url: Option<String>,
     /// Holds the signing key and the admin token file.
     pub data_dir: std::path::PathBuf,
     stop: Option<oneshot::Sender<()>>,
@@ -61,6 +63,7 @@ impl TestApp {
             None => (None, None),
         };
         let redis_url = std::env::var("EGS_TEST_REDIS_URL").ok().filter(|u| !u.is_empty());
+        let given_database_url = database_url.clone();
         let mut settings = ServeArgs {
             listen: "127.0.0.1:0".parse().expect("addr"),
             storage: StorageArgs { data_dir: data_dir.path().to_owned(), database_url: database_url.map(Secret::from), signing_key: None },
@@ -86,6 +89,7 @@ impl TestApp {
             statements,
             db,
             data_dir: data_dir.path().to_owned(),
+            database_url: given_database_url,
             backend: if postgres_cleanup.is_some() { "postgres" } else { "sqlite" },
             stop: Some(stop),
             _data_dir: data_dir,

@@ -37,9 +37,9 @@ fn parse_slice_role(text: &str) -> anyhow::Result<SliceRole> {
     }
 }
 
-/// Issues a token and prints it. `--user` creates the user when missing; `--slice` makes them a
-/// member with `--role` and limits the token to that slice.
-pub async fn create_token(args: TokenCreateArgs) -> anyhow::Result<()> {
+/// Issues a token and returns its secret. `--user` creates the user when missing; `--slice`
+/// makes them a member with `--role` and limits the token to that slice.
+pub async fn create_token(args: TokenCreateArgs) -> anyhow::Result<String> {
     let ttl_secs = parse_duration(&args.ttl).map_err(|e| anyhow::anyhow!("--ttl: {e}"))?;
     let db = open(&args.storage).await?;
     let keys = bootstrap::load_signing_key(&args.storage)?;
@@ -78,6 +78,5 @@ pub async fn create_token(args: TokenCreateArgs) -> anyhow::Result<()> {
     .await
     .map_err(schema_error)
     .context("failed to issue the token")?;
-    println!("{}", issued.secret);
-    Ok(())
+    Ok(issued.secret)
 }

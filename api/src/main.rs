@@ -18,7 +18,10 @@ async fn main() -> anyhow::Result<()> {
             cli::print_schema();
             Ok(())
         }
-        Command::Token { command: TokenCommand::Create(args) } => cli::create_token(args).await,
+        Command::Token { command: TokenCommand::Create(args) } => {
+            println!("{}", cli::create_token(args).await?);
+            Ok(())
+        }
     }
 }
 

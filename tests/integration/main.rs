@@ -3,6 +3,7 @@
 //! are set) and drives it over HTTP with the requests users send.
 
 mod auth;
+mod cli;
 mod dataloader;
 mod gprs;
 mod http_spec;

@@ -1,0 +1,67 @@
+//! The one-shot commands and the demo seed, against a running gateway's database.
+
+use egs_api::settings::{Secret, StorageArgs, TokenCreateArgs};
+use egs_tests::TestApp;
+use egs_tests::fixtures;
+use serde_json::json;
+
+fn token_args(app: &TestApp, user: Option<&str>, slice: Option<&str>, role: Option<&str>, ttl: &str) -> TokenCreateArgs {
+    let database_url = (app.backend == "postgres").then(|| app.database_url.clone()).flatten();
+    TokenCreateArgs {
+        storage: StorageArgs { data_dir: app.data_dir.clone(), database_url: database_url.map(Secret::from), signing_key: None },
+        admin: user.is_none(),
+        user: user.map(str::to_owned),
+        slice: slice.map(str::to_owned),
+        role: role.map(str::to_owned),
+        ttl: ttl.to_owned(),
+    }
+}
+
+#[tokio::test]
+async fn token_create_issues_working_admin_and_slice_scoped_user_tokens() {
+    let app = TestApp::spawn().await;
+    let two = fixtures::two_slices(&app).await;
+
+    let admin = egs_api::cli::create_token(token_args(&app, None, None, None, "1h")).await.expect("admin token");
+    let who = app.ok(&admin, "{ viewer { name role } }", json!({})).await;
+    assert_eq!(who["viewer"], json!({ "name": "admin", "role": "ADMIN" }));
+
+    let carl = egs_api::cli::create_token(token_args(&app, Some("carl"), Some("team-b"), Some("viewer"), "30d")).await.expect("user token");
+    let seen = app.ok(&carl, "{ viewer { role memberships { role slice { name } } } slices { totalCount } }", json!({})).await;
+    assert_eq!(seen["viewer"]["memberships"], json!([{ "role": "VIEWER", "slice": { "name": "team-b" } }]));
+    assert_eq!(seen["slices"]["totalCount"], 1);
+    let refused = app.gql(&carl, "query($id: ID) { slice(id: $id) { name } }", json!({ "id": two.slice_a })).await;
+    assert_eq!(refused["errors"][0]["extensions"]["code"], "NOT_FOUND");
+
+    let bad = egs_api::cli::create_token(token_args(&app, Some("carl"), Some("team-b"), Some("boss"), "1h")).await;
+    assert!(bad.expect_err("unknown role").to_string().contains("not a slice role"));
+    let bad_ttl = egs_api::cli::create_token(token_args(&app, None, None, None, "forever")).await;
+    assert!(bad_ttl.expect_err("bad ttl").to_string().contains("--ttl"));
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn the_demo_seeds_clusters_slices_users_and_gprs_once() {
+    let app = TestApp::spawn_with(|settings| settings.demo = true).await;
+    let data = app
+        .ok(
+            &app.admin_token,
+            "{ clusters { name } slices { totalCount } pools { totalNodes } gprs { totalCount edges { node { name phase } } } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(data["clusters"], json!([{ "name": "gpu-east" }, { "name": "gpu-west" }]));
+    assert_eq!(data["slices"]["totalCount"], 3);
+    let nodes: i64 = data["pools"].as_array().expect("pools").iter().map(|p| p["totalNodes"].as_i64().unwrap_or(0)).sum();
+    assert_eq!(nodes, 22);
+    assert_eq!(data["gprs"]["totalCount"], 4);
+    assert!(data["gprs"]["edges"].as_array().expect("edges").iter().any(|e| e["node"]["phase"] == "PENDING_APPROVAL"));
+
+    let bob = std::fs::read_to_string(app.data_dir.join("demo-tokens/bob.token")).expect("bob's token");
+    let bobs = app.ok(bob.trim(), "{ slices { edges { node { name viewerRole } } } }", json!({})).await;
+    assert_eq!(
+        bobs["slices"]["edges"],
+        json!([{ "node": { "name": "nlp-research", "viewerRole": "EDITOR" } }, { "node": { "name": "vision", "viewerRole": "VIEWER" } }])
+    );
+    app.finish().await;
+}
