@@ -97,6 +97,45 @@ impl TestApp {
         }
     }
 
+    /// Starts a second gateway replica on the same database, data dir (signing key) and Redis.
+    pub async fn spawn_replica(&self) -> TestApp {
+        let redis_url = std::env::var("EGS_TEST_REDIS_URL").ok().filter(|u| !u.is_empty());
+        let settings = ServeArgs {
+            listen: "127.0.0.1:0".parse().expect("addr"),
+            storage: StorageArgs {
+                data_dir: self.data_dir.clone(),
+                database_url: Some(Secret::from(self.database_url.clone().unwrap_or_else(|| format!("sqlite://{}?mode=rwc", self.data_dir.join("egs.db").display())))),
+                signing_key: None,
+            },
+            redis_url: redis_url.map(Secret::from),
+            demo: false,
+            max_body_bytes: 1024 * 1024,
+            cors_origins: Vec::new(),
+        };
+        let app = Application::build(settings).await.expect("the replica starts");
+        assert!(app.admin_token.is_none(), "a replica of an initialised database does not bootstrap again");
+        let base = format!("http://{}", app.local_addr());
+        let statements = app.state().statements.clone();
+        let db = app.state().services.db.clone();
+        let (stop, stopped) = oneshot::channel::<()>();
+        tokio::spawn(app.run_until_stopped(async {
+            let _ = stopped.await;
+        }));
+        TestApp {
+            base,
+            admin_token: self.admin_token.clone(),
+            client: reqwest::Client::new(),
+            statements,
+            db,
+            data_dir: self.data_dir.clone(),
+            database_url: self.database_url.clone(),
+            backend: self.backend,
+            stop: Some(stop),
+            _data_dir: tempfile::tempdir().expect("temp dir"),
+            postgres_cleanup: None,
+        }
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }

@@ -4,14 +4,14 @@
 use crate::db::{self, StatementCounter};
 use crate::metrics::Metrics;
 use crate::settings::ServeArgs;
-use crate::{bootstrap, demo, graphql_http, health, playground};
+use crate::{bootstrap, demo, graphql_http, health, playground, replicas};
 use anyhow::Context;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderValue, Method, header};
 use axum::response::Redirect;
 use axum::routing::get;
-use egs_schema::auth::TokenCache;
+use egs_schema::auth::{NoReplicas, RevocationBroadcast, TokenCache};
 use egs_schema::{EgsSchema, Services, build_schema};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -47,11 +47,17 @@ impl Application {
         }
         let keys = bootstrap::load_signing_key(&settings.storage)?;
         let admin_token = bootstrap::ensure_initialized(&db, &keys, &settings.storage.data_dir).await?;
-        let redis = match &settings.redis_url {
-            Some(url) => Some(connect_redis(url.expose()).await?),
-            None => None,
+        let token_cache = Arc::new(TokenCache::default());
+        let (redis, revocations): (_, Arc<dyn RevocationBroadcast>) = match &settings.redis_url {
+            Some(url) => {
+                let client = redis::Client::open(url.expose()).context("the Redis URL is not valid")?;
+                let manager = connect_redis(client.clone()).await?;
+                replicas::spawn_revocation_listener(client, token_cache.clone());
+                (Some(manager.clone()), Arc::new(replicas::RedisRevocations::new(manager)))
+            }
+            None => (None, Arc::new(NoReplicas)),
         };
-        let services = Services { db, keys: Arc::new(keys), token_cache: Arc::new(TokenCache::default()) };
+        let services = Services { db, keys: Arc::new(keys), token_cache, revocations };
         if settings.demo {
             demo::seed(&services, &settings.storage.data_dir).await.context("failed to seed the demo data")?;
         }
@@ -81,8 +87,7 @@ impl Application {
     }
 }
 
-async fn connect_redis(url: &str) -> anyhow::Result<redis::aio::ConnectionManager> {
-    let client = redis::Client::open(url).context("the Redis URL is not valid")?;
+async fn connect_redis(client: redis::Client) -> anyhow::Result<redis::aio::ConnectionManager> {
     let connect = redis::aio::ConnectionManager::new(client);
     tokio::time::timeout(std::time::Duration::from_secs(10), connect)
         .await

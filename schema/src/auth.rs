@@ -124,6 +124,19 @@ impl TokenCache {
     }
 }
 
+/// Tells other gateway replicas that a token was revoked, so they drop their cached record at
+/// once instead of after [`TOKEN_CACHE_TTL`]. The embedded mode has no other replicas.
+pub trait RevocationBroadcast: Send + Sync {
+    fn token_revoked(&self, jti: &str);
+}
+
+/// For a single process: nothing to tell.
+pub struct NoReplicas;
+
+impl RevocationBroadcast for NoReplicas {
+    fn token_revoked(&self, _jti: &str) {}
+}
+
 /// Verifies a bearer token and loads its record: the one entry point for HTTP and WebSocket.
 pub async fn authenticate(db: &DatabaseConnection, keys: &TokenKeys, cache: &TokenCache, token: &str) -> Result<Caller> {
     let claims = keys.verify(token)?;

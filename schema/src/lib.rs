@@ -21,7 +21,7 @@ pub mod token;
 pub mod user;
 
 use async_graphql::{Context, EmptySubscription, MergedObject, Schema};
-use auth::{Caller, TokenCache, TokenKeys};
+use auth::{Caller, RevocationBroadcast, TokenCache, TokenKeys};
 use error::{Error, Result};
 use sea_orm::DatabaseConnection;
 use std::sync::Arc;
@@ -61,6 +61,8 @@ pub struct Services {
     pub db: DatabaseConnection,
     pub keys: Arc<TokenKeys>,
     pub token_cache: Arc<TokenCache>,
+    /// Reaches the other replicas' token caches (Redis in distributed mode).
+    pub revocations: Arc<dyn RevocationBroadcast>,
 }
 
 /// Builds the schema with its limits; `services` is reachable from every resolver.

@@ -153,3 +153,39 @@ async fn a_user_cannot_mint_an_admin_token_or_widen_a_scoped_one() {
     assert_eq!(refused["errors"][0]["extensions"]["code"], "FORBIDDEN", "a viewer-scoped token cannot create GPRs: {refused}");
     app.finish().await;
 }
+
+#[tokio::test]
+async fn a_revocation_reaches_every_replica_at_once() {
+    let first = TestApp::spawn().await;
+    let second = first.spawn_replica().await;
+    let two = fixtures::two_slices(&first).await;
+    // The second replica has now cached alice's token as valid.
+    assert_eq!(status_with(&second, &two.token_a).await.0, 200);
+    let id = first.ok(&two.token_a, "{ viewer { token { id } } }", json!({})).await["viewer"]["token"]["id"].clone();
+    first
+        .mutate(
+            &first.admin_token,
+            "revokeToken",
+            "mutation($input: RevokeTokenInput!) { revokeToken(input: $input) { token { id } userErrors { code } } }",
+            json!({ "id": id }),
+        )
+        .await;
+    if std::env::var("EGS_TEST_REDIS_URL").is_ok_and(|u| !u.is_empty()) {
+        // Through Redis: well inside the 5 s the replica would otherwise trust its cache.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        loop {
+            let (status, _) = status_with(&second, &two.token_a).await;
+            if status == 401 {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "the second replica still accepts a revoked token");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    } else {
+        // Without Redis a replica trusts its cache for at most the cache TTL.
+        tokio::time::sleep(std::time::Duration::from_millis(5_100)).await;
+        assert_eq!(status_with(&second, &two.token_a).await.0, 401);
+    }
+    second.finish().await;
+    first.finish().await;
+}

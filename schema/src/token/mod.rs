@@ -183,8 +183,11 @@ impl TokenMutation {
     /// Revokes a token at once (admins any, users their own).
     async fn revoke_token(&self, ctx: &Context<'_>, input: RevokeTokenInput) -> async_graphql::Result<RevokeTokenPayload> {
         let (caller, db) = session(ctx)?;
-        let cache = &services(ctx)?.token_cache;
-        let result = async { service::revoke_token(db, cache, caller, ids::decode("id", &input.id, Kind::AccessToken)?).await.map(AccessToken) };
+        let services = services(ctx)?;
+        let result = async {
+            let id = ids::decode("id", &input.id, Kind::AccessToken)?;
+            service::revoke_token(db, &services.token_cache, services.revocations.as_ref(), caller, id).await.map(AccessToken)
+        };
         RevokeTokenPayload::from_result(result.await)
     }
 }

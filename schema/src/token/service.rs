@@ -1,6 +1,6 @@
 //! Access tokens: issued as JWTs, recorded by id so they can be listed and revoked.
 
-use crate::auth::{Caller, Claims, TOKEN_AUDIENCE, TOKEN_ISSUER, TokenCache, TokenKeys};
+use crate::auth::{Caller, Claims, RevocationBroadcast, TOKEN_AUDIENCE, TOKEN_ISSUER, TokenCache, TokenKeys};
 use crate::error::{Error, Result, UserError};
 use crate::validate;
 use chrono::{Duration, Utc};
@@ -172,8 +172,8 @@ pub async fn find_token(db: &DatabaseConnection, caller: &Caller, id: i64) -> Re
     tokens_select(caller)?.filter(access_token::Column::Id.eq(id)).one(db).await?.ok_or(Error::NotFound("token"))
 }
 
-/// Revokes a token at once on this replica (its cache entry goes too).
-pub async fn revoke_token(db: &DatabaseConnection, cache: &TokenCache, caller: &Caller, id: i64) -> Result<access_token::Model> {
+/// Revokes a token at once: this replica forgets it, and the others are told to.
+pub async fn revoke_token(db: &DatabaseConnection, cache: &TokenCache, others: &dyn RevocationBroadcast, caller: &Caller, id: i64) -> Result<access_token::Model> {
     let found = find_token(db, caller, id).await?;
     if found.revoked_at.is_some() {
         return Ok(found);
@@ -182,5 +182,6 @@ pub async fn revoke_token(db: &DatabaseConnection, cache: &TokenCache, caller: &
     model.revoked_at = Set(Some(Utc::now()));
     let revoked = model.update(db).await?;
     cache.forget(&revoked.jti);
+    others.token_revoked(&revoked.jti);
     Ok(revoked)
 }
