@@ -46,6 +46,41 @@ async fn fresh_postgres_database(server_url: &str) -> anyhow::Result<(String, St
     Ok((url.to_string(), name))
 }
 
+/// Test settings: port 0, Redis from `EGS_TEST_REDIS_URL`, default limits.
+fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> ServeArgs {
+    ServeArgs {
+        listen: "127.0.0.1:0".parse().expect("addr"),
+        storage: StorageArgs { data_dir, database_url: database_url.map(Secret::from), signing_key: None },
+        redis_url: std::env::var("EGS_TEST_REDIS_URL").ok().filter(|u| !u.is_empty()).map(Secret::from),
+        demo: false,
+        max_body_bytes: 1024 * 1024,
+        cors_origins: Vec::new(),
+    }
+}
+
+/// A gateway serving in the background.
+struct Launched {
+    base: String,
+    statements: egs_api::db::StatementCounter,
+    db: sea_orm::DatabaseConnection,
+    stop: oneshot::Sender<()>,
+    /// The bootstrap admin token, if this start created one.
+    bootstrap_token: Option<String>,
+}
+
+async fn launch(settings: ServeArgs) -> Launched {
+    let app = Application::build(settings).await.expect("the gateway starts");
+    let launched_token = app.admin_token.clone();
+    let base = format!("http://{}", app.local_addr());
+    let statements = app.state().statements.clone();
+    let db = app.state().services.db.clone();
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(app.run_until_stopped(async {
+        let _ = stopped.await;
+    }));
+    Launched { base, statements, db, stop, bootstrap_token: launched_token }
+}
+
 impl TestApp {
     pub async fn spawn() -> Self {
         Self::spawn_with(|_| {}).await
@@ -62,36 +97,20 @@ impl TestApp {
             }
             None => (None, None),
         };
-        let redis_url = std::env::var("EGS_TEST_REDIS_URL").ok().filter(|u| !u.is_empty());
         let given_database_url = database_url.clone();
-        let mut settings = ServeArgs {
-            listen: "127.0.0.1:0".parse().expect("addr"),
-            storage: StorageArgs { data_dir: data_dir.path().to_owned(), database_url: database_url.map(Secret::from), signing_key: None },
-            redis_url: redis_url.map(Secret::from),
-            demo: false,
-            max_body_bytes: 1024 * 1024,
-            cors_origins: Vec::new(),
-        };
+        let mut settings = serve_args(data_dir.path().to_owned(), database_url);
         adjust(&mut settings);
-        let app = Application::build(settings).await.expect("the gateway starts");
-        let base = format!("http://{}", app.local_addr());
-        let admin_token = app.admin_token.clone().expect("a fresh database yields a bootstrap admin token");
-        let statements = app.state().statements.clone();
-        let db = app.state().services.db.clone();
-        let (stop, stopped) = oneshot::channel::<()>();
-        tokio::spawn(app.run_until_stopped(async {
-            let _ = stopped.await;
-        }));
+        let launched = launch(settings).await;
         Self {
-            base,
-            admin_token,
+            base: launched.base,
+            admin_token: launched.bootstrap_token.expect("a fresh database yields a bootstrap admin token"),
             client: reqwest::Client::new(),
-            statements,
-            db,
+            statements: launched.statements,
+            db: launched.db,
             data_dir: data_dir.path().to_owned(),
             database_url: given_database_url,
             backend: if postgres_cleanup.is_some() { "postgres" } else { "sqlite" },
-            stop: Some(stop),
+            stop: Some(launched.stop),
             _data_dir: data_dir,
             postgres_cleanup,
         }
@@ -99,38 +118,19 @@ impl TestApp {
 
     /// Starts a second gateway replica on the same database, data dir (signing key) and Redis.
     pub async fn spawn_replica(&self) -> TestApp {
-        let redis_url = std::env::var("EGS_TEST_REDIS_URL").ok().filter(|u| !u.is_empty());
-        let settings = ServeArgs {
-            listen: "127.0.0.1:0".parse().expect("addr"),
-            storage: StorageArgs {
-                data_dir: self.data_dir.clone(),
-                database_url: Some(Secret::from(self.database_url.clone().unwrap_or_else(|| format!("sqlite://{}?mode=rwc", self.data_dir.join("egs.db").display())))),
-                signing_key: None,
-            },
-            redis_url: redis_url.map(Secret::from),
-            demo: false,
-            max_body_bytes: 1024 * 1024,
-            cors_origins: Vec::new(),
-        };
-        let app = Application::build(settings).await.expect("the replica starts");
-        assert!(app.admin_token.is_none(), "a replica of an initialised database does not bootstrap again");
-        let base = format!("http://{}", app.local_addr());
-        let statements = app.state().statements.clone();
-        let db = app.state().services.db.clone();
-        let (stop, stopped) = oneshot::channel::<()>();
-        tokio::spawn(app.run_until_stopped(async {
-            let _ = stopped.await;
-        }));
+        let database_url = self.database_url.clone().unwrap_or_else(|| format!("sqlite://{}?mode=rwc", self.data_dir.join("egs.db").display()));
+        let launched = launch(serve_args(self.data_dir.clone(), Some(database_url))).await;
+        assert!(launched.bootstrap_token.is_none(), "a replica of an initialised database does not bootstrap again");
         TestApp {
-            base,
+            base: launched.base,
             admin_token: self.admin_token.clone(),
             client: reqwest::Client::new(),
-            statements,
-            db,
+            statements: launched.statements,
+            db: launched.db,
             data_dir: self.data_dir.clone(),
             database_url: self.database_url.clone(),
             backend: self.backend,
-            stop: Some(stop),
+            stop: Some(launched.stop),
             _data_dir: tempfile::tempdir().expect("temp dir"),
             postgres_cleanup: None,
         }
