@@ -1,5 +1,6 @@
 //! `egs`: telemetry → settings → command.
 
+use anyhow::Context;
 use clap::Parser;
 use egs_api::settings::{Cli, Command, TokenCommand};
 use egs_api::{Application, bootstrap, cli};
@@ -26,6 +27,7 @@ async fn main() -> anyhow::Result<()> {
 }
 
 async fn serve(settings: egs_api::settings::ServeArgs) -> anyhow::Result<()> {
+    let shutdown = shutdown_signal()?;
     let data_dir = settings.storage.data_dir.clone();
     let app = Application::build(settings).await?;
     let addr = app.local_addr();
@@ -34,35 +36,27 @@ async fn serve(settings: egs_api::settings::ServeArgs) -> anyhow::Result<()> {
         println!("\nBootstrap admin token (also in {}):\n\n{token}\n", bootstrap::admin_token_path(&data_dir).display());
     }
     tracing::info!(listen = %addr, "EGS is serving: playground at http://{addr}/graphql");
-    app.run_until_stopped(shutdown_signal()).await?;
+    app.run_until_stopped(shutdown).await?;
     tracing::info!("stopped");
     Ok(())
 }
 
-/// Completes on SIGINT or SIGTERM.
-async fn shutdown_signal() {
-    let interrupt = async {
-        if let Err(e) = tokio::signal::ctrl_c().await {
-            tracing::error!(error = %e, "failed to listen for SIGINT");
-            std::future::pending::<()>().await;
-        }
-    };
+/// Registers SIGINT and SIGTERM handlers now (so a signal during start-up is not fatal) and
+/// returns a future that completes on either.
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()> + Send + 'static> {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "failed to listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).context("failed to listen for SIGTERM")?;
+    Ok(async move {
+        #[cfg(unix)]
+        let terminated = terminate.recv();
+        #[cfg(not(unix))]
+        let terminated = std::future::pending::<Option<()>>();
+        tokio::select! {
+            result = tokio::signal::ctrl_c() => match result {
+                Ok(()) => tracing::info!("SIGINT received; shutting down"),
+                Err(e) => tracing::error!(error = %e, "failed to listen for SIGINT; shutting down"),
+            },
+            _ = terminated => tracing::info!("SIGTERM received; shutting down"),
         }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => tracing::info!("SIGINT received; shutting down"),
-        () = terminate => tracing::info!("SIGTERM received; shutting down"),
-    }
+    })
 }
