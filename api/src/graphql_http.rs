@@ -222,8 +222,7 @@ async fn execute(state: AppState, headers: HeaderMap, media: Media, request: asy
         Ok(caller) => caller,
         Err(response) => return response,
     };
-    let request = egs_schema::prepare_request(request, &state.services, caller);
-    let response = state.schema.execute(request).await;
+    let response = egs_schema::execute(&state.schema, &state.services, request, caller).await;
 
     // Errors without a path happened before execution (parse, validation, limits).
     let failed_before_execution = response.data == async_graphql::Value::Null

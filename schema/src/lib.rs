@@ -4,7 +4,7 @@
 //! GraphQL types and resolvers in `mod.rs` and its rules in `service.rs`: plain async functions
 //! over a database connection and an authenticated [`auth::Caller`]. Resolvers stay a few lines.
 //! This crate never imports the web framework: the gateway attaches per-request data (the
-//! caller, the [`loaders::Loaders`]) with [`prepare_request`].
+//! caller, the [`loaders::Loaders`]) through [`execute`].
 
 pub mod auth;
 pub mod cluster;
@@ -81,13 +81,15 @@ pub fn sdl() -> String {
         .sdl_with_options(async_graphql::SDLExportOptions::new().sorted_fields().sorted_enum_items())
 }
 
-/// Attaches the caller (if any) and a fresh set of DataLoaders to a request.
-pub fn prepare_request(request: async_graphql::Request, services: &Services, caller: Option<Caller>) -> async_graphql::Request {
-    let request = request.data(loaders::Loaders::new(&services.db));
-    match caller {
-        Some(caller) => request.data(caller),
-        None => request,
+/// Executes a request for `caller` (if any) with a fresh set of DataLoaders, starting their
+/// batches as the request's polls finish (see [`loaders`]).
+pub async fn execute(schema: &EgsSchema, services: &Services, request: async_graphql::Request, caller: Option<Caller>) -> async_graphql::Response {
+    let batches = loaders::BatchQueue::default();
+    let mut request = request.data(loaders::Loaders::new(&services.db, &batches));
+    if let Some(caller) = caller {
+        request = request.data(caller);
     }
+    loaders::WithBatches::new(schema.execute(request), batches).await
 }
 
 pub(crate) fn services<'a>(ctx: &Context<'a>) -> Result<&'a Services> {

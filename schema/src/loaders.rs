@@ -1,7 +1,19 @@
 //! DataLoaders for every relation the schema resolves, so a page of N objects with their
 //! relations costs a fixed number of SQL statements, not N. One set per request.
+//!
+//! Batches are cut by the request's progress, not by a clock: a batch starts only when the
+//! request has nothing left to do but wait (a poll ends without the request having woken
+//! itself), so every key one level of the query asks for lands in one batch however busy the
+//! machine is. The stock 1 ms timer cuts batches apart under load, multiplying statements.
 
 use async_graphql::dataloader::{DataLoader, Loader};
+use futures_util::future::BoxFuture;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
 use egs_entities::{cluster, gpr, gpr_node, gpu, node, slice, slice_cluster, slice_member, slice_namespace, user};
 use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder};
 use std::collections::HashMap;
@@ -121,21 +133,84 @@ pub struct Loaders {
 }
 
 impl Loaders {
-    pub fn new(db: &DatabaseConnection) -> Self {
-        fn make<T: Loader<i64>>(loader: T) -> DataLoader<T> {
-            DataLoader::new(loader, tokio::spawn)
+    pub fn new(db: &DatabaseConnection, batches: &BatchQueue) -> Self {
+        fn make<T: Loader<i64>>(loader: T, batches: &BatchQueue) -> DataLoader<T> {
+            let queue = batches.clone();
+            DataLoader::new(loader, move |task| queue.push(task)).delay(Duration::ZERO)
         }
         Self {
-            cluster: make(ClusterById(db.clone())),
-            node: make(NodeById(db.clone())),
-            slice: make(SliceById(db.clone())),
-            user: make(UserById(db.clone())),
-            gpr: make(GprById(db.clone())),
-            gpus_by_node: make(GpusByNode(db.clone())),
-            nodes_by_gpr: make(NodesByGpr(db.clone())),
-            namespaces_by_slice: make(NamespacesBySlice(db.clone())),
-            members_by_slice: make(MembersBySlice(db.clone())),
-            clusters_by_slice: make(ClustersBySlice(db.clone())),
+            cluster: make(ClusterById(db.clone()), batches),
+            node: make(NodeById(db.clone()), batches),
+            slice: make(SliceById(db.clone()), batches),
+            user: make(UserById(db.clone()), batches),
+            gpr: make(GprById(db.clone()), batches),
+            gpus_by_node: make(GpusByNode(db.clone()), batches),
+            nodes_by_gpr: make(NodesByGpr(db.clone()), batches),
+            namespaces_by_slice: make(NamespacesBySlice(db.clone()), batches),
+            members_by_slice: make(MembersBySlice(db.clone()), batches),
+            clusters_by_slice: make(ClustersBySlice(db.clone()), batches),
         }
+    }
+}
+
+/// Batch loads waiting for the current poll of their request to end.
+#[derive(Clone, Default)]
+pub struct BatchQueue(Arc<Mutex<Vec<BoxFuture<'static, ()>>>>);
+
+impl BatchQueue {
+    fn push(&self, task: BoxFuture<'static, ()>) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(task);
+    }
+
+    fn start_all(&self) {
+        let tasks = std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()));
+        for task in tasks {
+            tokio::spawn(task);
+        }
+    }
+}
+
+/// Polls a request and starts the batches it asked for once it is idle.
+pub struct WithBatches<F> {
+    inner: Pin<Box<F>>,
+    batches: BatchQueue,
+}
+
+impl<F> WithBatches<F> {
+    pub fn new(inner: F, batches: BatchQueue) -> Self {
+        Self { inner: Box::pin(inner), batches }
+    }
+}
+
+impl<F: Future> Future for WithBatches<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let watch = Arc::new(WakeWatch { woken: AtomicBool::new(false), waker: cx.waker().clone() });
+        let waker = Waker::from(watch.clone());
+        let result = self.inner.as_mut().poll(&mut Context::from_waker(&waker));
+        // Woken during its own poll (a yield, a budget): it runs again at once and may ask for
+        // more keys of the same level, so its batches wait until it is really idle.
+        if result.is_ready() || !watch.woken.load(Ordering::Acquire) {
+            self.batches.start_all();
+        }
+        result
+    }
+}
+
+/// Forwards wake-ups to the task and remembers that one happened.
+struct WakeWatch {
+    woken: AtomicBool,
+    waker: Waker,
+}
+
+impl Wake for WakeWatch {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::Release);
+        self.waker.wake_by_ref();
     }
 }

@@ -40,13 +40,9 @@ async fn a_page_of_gprs_with_relations_costs_a_fixed_number_of_statements() {
                 .expect("assign");
         }
     }
-    // Six loads (page, slices, requesters, nodes, clusters, GPUs); a batch may split in two when
-    // the 1 ms batching window closes mid-page, but it never grows with the page (an N+1
-    // pattern would take hundreds).
-    const BOUND: u64 = 12;
+    // One statement per relation: the page, slices, requesters, nodes, their clusters, GPUs.
     let (small, _) = statements_for(&app, 10).await;
     let (large, _) = statements_for(&app, 100).await;
-    assert!(small >= 6 && small <= BOUND, "a nested page of 10 GPRs took {small} statements");
-    assert!(large <= BOUND, "a nested page of 100 GPRs took {large} statements; 10 took {small}");
+    assert_eq!((small, large), (6, 6), "statements for a page of 10 and of 100 GPRs");
     app.finish().await;
 }
