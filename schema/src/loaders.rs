@@ -72,6 +72,11 @@ by_parent_loader!(
     GpusByNode, gpu, NodeId / node_id, GpuIndex
 );
 by_parent_loader!(
+    /// Node assignments of each GPR (the nodes themselves come from [`NodeById`], so a node
+    /// shared by many GPRs on a page is read once).
+    NodeLinksByGpr, gpr_node, GprId / gpr_id, NodeId
+);
+by_parent_loader!(
     /// Namespaces of each slice.
     NamespacesBySlice, slice_namespace, SliceId / slice_id, Name
 );
@@ -83,32 +88,6 @@ by_parent_loader!(
     /// Clusters each slice may use.
     ClustersBySlice, slice_cluster, SliceId / slice_id, ClusterId
 );
-
-/// Nodes assigned to each GPR, by node name.
-pub struct NodesByGpr(pub DatabaseConnection);
-
-impl Loader<i64> for NodesByGpr {
-    type Value = Vec<node::Model>;
-    type Error = Arc<DbErr>;
-
-    async fn load(&self, keys: &[i64]) -> LoadResult<Vec<node::Model>> {
-        let rows = gpr_node::Entity::find()
-            .filter(gpr_node::Column::GprId.is_in(keys.iter().copied()))
-            .find_also_related(node::Entity)
-            .all(&self.0)
-            .await?;
-        let mut grouped: HashMap<i64, Vec<node::Model>> = HashMap::new();
-        for (link, node) in rows {
-            if let Some(node) = node {
-                grouped.entry(link.gpr_id).or_default().push(node);
-            }
-        }
-        for nodes in grouped.values_mut() {
-            nodes.sort_by(|a, b| a.name.cmp(&b.name));
-        }
-        Ok(grouped)
-    }
-}
 
 fn group<M>(rows: Vec<M>, key: impl Fn(&M) -> i64) -> HashMap<i64, Vec<M>> {
     let mut grouped: HashMap<i64, Vec<M>> = HashMap::new();
@@ -126,7 +105,7 @@ pub struct Loaders {
     pub user: DataLoader<UserById>,
     pub gpr: DataLoader<GprById>,
     pub gpus_by_node: DataLoader<GpusByNode>,
-    pub nodes_by_gpr: DataLoader<NodesByGpr>,
+    pub node_links_by_gpr: DataLoader<NodeLinksByGpr>,
     pub namespaces_by_slice: DataLoader<NamespacesBySlice>,
     pub members_by_slice: DataLoader<MembersBySlice>,
     pub clusters_by_slice: DataLoader<ClustersBySlice>,
@@ -145,7 +124,7 @@ impl Loaders {
             user: make(UserById(db.clone()), batches),
             gpr: make(GprById(db.clone()), batches),
             gpus_by_node: make(GpusByNode(db.clone()), batches),
-            nodes_by_gpr: make(NodesByGpr(db.clone()), batches),
+            node_links_by_gpr: make(NodeLinksByGpr(db.clone()), batches),
             namespaces_by_slice: make(NamespacesBySlice(db.clone()), batches),
             members_by_slice: make(MembersBySlice(db.clone()), batches),
             clusters_by_slice: make(ClustersBySlice(db.clone()), batches),

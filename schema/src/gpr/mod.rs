@@ -157,7 +157,11 @@ impl Gpr {
     }
     /// Nodes handed to the slice for this GPR.
     async fn nodes(&self, ctx: &Context<'_>) -> Result<Vec<GpuNode>> {
-        Ok(loaded(loaders(ctx)?.nodes_by_gpr.load_one(self.0.id).await)?.unwrap_or_default().into_iter().map(GpuNode).collect())
+        let loaders = loaders(ctx)?;
+        let links = loaded(loaders.node_links_by_gpr.load_one(self.0.id).await)?.unwrap_or_default();
+        let mut nodes: Vec<GpuNode> = loaded(loaders.node.load_many(links.iter().map(|l| l.node_id)).await)?.into_values().map(GpuNode).collect();
+        nodes.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+        Ok(nodes)
     }
     async fn provisioned_at(&self) -> Option<DateTime<Utc>> {
         self.0.provisioned_at
