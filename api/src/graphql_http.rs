@@ -10,13 +10,14 @@
 //!   (introspection works) and protected fields answer `UNAUTHENTICATED`.
 
 use crate::app::AppState;
-use async_graphql::parser::types::{DocumentOperations, OperationType};
+use async_graphql::parser::types::OperationType;
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use egs_schema::auth::{Caller, authenticate};
 use egs_schema::error::ErrorCode;
+use egs_schema::operation::{OperationSlot, select_operation};
 use serde_json::json;
 use std::time::Instant;
 
@@ -124,15 +125,14 @@ pub async fn graphql_post(State(state): State<AppState>, headers: HeaderMap, bod
             "send the request as `Content-Type: application/json`",
         );
     }
-    let value: serde_json::Value = match serde_json::from_slice(&body) {
-        Ok(value) => value,
-        Err(e) => return request_error(StatusCode::BAD_REQUEST, media, ErrorCode::InvalidInput, &format!("the request body is not valid JSON: {e}")),
-    };
-    if value.is_array() {
+    if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
         return request_error(StatusCode::BAD_REQUEST, media, ErrorCode::InvalidInput, "batched requests are not supported; send one operation per request");
     }
-    let request: async_graphql::Request = match serde_json::from_value(value) {
+    let request: async_graphql::Request = match serde_json::from_slice(&body) {
         Ok(request) => request,
+        Err(e) if e.is_syntax() || e.is_eof() => {
+            return request_error(StatusCode::BAD_REQUEST, media, ErrorCode::InvalidInput, &format!("the request body is not valid JSON: {e}"));
+        }
         Err(e) => {
             return request_error(StatusCode::BAD_REQUEST, media, ErrorCode::InvalidInput, &format!("the request is not a GraphQL request: {e}"));
         }
@@ -187,20 +187,6 @@ pub async fn graphql_get(State(state): State<AppState>, headers: HeaderMap, RawQ
     execute(state, headers, media, request, true).await
 }
 
-/// The operation's type and name, when the document parses and the operation is found.
-fn operation_of(request: &async_graphql::Request) -> Option<(OperationType, Option<String>)> {
-    let document = async_graphql::parser::parse_query(&request.query).ok()?;
-    match document.operations {
-        DocumentOperations::Single(op) => Some((op.node.ty, request.operation_name.clone())),
-        DocumentOperations::Multiple(ops) => match request.operation_name.as_deref() {
-            Some(name) => ops.iter().find(|(n, _)| n.as_str() == name).map(|(_, op)| (op.node.ty, Some(name.to_owned()))),
-            // One named operation and no `operationName`: that one runs.
-            None if ops.len() == 1 => ops.iter().next().map(|(n, op)| (op.node.ty, Some(n.to_string()))),
-            None => None,
-        },
-    }
-}
-
 async fn execute(state: AppState, headers: HeaderMap, media: Media, request: async_graphql::Request, via_get: bool) -> Response {
     let started = Instant::now();
     if request.query.len() > MAX_QUERY_BYTES {
@@ -211,18 +197,22 @@ async fn execute(state: AppState, headers: HeaderMap, media: Media, request: asy
             &format!("the query is longer than {MAX_QUERY_BYTES} bytes"),
         );
     }
-    let operation = operation_of(&request);
-    let op_type = operation.as_ref().map(|(ty, _)| *ty);
-    if via_get && op_type.is_some_and(|ty| ty != OperationType::Query) {
+    // GET must refuse mutations before running anything, so it parses up front; POST learns
+    // the operation from the parse async-graphql does anyway.
+    if via_get
+        && let Ok(document) = async_graphql::parser::parse_query(&request.query)
+        && select_operation(&document, request.operation_name.as_deref()).is_some_and(|(ty, _)| ty != OperationType::Query)
+    {
         let mut response = request_error(StatusCode::METHOD_NOT_ALLOWED, media, ErrorCode::InvalidInput, "only queries may be sent with GET; use POST");
         response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
         return response;
     }
+    let operation = OperationSlot::new(request.operation_name.clone());
     let caller = match caller_from(&state, &headers, media).await {
         Ok(caller) => caller,
         Err(response) => return response,
     };
-    let response = egs_schema::execute(&state.schema, &state.services, request, caller).await;
+    let response = egs_schema::execute(&state.schema, &state.services, request, caller, operation.clone()).await;
 
     // Errors without a path happened before execution (parse, validation, limits).
     let failed_before_execution = response.data == async_graphql::Value::Null
@@ -236,7 +226,7 @@ async fn execute(state: AppState, headers: HeaderMap, media: Media, request: asy
     } else {
         "error"
     };
-    let name = operation.and_then(|(_, name)| name);
+    let (op_type, name) = operation.get().map_or((None, None), |(ty, name)| (Some(ty), name));
     state.metrics.observe_request(name.as_deref(), op_type, outcome, started.elapsed());
 
     let body = if failed_before_execution {

@@ -13,6 +13,7 @@ pub mod gpr;
 pub mod ids;
 pub mod inventory;
 pub mod loaders;
+pub mod operation;
 pub mod pagination;
 pub mod relay;
 pub mod scalars;
@@ -69,6 +70,7 @@ pub struct Services {
 pub fn build_schema(services: Services) -> EgsSchema {
     Schema::build(Query::default(), Mutation::default(), EmptySubscription)
         .data(services)
+        .extension(operation::RecordOperation)
         .limit_depth(MAX_QUERY_DEPTH)
         .limit_complexity(MAX_QUERY_COMPLEXITY)
         .finish()
@@ -82,10 +84,16 @@ pub fn sdl() -> String {
 }
 
 /// Executes a request for `caller` (if any) with a fresh set of DataLoaders, starting their
-/// batches as the request's polls finish (see [`loaders`]).
-pub async fn execute(schema: &EgsSchema, services: &Services, request: async_graphql::Request, caller: Option<Caller>) -> async_graphql::Response {
+/// batches as the request becomes idle (see [`loaders`]). `operation` learns what ran.
+pub async fn execute(
+    schema: &EgsSchema,
+    services: &Services,
+    request: async_graphql::Request,
+    caller: Option<Caller>,
+    operation: Arc<operation::OperationSlot>,
+) -> async_graphql::Response {
     let batches = loaders::BatchQueue::default();
-    let mut request = request.data(loaders::Loaders::new(&services.db, &batches));
+    let mut request = request.data(loaders::Loaders::new(&services.db, &batches)).data(operation);
     if let Some(caller) = caller {
         request = request.data(caller);
     }

@@ -10,7 +10,7 @@ use async_graphql::dataloader::{DataLoader, Loader};
 use futures_util::future::BoxFuture;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
@@ -97,38 +97,84 @@ fn group<M>(rows: Vec<M>, key: impl Fn(&M) -> i64) -> HashMap<i64, Vec<M>> {
     grouped
 }
 
-/// The per-request set of loaders, attached to each request by the gateway.
+/// The per-request set of loaders, attached to each request by the gateway. Each is built on
+/// first use, so a request pays only for the relations it resolves.
 pub struct Loaders {
-    pub cluster: DataLoader<ClusterById>,
-    pub node: DataLoader<NodeById>,
-    pub slice: DataLoader<SliceById>,
-    pub user: DataLoader<UserById>,
-    pub gpr: DataLoader<GprById>,
-    pub gpus_by_node: DataLoader<GpusByNode>,
-    pub node_links_by_gpr: DataLoader<NodeLinksByGpr>,
-    pub namespaces_by_slice: DataLoader<NamespacesBySlice>,
-    pub members_by_slice: DataLoader<MembersBySlice>,
-    pub clusters_by_slice: DataLoader<ClustersBySlice>,
+    db: DatabaseConnection,
+    batches: BatchQueue,
+    cluster: OnceLock<DataLoader<ClusterById>>,
+    node: OnceLock<DataLoader<NodeById>>,
+    slice: OnceLock<DataLoader<SliceById>>,
+    user: OnceLock<DataLoader<UserById>>,
+    gpr: OnceLock<DataLoader<GprById>>,
+    gpus_by_node: OnceLock<DataLoader<GpusByNode>>,
+    node_links_by_gpr: OnceLock<DataLoader<NodeLinksByGpr>>,
+    namespaces_by_slice: OnceLock<DataLoader<NamespacesBySlice>>,
+    members_by_slice: OnceLock<DataLoader<MembersBySlice>>,
+    clusters_by_slice: OnceLock<DataLoader<ClustersBySlice>>,
 }
 
 impl Loaders {
     pub fn new(db: &DatabaseConnection, batches: &BatchQueue) -> Self {
-        fn make<T: Loader<i64>>(loader: T, batches: &BatchQueue) -> DataLoader<T> {
-            let queue = batches.clone();
-            DataLoader::new(loader, move |task| queue.push(task)).delay(Duration::ZERO)
-        }
         Self {
-            cluster: make(ClusterById(db.clone()), batches),
-            node: make(NodeById(db.clone()), batches),
-            slice: make(SliceById(db.clone()), batches),
-            user: make(UserById(db.clone()), batches),
-            gpr: make(GprById(db.clone()), batches),
-            gpus_by_node: make(GpusByNode(db.clone()), batches),
-            node_links_by_gpr: make(NodeLinksByGpr(db.clone()), batches),
-            namespaces_by_slice: make(NamespacesBySlice(db.clone()), batches),
-            members_by_slice: make(MembersBySlice(db.clone()), batches),
-            clusters_by_slice: make(ClustersBySlice(db.clone()), batches),
+            db: db.clone(),
+            batches: batches.clone(),
+            cluster: OnceLock::new(),
+            node: OnceLock::new(),
+            slice: OnceLock::new(),
+            user: OnceLock::new(),
+            gpr: OnceLock::new(),
+            gpus_by_node: OnceLock::new(),
+            node_links_by_gpr: OnceLock::new(),
+            namespaces_by_slice: OnceLock::new(),
+            members_by_slice: OnceLock::new(),
+            clusters_by_slice: OnceLock::new(),
         }
+    }
+
+    fn make<T: Loader<i64>>(&self, loader: T) -> DataLoader<T> {
+        let queue = self.batches.clone();
+        DataLoader::new(loader, move |task| queue.push(task)).delay(Duration::ZERO)
+    }
+
+    pub fn cluster(&self) -> &DataLoader<ClusterById> {
+        self.cluster.get_or_init(|| self.make(ClusterById(self.db.clone())))
+    }
+
+    pub fn node(&self) -> &DataLoader<NodeById> {
+        self.node.get_or_init(|| self.make(NodeById(self.db.clone())))
+    }
+
+    pub fn slice(&self) -> &DataLoader<SliceById> {
+        self.slice.get_or_init(|| self.make(SliceById(self.db.clone())))
+    }
+
+    pub fn user(&self) -> &DataLoader<UserById> {
+        self.user.get_or_init(|| self.make(UserById(self.db.clone())))
+    }
+
+    pub fn gpr(&self) -> &DataLoader<GprById> {
+        self.gpr.get_or_init(|| self.make(GprById(self.db.clone())))
+    }
+
+    pub fn gpus_by_node(&self) -> &DataLoader<GpusByNode> {
+        self.gpus_by_node.get_or_init(|| self.make(GpusByNode(self.db.clone())))
+    }
+
+    pub fn node_links_by_gpr(&self) -> &DataLoader<NodeLinksByGpr> {
+        self.node_links_by_gpr.get_or_init(|| self.make(NodeLinksByGpr(self.db.clone())))
+    }
+
+    pub fn namespaces_by_slice(&self) -> &DataLoader<NamespacesBySlice> {
+        self.namespaces_by_slice.get_or_init(|| self.make(NamespacesBySlice(self.db.clone())))
+    }
+
+    pub fn members_by_slice(&self) -> &DataLoader<MembersBySlice> {
+        self.members_by_slice.get_or_init(|| self.make(MembersBySlice(self.db.clone())))
+    }
+
+    pub fn clusters_by_slice(&self) -> &DataLoader<ClustersBySlice> {
+        self.clusters_by_slice.get_or_init(|| self.make(ClustersBySlice(self.db.clone())))
     }
 }
 

@@ -57,12 +57,12 @@ impl Gpr {
         &self.0.name
     }
     async fn slice(&self, ctx: &Context<'_>) -> Result<Option<Slice>> {
-        Ok(loaded(loaders(ctx)?.slice.load_one(self.0.slice_id).await)?.map(Slice))
+        Ok(loaded(loaders(ctx)?.slice().load_one(self.0.slice_id).await)?.map(Slice))
     }
     /// Who asked for it.
     async fn requester(&self, ctx: &Context<'_>) -> Result<Option<User>> {
         let Some(id) = self.0.requester_id else { return Ok(None) };
-        Ok(loaded(loaders(ctx)?.user.load_one(id).await)?.map(User))
+        Ok(loaded(loaders(ctx)?.user().load_one(id).await)?.map(User))
     }
     async fn node_count(&self) -> i32 {
         self.0.node_count
@@ -84,7 +84,7 @@ impl Gpr {
     }
     /// Empty: any of the slice's clusters.
     async fn preferred_clusters(&self, ctx: &Context<'_>) -> Result<Vec<Cluster>> {
-        let found = loaded(loaders(ctx)?.cluster.load_many(self.0.preferred_cluster_ids.0.iter().copied()).await)?;
+        let found = loaded(loaders(ctx)?.cluster().load_many(self.0.preferred_cluster_ids.0.iter().copied()).await)?;
         Ok(self.0.preferred_cluster_ids.0.iter().filter_map(|id| found.get(id).cloned()).map(Cluster).collect())
     }
     /// 1–300; higher runs first.
@@ -147,7 +147,7 @@ impl Gpr {
     }
     async fn assigned_cluster(&self, ctx: &Context<'_>) -> Result<Option<Cluster>> {
         let Some(id) = self.0.assigned_cluster_id else { return Ok(None) };
-        Ok(loaded(loaders(ctx)?.cluster.load_one(id).await)?.map(Cluster))
+        Ok(loaded(loaders(ctx)?.cluster().load_one(id).await)?.map(Cluster))
     }
     async fn assigned_instance_type(&self) -> Option<&str> {
         self.0.assigned_instance_type.as_deref()
@@ -158,8 +158,8 @@ impl Gpr {
     /// Nodes handed to the slice for this GPR.
     async fn nodes(&self, ctx: &Context<'_>) -> Result<Vec<GpuNode>> {
         let loaders = loaders(ctx)?;
-        let links = loaded(loaders.node_links_by_gpr.load_one(self.0.id).await)?.unwrap_or_default();
-        let mut nodes: Vec<GpuNode> = loaded(loaders.node.load_many(links.iter().map(|l| l.node_id)).await)?.into_values().map(GpuNode).collect();
+        let links = loaded(loaders.node_links_by_gpr().load_one(self.0.id).await)?.unwrap_or_default();
+        let mut nodes: Vec<GpuNode> = loaded(loaders.node().load_many(links.iter().map(|l| l.node_id)).await)?.into_values().map(GpuNode).collect();
         nodes.sort_by(|a, b| a.0.name.cmp(&b.0.name));
         Ok(nodes)
     }
@@ -180,7 +180,7 @@ impl Gpr {
     async fn preempted_by(&self, ctx: &Context<'_>) -> Result<Option<Gpr>> {
         let Some(id) = self.0.preempted_by_id else { return Ok(None) };
         let (caller, db) = session(ctx)?;
-        let Some(other) = loaded(loaders(ctx)?.gpr.load_one(id).await)? else { return Ok(None) };
+        let Some(other) = loaded(loaders(ctx)?.gpr().load_one(id).await)? else { return Ok(None) };
         Ok(caller.can_see_slice(db, other.slice_id).await?.then_some(Gpr(other)))
     }
     /// Bumped by every change; pass it back to `updateGpr` to avoid overwriting someone else's edit.
@@ -213,10 +213,10 @@ impl GprEvent {
         self.0.id
     }
     async fn gpr(&self, ctx: &Context<'_>) -> Result<Option<Gpr>> {
-        Ok(loaded(loaders(ctx)?.gpr.load_one(self.0.gpr_id).await)?.map(Gpr))
+        Ok(loaded(loaders(ctx)?.gpr().load_one(self.0.gpr_id).await)?.map(Gpr))
     }
     async fn slice(&self, ctx: &Context<'_>) -> Result<Option<Slice>> {
-        Ok(loaded(loaders(ctx)?.slice.load_one(self.0.slice_id).await)?.map(Slice))
+        Ok(loaded(loaders(ctx)?.slice().load_one(self.0.slice_id).await)?.map(Slice))
     }
     async fn kind(&self) -> GprEventKind {
         self.0.kind

@@ -27,7 +27,7 @@ impl GpuNode {
         &self.0.name
     }
     async fn cluster(&self, ctx: &Context<'_>) -> Result<Option<Cluster>> {
-        Ok(loaded(loaders(ctx)?.cluster.load_one(self.0.cluster_id).await)?.map(Cluster))
+        Ok(loaded(loaders(ctx)?.cluster().load_one(self.0.cluster_id).await)?.map(Cluster))
     }
     async fn instance_type(&self) -> &str {
         &self.0.instance_type
@@ -53,7 +53,7 @@ impl GpuNode {
     async fn allocated_gpr(&self, ctx: &Context<'_>) -> Result<Option<Gpr>> {
         let Some(gpr_id) = self.0.allocated_gpr_id else { return Ok(None) };
         let (caller, db) = session(ctx)?;
-        let Some(gpr) = loaded(loaders(ctx)?.gpr.load_one(gpr_id).await)? else { return Ok(None) };
+        let Some(gpr) = loaded(loaders(ctx)?.gpr().load_one(gpr_id).await)? else { return Ok(None) };
         Ok(caller.can_see_slice(db, gpr.slice_id).await?.then_some(Gpr(gpr)))
     }
     async fn power_threshold_watts(&self) -> Option<f64> {
@@ -70,7 +70,7 @@ impl GpuNode {
         self.0.last_heartbeat_at
     }
     async fn gpus(&self, ctx: &Context<'_>) -> Result<Vec<Gpu>> {
-        Ok(loaded(loaders(ctx)?.gpus_by_node.load_one(self.0.id).await)?.unwrap_or_default().into_iter().map(Gpu).collect())
+        Ok(loaded(loaders(ctx)?.gpus_by_node().load_one(self.0.id).await)?.unwrap_or_default().into_iter().map(Gpu).collect())
     }
 }
 
@@ -99,7 +99,7 @@ impl Gpu {
         self.0.mig_enabled
     }
     async fn node(&self, ctx: &Context<'_>) -> Result<Option<GpuNode>> {
-        Ok(loaded(loaders(ctx)?.node.load_one(self.0.node_id).await)?.map(GpuNode))
+        Ok(loaded(loaders(ctx)?.node().load_one(self.0.node_id).await)?.map(GpuNode))
     }
 }
 
@@ -127,7 +127,7 @@ pub struct Pool {
 #[async_graphql::ComplexObject]
 impl Pool {
     async fn cluster(&self, ctx: &Context<'_>) -> Result<Option<Cluster>> {
-        Ok(loaded(loaders(ctx)?.cluster.load_one(self.cluster_id).await)?.map(Cluster))
+        Ok(loaded(loaders(ctx)?.cluster().load_one(self.cluster_id).await)?.map(Cluster))
     }
 }
 

@@ -31,17 +31,17 @@ impl Slice {
     }
     /// Clusters the slice may use.
     async fn clusters(&self, ctx: &Context<'_>) -> Result<Vec<Cluster>> {
-        let links = loaded(loaders(ctx)?.clusters_by_slice.load_one(self.0.id).await)?.unwrap_or_default();
-        let clusters = loaded(loaders(ctx)?.cluster.load_many(links.iter().map(|l| l.cluster_id)).await)?;
+        let links = loaded(loaders(ctx)?.clusters_by_slice().load_one(self.0.id).await)?.unwrap_or_default();
+        let clusters = loaded(loaders(ctx)?.cluster().load_many(links.iter().map(|l| l.cluster_id)).await)?;
         let mut clusters: Vec<Cluster> = clusters.into_values().map(Cluster).collect();
         clusters.sort_by(|a, b| a.0.name.cmp(&b.0.name));
         Ok(clusters)
     }
     async fn namespaces(&self, ctx: &Context<'_>) -> Result<Vec<SliceNamespace>> {
-        Ok(loaded(loaders(ctx)?.namespaces_by_slice.load_one(self.0.id).await)?.unwrap_or_default().into_iter().map(SliceNamespace).collect())
+        Ok(loaded(loaders(ctx)?.namespaces_by_slice().load_one(self.0.id).await)?.unwrap_or_default().into_iter().map(SliceNamespace).collect())
     }
     async fn members(&self, ctx: &Context<'_>) -> Result<Vec<SliceMember>> {
-        Ok(loaded(loaders(ctx)?.members_by_slice.load_one(self.0.id).await)?.unwrap_or_default().into_iter().map(SliceMember).collect())
+        Ok(loaded(loaders(ctx)?.members_by_slice().load_one(self.0.id).await)?.unwrap_or_default().into_iter().map(SliceMember).collect())
     }
     async fn policy(&self) -> SlicePolicyView {
         SlicePolicyView(self.0.policy.clone())
@@ -77,7 +77,7 @@ impl SliceNamespace {
         &self.0.name
     }
     async fn cluster(&self, ctx: &Context<'_>) -> Result<Option<Cluster>> {
-        Ok(loaded(loaders(ctx)?.cluster.load_one(self.0.cluster_id).await)?.map(Cluster))
+        Ok(loaded(loaders(ctx)?.cluster().load_one(self.0.cluster_id).await)?.map(Cluster))
     }
 }
 
@@ -87,7 +87,7 @@ pub struct SliceMember(pub slice_member::Model);
 #[Object]
 impl SliceMember {
     async fn user(&self, ctx: &Context<'_>) -> Result<Option<User>> {
-        Ok(loaded(loaders(ctx)?.user.load_one(self.0.user_id).await)?.map(User))
+        Ok(loaded(loaders(ctx)?.user().load_one(self.0.user_id).await)?.map(User))
     }
     async fn role(&self) -> SliceRole {
         self.0.role

@@ -31,12 +31,12 @@ impl AccessToken {
     }
     async fn user(&self, ctx: &Context<'_>) -> Result<Option<User>> {
         let Some(id) = self.0.user_id else { return Ok(None) };
-        Ok(loaded(loaders(ctx)?.user.load_one(id).await)?.map(User))
+        Ok(loaded(loaders(ctx)?.user().load_one(id).await)?.map(User))
     }
     /// Agent tokens: the cluster the agent reports for.
     async fn cluster(&self, ctx: &Context<'_>) -> Result<Option<Cluster>> {
         let Some(id) = self.0.cluster_id else { return Ok(None) };
-        Ok(loaded(loaders(ctx)?.cluster.load_one(id).await)?.map(Cluster))
+        Ok(loaded(loaders(ctx)?.cluster().load_one(id).await)?.map(Cluster))
     }
     /// Agent tokens: the node the agent reports for.
     async fn node_name(&self) -> Option<&str> {
@@ -74,7 +74,7 @@ impl TokenScope {
         if !caller.can_see_slice(db, self.slice_id).await? {
             return Ok(None);
         }
-        Ok(loaded(loaders(ctx)?.slice.load_one(self.slice_id).await)?.map(Slice))
+        Ok(loaded(loaders(ctx)?.slice().load_one(self.slice_id).await)?.map(Slice))
     }
 }
 

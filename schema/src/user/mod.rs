@@ -45,7 +45,7 @@ pub struct Membership(pub slice_member::Model);
 #[Object]
 impl Membership {
     async fn slice(&self, ctx: &Context<'_>) -> Result<Option<Slice>> {
-        Ok(loaded(loaders(ctx)?.slice.load_one(self.0.slice_id).await)?.map(Slice))
+        Ok(loaded(loaders(ctx)?.slice().load_one(self.0.slice_id).await)?.map(Slice))
     }
     async fn role(&self) -> SliceRole {
         self.0.role
@@ -74,7 +74,7 @@ impl Viewer {
     async fn user(&self, ctx: &Context<'_>) -> Result<Option<User>> {
         let (caller, _) = session(ctx)?;
         let Some(id) = caller.record.user_id else { return Ok(None) };
-        Ok(loaded(loaders(ctx)?.user.load_one(id).await)?.map(User))
+        Ok(loaded(loaders(ctx)?.user().load_one(id).await)?.map(User))
     }
     /// Slices the token may act in, with the effective role.
     async fn memberships(&self, ctx: &Context<'_>) -> Result<Vec<Membership>> {
