@@ -101,8 +101,11 @@ pub struct TokenRecord {
 /// database round trip.
 #[derive(Default)]
 pub struct TokenCache {
-    entries: Mutex<HashMap<String, (Instant, Option<Arc<TokenRecord>>)>>,
+    /// By token id: when it was read, and the record (`None`: no such token).
+    entries: Mutex<HashMap<String, CachedRecord>>,
 }
+
+type CachedRecord = (Instant, Option<Arc<TokenRecord>>);
 
 impl TokenCache {
     fn get(&self, jti: &str) -> Option<Option<Arc<TokenRecord>>> {

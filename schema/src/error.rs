@@ -5,15 +5,15 @@
 //! `extensions.code` is one of [`ErrorCode`]. Internal errors are logged once, here, with their
 //! cause chain, and reach the client only as `INTERNAL` with no database text.
 //!
-//! | code              | when                                                     | HTTP (errors-only response) |
-//! |-------------------|----------------------------------------------------------|-----------------------------|
-//! | `UNAUTHENTICATED` | no token, or a malformed, expired or revoked one          | 401                         |
-//! | `FORBIDDEN`       | the caller is known but its role does not allow this      | 200                         |
-//! | `NOT_FOUND`       | no such object, or one the caller may not see             | 200                         |
-//! | `INVALID_INPUT`   | a value the caller can correct (also in `userErrors`)     | 200 (400 before execution)  |
-//! | `CONFLICT`        | a stale `version`, a duplicate name, a wrong phase        | 200                         |
-//! | `RATE_LIMITED`    | too many requests for this token                          | 429                         |
-//! | `INTERNAL`        | our fault; logged with its cause, never detailed to you   | 200                         |
+//! | code              | when                                                            | HTTP status                                   |
+//! |-------------------|-----------------------------------------------------------------|-----------------------------------------------|
+//! | `UNAUTHENTICATED` | a presented token is malformed, forged, expired or revoked      | 401 (no token at all: a field error, 200)     |
+//! | `FORBIDDEN`       | the caller is known but its role does not allow this            | 200 (a field error)                           |
+//! | `NOT_FOUND`       | no such object, or one the caller may not see                   | 200 (a field error)                           |
+//! | `INVALID_INPUT`   | a value the caller can correct (also in `userErrors`)           | 200; 400 when the document fails validation   |
+//! | `CONFLICT`        | a stale `version`, a duplicate name, a wrong phase              | 200 (in `userErrors`)                         |
+//! | `RATE_LIMITED`    | reserved for per-token limits (not enforced yet)                | 429                                           |
+//! | `INTERNAL`        | our fault; logged with its cause, never detailed to the caller  | 200 (a field error)                           |
 
 use async_graphql::{Enum, ErrorExtensions, SimpleObject};
 

@@ -15,6 +15,8 @@ use egs_entities::gpr_event;
 use sea_orm::EntityTrait;
 
 /// An object with a global id.
+// One value per `node(id:)` call: boxing the large variants would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Interface)]
 #[graphql(field(name = "id", ty = "ID"))]
 pub enum Node {
