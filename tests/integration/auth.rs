@@ -189,3 +189,46 @@ async fn a_revocation_reaches_every_replica_at_once() {
     second.finish().await;
     first.finish().await;
 }
+
+#[tokio::test]
+async fn an_agent_token_reports_only_its_own_node_and_reads_nothing() {
+    let app = TestApp::spawn().await;
+    let two = fixtures::two_slices(&app).await;
+    let create = "mutation($input: CreateTokenInput!) { createToken(input: $input) { secret userErrors { field message code } } }";
+    let agent = app
+        .mutate(&app.admin_token, "createToken", create, json!({ "name": "agent h100-0", "role": "AGENT", "clusterId": two.cluster, "nodeName": "h100-0" }))
+        .await["secret"]
+        .as_str()
+        .expect("secret")
+        .to_owned();
+    let upsert = "mutation($input: UpsertNodesInput!) { upsertNodes(input: $input) { nodes { name lastHeartbeatAt } userErrors { code } } }";
+    let node = |name: &str| json!({ "name": name, "instanceType": "p5.48xlarge", "gpuShape": fixtures::SHAPE_H100, "gpusPerNode": 8, "gpuMemoryMib": 81559 });
+    let own = app.mutate(&agent, "upsertNodes", upsert, json!({ "clusterId": two.cluster, "nodes": [node("h100-0")] })).await;
+    assert!(own["nodes"][0]["lastHeartbeatAt"].is_string(), "an agent's report is a heartbeat: {own}");
+
+    let other = app.gql(&agent, upsert, json!({ "input": { "clusterId": two.cluster, "nodes": [node("h100-1")] } })).await;
+    assert_eq!(other["errors"][0]["extensions"]["code"], "FORBIDDEN", "{other}");
+    for query in ["{ slices { totalCount } }", "{ gprs { totalCount } }", "{ clusters { name } }"] {
+        let body = app.gql(&agent, query, json!({})).await;
+        assert_eq!(body["errors"][0]["extensions"]["code"], "FORBIDDEN", "{query}: {body}");
+    }
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn cors_allows_only_the_configured_origins() {
+    let app = TestApp::spawn_with(|settings| settings.cors_origins = vec!["https://portal.example".into()]).await;
+    let preflight = |origin: &'static str| {
+        app.client
+            .request(reqwest::Method::OPTIONS, app.url("/graphql"))
+            .header("origin", origin)
+            .header("access-control-request-method", "POST")
+            .header("access-control-request-headers", "authorization,content-type")
+            .send()
+    };
+    let allowed = preflight("https://portal.example").await.expect("answer");
+    assert_eq!(allowed.headers().get("access-control-allow-origin").and_then(|v| v.to_str().ok()), Some("https://portal.example"));
+    let refused = preflight("https://evil.example").await.expect("answer");
+    assert!(refused.headers().get("access-control-allow-origin").is_none());
+    app.finish().await;
+}
