@@ -174,3 +174,29 @@ async fn admins_bump_priority_within_range_and_it_is_recorded() {
     assert_eq!(last["actor"], "admin");
     app.finish().await;
 }
+
+#[tokio::test]
+async fn a_slice_default_idle_timeout_applies_on_create_and_when_an_edit_clears_it() {
+    let app = TestApp::spawn().await;
+    let cluster = fixtures::register_cluster(&app, "c1").await;
+    fixtures::add_nodes(&app, &cluster, "h100", 2, SHAPE_H100, 8).await;
+    let slice = fixtures::create_slice(&app, "idle", &cluster, json!({ "defaultIdleTimeout": "30m", "maxIdleTimeout": "2h" })).await;
+    let (_, token) = fixtures::member(&app, "ivy", &slice, "EDITOR").await;
+    let created = app
+        .mutate(
+            &token,
+            "createGpr",
+            "mutation($input: CreateGprInput!) { createGpr(input: $input) { gpr { id idleTimeout } userErrors { field message code } } }",
+            json!({ "sliceId": slice, "name": "job", "nodeCount": 1, "duration": "4h" }),
+        )
+        .await;
+    assert_eq!(created["gpr"]["idleTimeout"], "PT30M");
+    let update = "mutation($input: UpdateGprInput!) { updateGpr(input: $input) { gpr { idleTimeout version } userErrors { field message code } } }";
+    let longer = app.mutate(&token, "updateGpr", update, json!({ "id": created["gpr"]["id"], "version": 1, "idleTimeout": "1h" })).await;
+    assert_eq!(longer["gpr"]["idleTimeout"], "PT1H");
+    let cleared = app.mutate(&token, "updateGpr", update, json!({ "id": created["gpr"]["id"], "version": 2, "idleTimeout": null })).await;
+    assert_eq!(cleared["gpr"]["idleTimeout"], "PT30M", "clearing it falls back to the slice default, as on create");
+    let too_long = app.ok(&token, update, json!({ "input": { "id": created["gpr"]["id"], "version": 3, "idleTimeout": "3h" } })).await;
+    assert_eq!(too_long["updateGpr"]["userErrors"][0]["field"], json!(["input", "idleTimeout"]), "{too_long}");
+    app.finish().await;
+}

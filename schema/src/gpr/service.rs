@@ -216,6 +216,14 @@ async fn check_feasible(db: &impl ConnectionTrait, spec: &GprSpec) -> Result<i32
     Ok(fitting.iter().map(|p| p.gpus_per_node).min().unwrap_or(1))
 }
 
+/// A GPR without an idle timeout gets the slice's default; where the slice enforces a maximum,
+/// "never" is not an option, so it gets at most that.
+fn fill_idle_timeout(spec: &mut GprSpec, policy: &egs_entities::SlicePolicy) {
+    if spec.idle_timeout_secs.is_none() {
+        spec.idle_timeout_secs = policy.default_idle_timeout_secs.or(policy.max_idle_timeout_secs);
+    }
+}
+
 /// GPU-hours the slice's GPRs used since `since`, from their assigned nodes.
 async fn gpu_hours_used(db: &impl ConnectionTrait, slice_id: i64, since: DateTime<Utc>, now: DateTime<Utc>) -> Result<f64> {
     let used = gpr::Entity::find()
@@ -283,9 +291,7 @@ pub async fn create_gpr(db: &DatabaseConnection, caller: &Caller, mut spec: GprS
 
     let txn = db.begin().await?;
     let owner = slice::Entity::find_by_id(spec.slice_id).one(&txn).await?.ok_or(Error::NotFound("slice"))?;
-    if spec.idle_timeout_secs.is_none() {
-        spec.idle_timeout_secs = owner.policy.default_idle_timeout_secs.or(owner.policy.max_idle_timeout_secs);
-    }
+    fill_idle_timeout(&mut spec, &owner.policy);
     let gpus_per_node = check_feasible(&txn, &spec).await?;
     let approvals = evaluate_policy(&txn, &owner, &spec, gpus_per_node, None).await?;
     let (phase, approval, approval_reason) = if approvals.is_empty() {
@@ -408,9 +414,7 @@ pub async fn update_gpr(db: &DatabaseConnection, caller: &Caller, id: i64, versi
 
     let txn = db.begin().await?;
     let owner = slice::Entity::find_by_id(found.slice_id).one(&txn).await?.ok_or(Error::NotFound("slice"))?;
-    if spec.idle_timeout_secs.is_none() {
-        spec.idle_timeout_secs = owner.policy.max_idle_timeout_secs;
-    }
+    fill_idle_timeout(&mut spec, &owner.policy);
     let gpus_per_node = check_feasible(&txn, &spec).await?;
     let approvals = evaluate_policy(&txn, &owner, &spec, gpus_per_node, Some(found.id)).await?;
     let mut model = gpr::ActiveModel {
