@@ -61,13 +61,8 @@ impl Application {
         if settings.demo {
             demo::seed(&services, &settings.storage.data_dir).await.context("failed to seed the demo data")?;
         }
-        let state = AppState {
-            schema: build_schema(services.clone()),
-            services,
-            metrics: Arc::new(Metrics::new(statements.0.clone())),
-            statements,
-            redis,
-        };
+        let state =
+            AppState { schema: build_schema(services.clone()), services, metrics: Arc::new(Metrics::new(statements.0.clone())), statements, redis };
         let router = router(state.clone(), &settings)?;
         let listener = TcpListener::bind(settings.listen).await.with_context(|| format!("failed to listen on {}", settings.listen))?;
         Ok(Self { listener, router, state, admin_token })
@@ -111,12 +106,11 @@ fn router(state: AppState, settings: &ServeArgs) -> anyhow::Result<Router> {
             .iter()
             .map(|o| HeaderValue::from_str(o).with_context(|| format!("`{o}` is not a valid CORS origin")))
             .collect::<anyhow::Result<Vec<_>>>()?;
-        router = router.layer(
-            CorsLayer::new()
-                .allow_origin(AllowOrigin::list(origins))
-                .allow_methods([Method::GET, Method::POST])
-                .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE, header::ACCEPT]),
-        );
+        router = router.layer(CorsLayer::new().allow_origin(AllowOrigin::list(origins)).allow_methods([Method::GET, Method::POST]).allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::ACCEPT,
+        ]));
     }
     Ok(router)
 }

@@ -3,8 +3,8 @@
 use crate::settings::StorageArgs;
 use anyhow::Context;
 use egs_migration::{Migrator, MigratorTrait};
-use sea_orm::{ConnectOptions, Database, DatabaseConnection};
 use prometheus_client::metrics::counter::Counter;
+use sea_orm::{ConnectOptions, Database, DatabaseConnection};
 use std::time::Duration;
 
 /// How long a SQLite writer waits for another before giving up.
@@ -35,15 +35,14 @@ pub async fn connect(storage: &StorageArgs, counter: &StatementCounter) -> anyho
     let url = database_url(storage);
     let sqlite = url.starts_with("sqlite:");
     if sqlite {
-        std::fs::create_dir_all(&storage.data_dir)
-            .with_context(|| format!("failed to create the data dir {}", storage.data_dir.display()))?;
+        std::fs::create_dir_all(&storage.data_dir).with_context(|| format!("failed to create the data dir {}", storage.data_dir.display()))?;
     }
     let mut options = ConnectOptions::new(url);
-    options
-        .sqlx_logging(false)
-        .connect_timeout(Duration::from_secs(10))
-        .acquire_timeout(Duration::from_secs(10))
-        .max_connections(if sqlite { SQLITE_MAX_CONNECTIONS } else { POSTGRES_MAX_CONNECTIONS });
+    options.sqlx_logging(false).connect_timeout(Duration::from_secs(10)).acquire_timeout(Duration::from_secs(10)).max_connections(if sqlite {
+        SQLITE_MAX_CONNECTIONS
+    } else {
+        POSTGRES_MAX_CONNECTIONS
+    });
     if sqlite {
         options.map_sqlx_sqlite_opts(|opts| {
             opts.journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)

@@ -25,9 +25,26 @@ struct PoolSpec {
     power_watts: f64,
 }
 
-const H100: PoolSpec = PoolSpec { prefix: "h100", count: 8, instance_type: "p5.48xlarge", shape: "NVIDIA-H100-80GB-HBM3", gpus: 8, memory_mib: 81_559, power_watts: 700.0 };
-const A100: PoolSpec = PoolSpec { prefix: "a100", count: 8, instance_type: "a2-ultragpu-8g", shape: "NVIDIA-A100-SXM4-80GB", gpus: 8, memory_mib: 81_920, power_watts: 400.0 };
-const L40S: PoolSpec = PoolSpec { prefix: "l40s", count: 3, instance_type: "g6e.12xlarge", shape: "NVIDIA-L40S", gpus: 4, memory_mib: 46_068, power_watts: 350.0 };
+const H100: PoolSpec = PoolSpec {
+    prefix: "h100",
+    count: 8,
+    instance_type: "p5.48xlarge",
+    shape: "NVIDIA-H100-80GB-HBM3",
+    gpus: 8,
+    memory_mib: 81_559,
+    power_watts: 700.0,
+};
+const A100: PoolSpec = PoolSpec {
+    prefix: "a100",
+    count: 8,
+    instance_type: "a2-ultragpu-8g",
+    shape: "NVIDIA-A100-SXM4-80GB",
+    gpus: 8,
+    memory_mib: 81_920,
+    power_watts: 400.0,
+};
+const L40S: PoolSpec =
+    PoolSpec { prefix: "l40s", count: 3, instance_type: "g6e.12xlarge", shape: "NVIDIA-L40S", gpus: 4, memory_mib: 46_068, power_watts: 350.0 };
 
 fn node_reports(cluster: &str, pools: &[&PoolSpec]) -> Vec<NodeReport> {
     let mut reports = Vec::new();
@@ -71,14 +88,24 @@ pub async fn seed(services: &Services, data_dir: &Path) -> anyhow::Result<()> {
     let east = clusters::register_cluster(
         db,
         &system,
-        clusters::RegisterCluster { name: "gpu-east".into(), provider: ClusterProvider::Simulated, cloud: Some("aws".into()), region: Some("us-east-1".into()) },
+        clusters::RegisterCluster {
+            name: "gpu-east".into(),
+            provider: ClusterProvider::Simulated,
+            cloud: Some("aws".into()),
+            region: Some("us-east-1".into()),
+        },
     )
     .await
     .map_err(schema_error)?;
     let west = clusters::register_cluster(
         db,
         &system,
-        clusters::RegisterCluster { name: "gpu-west".into(), provider: ClusterProvider::Simulated, cloud: Some("gcp".into()), region: Some("us-west1".into()) },
+        clusters::RegisterCluster {
+            name: "gpu-west".into(),
+            provider: ClusterProvider::Simulated,
+            cloud: Some("gcp".into()),
+            region: Some("us-west1".into()),
+        },
     )
     .await
     .map_err(schema_error)?;

@@ -51,9 +51,7 @@ pub fn negotiate(headers: &HeaderMap) -> Option<Media> {
     for item in accept.split(',') {
         let mut parts = item.split(';').map(str::trim);
         let range = parts.next().unwrap_or_default().to_ascii_lowercase();
-        let quality = parts
-            .find_map(|p| p.strip_prefix("q=").and_then(|q| q.parse::<f32>().ok()))
-            .unwrap_or(1.0);
+        let quality = parts.find_map(|p| p.strip_prefix("q=").and_then(|q| q.parse::<f32>().ok())).unwrap_or(1.0);
         let media = match range.as_str() {
             GRAPHQL_RESPONSE_JSON => Media::GraphqlResponseJson,
             "application/json" | "application/*" | "*/*" => Media::Json,
@@ -86,12 +84,8 @@ fn not_acceptable() -> Response {
 /// Authenticates the bearer token, if one is presented.
 async fn caller_from(state: &AppState, headers: &HeaderMap, media: Media) -> Result<Option<Caller>, Response> {
     let Some(value) = headers.get(header::AUTHORIZATION) else { return Ok(None) };
-    let token = value
-        .to_str()
-        .ok()
-        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-        .map(str::trim)
-        .filter(|t| !t.is_empty());
+    let token =
+        value.to_str().ok().and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer "))).map(str::trim).filter(|t| !t.is_empty());
     let result = match token {
         Some(token) => authenticate(&state.services.db, &state.services.keys, &state.services.token_cache, token).await,
         None => Err(egs_schema::error::Error::Unauthenticated("send the token as `Authorization: Bearer <token>`".into())),
@@ -126,7 +120,12 @@ pub async fn graphql_post(State(state): State<AppState>, headers: HeaderMap, bod
         );
     }
     if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
-        return request_error(StatusCode::BAD_REQUEST, media, ErrorCode::InvalidInput, "batched requests are not supported; send one operation per request");
+        return request_error(
+            StatusCode::BAD_REQUEST,
+            media,
+            ErrorCode::InvalidInput,
+            "batched requests are not supported; send one operation per request",
+        );
     }
     let request: async_graphql::Request = match serde_json::from_slice(&body) {
         Ok(request) => request,
@@ -151,10 +150,7 @@ struct GetParams {
 
 pub async fn graphql_get(State(state): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQuery) -> Response {
     let raw = raw.unwrap_or_default();
-    let wants_html = headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|accept| accept.contains("text/html"));
+    let wants_html = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|accept| accept.contains("text/html"));
     if wants_html && !raw.contains("query=") {
         return crate::playground::page();
     }
@@ -173,7 +169,9 @@ pub async fn graphql_get(State(state): State<AppState>, headers: HeaderMap, RawQ
     for (name, text, target) in [("variables", params.variables, 0), ("extensions", params.extensions, 1)] {
         let Some(text) = text else { continue };
         match serde_json::from_str::<serde_json::Value>(&text) {
-            Ok(serde_json::Value::Object(map)) if target == 0 => request = request.variables(async_graphql::Variables::from_json(serde_json::Value::Object(map))),
+            Ok(serde_json::Value::Object(map)) if target == 0 => {
+                request = request.variables(async_graphql::Variables::from_json(serde_json::Value::Object(map)))
+            }
             Ok(serde_json::Value::Object(map)) => {
                 for (key, value) in map {
                     if let Ok(value) = async_graphql::Value::from_json(value) {
@@ -203,7 +201,8 @@ async fn execute(state: AppState, headers: HeaderMap, media: Media, request: asy
         && let Ok(document) = async_graphql::parser::parse_query(&request.query)
         && select_operation(&document, request.operation_name.as_deref()).is_some_and(|(ty, _)| ty != OperationType::Query)
     {
-        let mut response = request_error(StatusCode::METHOD_NOT_ALLOWED, media, ErrorCode::InvalidInput, "only queries may be sent with GET; use POST");
+        let mut response =
+            request_error(StatusCode::METHOD_NOT_ALLOWED, media, ErrorCode::InvalidInput, "only queries may be sent with GET; use POST");
         response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
         return response;
     }
@@ -215,9 +214,8 @@ async fn execute(state: AppState, headers: HeaderMap, media: Media, request: asy
     let response = egs_schema::execute(&state.schema, &state.services, request, caller, operation.clone()).await;
 
     // Errors without a path happened before execution (parse, validation, limits).
-    let failed_before_execution = response.data == async_graphql::Value::Null
-        && !response.errors.is_empty()
-        && response.errors.iter().all(|e| e.path.is_empty());
+    let failed_before_execution =
+        response.data == async_graphql::Value::Null && !response.errors.is_empty() && response.errors.iter().all(|e| e.path.is_empty());
     let status = if media == Media::GraphqlResponseJson && failed_before_execution { StatusCode::BAD_REQUEST } else { StatusCode::OK };
     let outcome = if failed_before_execution {
         "rejected"

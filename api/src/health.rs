@@ -47,10 +47,9 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     match state.metrics.render(&state.services.db).await {
         Ok(text) => {
             let mut response = text.into_response();
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
-            );
+            response
+                .headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"));
             response
         }
         Err(e) => {

@@ -9,11 +9,11 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+use sea_orm::Iterable;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QuerySelect};
 use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::Duration;
-use sea_orm::Iterable;
 
 /// Distinct operation names kept as labels; later ones are counted as `other`, so clients
 /// cannot blow up the series count.

@@ -16,7 +16,9 @@ pub fn page() -> Response {
     // The page may only load what the gateway serves.
     headers.insert(
         header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("default-src 'self'; img-src 'self' data:; font-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:"),
+        HeaderValue::from_static(
+            "default-src 'self'; img-src 'self' data:; font-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:",
+        ),
     );
     response
 }

@@ -13,11 +13,7 @@ fn enum_col<T: IntoIden>(name: T) -> ColumnDef {
 }
 
 fn fk(from_table: impl IntoIden, from_col: impl IntoIden, to_table: impl IntoIden, on_delete: ForeignKeyAction) -> ForeignKeyCreateStatement {
-    ForeignKey::create()
-        .from(from_table, from_col)
-        .to(to_table, Alias::new("id"))
-        .on_delete(on_delete)
-        .to_owned()
+    ForeignKey::create().from(from_table, from_col).to(to_table, Alias::new("id")).on_delete(on_delete).to_owned()
 }
 
 #[async_trait::async_trait]
@@ -118,7 +114,8 @@ impl MigrationTrait for Migration {
             )
             .await?;
         unique_index(manager, Nodes::Table, "ux_nodes_cluster_name", &[Nodes::ClusterId.into_iden(), Nodes::Name.into_iden()]).await?;
-        index(manager, Nodes::Table, "ix_nodes_pool", &[Nodes::ClusterId.into_iden(), Nodes::InstanceType.into_iden(), Nodes::GpuShape.into_iden()]).await?;
+        index(manager, Nodes::Table, "ix_nodes_pool", &[Nodes::ClusterId.into_iden(), Nodes::InstanceType.into_iden(), Nodes::GpuShape.into_iden()])
+            .await?;
 
         manager
             .create_table(
@@ -184,7 +181,13 @@ impl MigrationTrait for Migration {
             )
             .await?;
         // A namespace belongs to at most one slice: that is what keeps slices isolated.
-        unique_index(manager, SliceNamespaces::Table, "ux_slice_namespaces_cluster_name", &[SliceNamespaces::ClusterId.into_iden(), SliceNamespaces::Name.into_iden()]).await?;
+        unique_index(
+            manager,
+            SliceNamespaces::Table,
+            "ux_slice_namespaces_cluster_name",
+            &[SliceNamespaces::ClusterId.into_iden(), SliceNamespaces::Name.into_iden()],
+        )
+        .await?;
         index(manager, SliceNamespaces::Table, "ix_slice_namespaces_slice", &[SliceNamespaces::SliceId.into_iden()]).await?;
 
         manager
@@ -352,43 +355,203 @@ async fn unique_index(manager: &SchemaManager<'_>, table: impl IntoIden, name: &
 }
 
 #[derive(DeriveIden)]
-enum Projects { Table, Id, Name, CreatedAt }
+enum Projects {
+    Table,
+    Id,
+    Name,
+    CreatedAt,
+}
 
 #[derive(DeriveIden)]
-enum Users { Table, Id, Name, Email, Role, CreatedAt }
+enum Users {
+    Table,
+    Id,
+    Name,
+    Email,
+    Role,
+    CreatedAt,
+}
 
 #[derive(DeriveIden)]
-enum AccessTokens { Table, Id, Jti, Name, Role, UserId, ClusterId, NodeName, SliceScopes, CreatedBy, CreatedAt, ExpiresAt, RevokedAt }
+enum AccessTokens {
+    Table,
+    Id,
+    Jti,
+    Name,
+    Role,
+    UserId,
+    ClusterId,
+    NodeName,
+    SliceScopes,
+    CreatedBy,
+    CreatedAt,
+    ExpiresAt,
+    RevokedAt,
+}
 
 #[derive(DeriveIden)]
-enum Clusters { Table, Id, ProjectId, Name, Provider, Cloud, Region, RegistrationStatus, Health, LastContactAt, CreatedAt, UpdatedAt }
+enum Clusters {
+    Table,
+    Id,
+    ProjectId,
+    Name,
+    Provider,
+    Cloud,
+    Region,
+    RegistrationStatus,
+    Health,
+    LastContactAt,
+    CreatedAt,
+    UpdatedAt,
+}
 
 #[derive(DeriveIden)]
-enum Nodes { Table, Id, ClusterId, Name, InstanceType, GpuShape, GpusPerNode, GpuMemoryMib, Health, State, AllocatedGprId, PowerThresholdWatts, TemperatureThresholdCelsius, DriverVersion, LastHeartbeatAt, CreatedAt, UpdatedAt }
+enum Nodes {
+    Table,
+    Id,
+    ClusterId,
+    Name,
+    InstanceType,
+    GpuShape,
+    GpusPerNode,
+    GpuMemoryMib,
+    Health,
+    State,
+    AllocatedGprId,
+    PowerThresholdWatts,
+    TemperatureThresholdCelsius,
+    DriverVersion,
+    LastHeartbeatAt,
+    CreatedAt,
+    UpdatedAt,
+}
 
 #[derive(DeriveIden)]
-enum Gpus { Table, Id, NodeId, Uuid, GpuIndex, Model, MemoryMib, MigEnabled, CreatedAt, UpdatedAt }
+enum Gpus {
+    Table,
+    Id,
+    NodeId,
+    Uuid,
+    GpuIndex,
+    Model,
+    MemoryMib,
+    MigEnabled,
+    CreatedAt,
+    UpdatedAt,
+}
 
 #[derive(DeriveIden)]
-enum Slices { Table, Id, ProjectId, Name, Description, Policy, CreatedAt, UpdatedAt }
+enum Slices {
+    Table,
+    Id,
+    ProjectId,
+    Name,
+    Description,
+    Policy,
+    CreatedAt,
+    UpdatedAt,
+}
 
 #[derive(DeriveIden)]
-enum SliceClusters { Table, SliceId, ClusterId }
+enum SliceClusters {
+    Table,
+    SliceId,
+    ClusterId,
+}
 
 #[derive(DeriveIden)]
-enum SliceNamespaces { Table, Id, SliceId, ClusterId, Name, CreatedAt }
+enum SliceNamespaces {
+    Table,
+    Id,
+    SliceId,
+    ClusterId,
+    Name,
+    CreatedAt,
+}
 
 #[derive(DeriveIden)]
-enum SliceMembers { Table, SliceId, UserId, Role, CreatedAt }
+enum SliceMembers {
+    Table,
+    SliceId,
+    UserId,
+    Role,
+    CreatedAt,
+}
 
 #[derive(DeriveIden)]
-enum Gprs { Table, Id, SliceId, Name, RequesterId, NodeCount, GpusPerNode, MinGpuMemoryMib, GpuShape, InstanceType, PreferredClusterIds, Priority, DurationSecs, IdleTimeoutSecs, Preemptible, RequeueOnFailure, EarliestStartAt, Labels, Phase, Reason, Approval, ApprovalReason, QueuePosition, StartNoLaterThan, EstimatedStartAt, AssignedClusterId, AssignedInstanceType, AssignedGpuShape, ProvisionedAt, ExitAt, CompletedAt, ReleaseReason, PreemptedById, Version, CreatedAt, UpdatedAt }
+enum Gprs {
+    Table,
+    Id,
+    SliceId,
+    Name,
+    RequesterId,
+    NodeCount,
+    GpusPerNode,
+    MinGpuMemoryMib,
+    GpuShape,
+    InstanceType,
+    PreferredClusterIds,
+    Priority,
+    DurationSecs,
+    IdleTimeoutSecs,
+    Preemptible,
+    RequeueOnFailure,
+    EarliestStartAt,
+    Labels,
+    Phase,
+    Reason,
+    Approval,
+    ApprovalReason,
+    QueuePosition,
+    StartNoLaterThan,
+    EstimatedStartAt,
+    AssignedClusterId,
+    AssignedInstanceType,
+    AssignedGpuShape,
+    ProvisionedAt,
+    ExitAt,
+    CompletedAt,
+    ReleaseReason,
+    PreemptedById,
+    Version,
+    CreatedAt,
+    UpdatedAt,
+}
 
 #[derive(DeriveIden)]
-enum GprNodes { Table, GprId, NodeId, AssignedAt }
+enum GprNodes {
+    Table,
+    GprId,
+    NodeId,
+    AssignedAt,
+}
 
 #[derive(DeriveIden)]
-enum GprEvents { Table, Id, GprId, SliceId, Kind, Message, Actor, CreatedAt }
+enum GprEvents {
+    Table,
+    Id,
+    GprId,
+    SliceId,
+    Kind,
+    Message,
+    Actor,
+    CreatedAt,
+}
 
 #[derive(DeriveIden)]
-enum Alerts { Table, Id, Kind, Severity, ClusterId, NodeId, GpuId, SliceId, GprId, Message, Value, Threshold, RaisedAt, ClearedAt }
+enum Alerts {
+    Table,
+    Id,
+    Kind,
+    Severity,
+    ClusterId,
+    NodeId,
+    GpuId,
+    SliceId,
+    GprId,
+    Message,
+    Value,
+    Threshold,
+    RaisedAt,
+    ClearedAt,
+}

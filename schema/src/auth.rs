@@ -67,19 +67,17 @@ impl TokenKeys {
     /// Checks signature, algorithm, audience, issuer and time claims.
     pub fn verify(&self, token: &str) -> Result<Claims> {
         use jsonwebtoken::errors::ErrorKind;
-        jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
-            .map(|data| data.claims)
-            .map_err(|e| {
-                let why = match e.kind() {
-                    ErrorKind::ExpiredSignature => "the token has expired",
-                    ErrorKind::ImmatureSignature => "the token is not valid yet",
-                    ErrorKind::InvalidAudience | ErrorKind::InvalidIssuer => "the token was not issued for EGS",
-                    ErrorKind::InvalidAlgorithm => "the token is signed with an algorithm EGS does not accept",
-                    ErrorKind::InvalidSignature => "the token's signature does not match",
-                    _ => "the token is malformed",
-                };
-                Error::Unauthenticated(why.to_owned())
-            })
+        jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation).map(|data| data.claims).map_err(|e| {
+            let why = match e.kind() {
+                ErrorKind::ExpiredSignature => "the token has expired",
+                ErrorKind::ImmatureSignature => "the token is not valid yet",
+                ErrorKind::InvalidAudience | ErrorKind::InvalidIssuer => "the token was not issued for EGS",
+                ErrorKind::InvalidAlgorithm => "the token is signed with an algorithm EGS does not accept",
+                ErrorKind::InvalidSignature => "the token's signature does not match",
+                _ => "the token is malformed",
+            };
+            Error::Unauthenticated(why.to_owned())
+        })
     }
 }
 
@@ -239,11 +237,7 @@ impl Caller {
 
     /// A user or admin (not an agent).
     pub fn require_person(&self) -> Result<()> {
-        if self.record.role == Role::Agent {
-            Err(Error::Forbidden("agent tokens may only report inventory and metrics".into()))
-        } else {
-            Ok(())
-        }
+        if self.record.role == Role::Agent { Err(Error::Forbidden("agent tokens may only report inventory and metrics".into())) } else { Ok(()) }
     }
 
     async fn memberships(&self, db: &DatabaseConnection) -> Result<&HashMap<i64, SliceRole>> {
@@ -283,11 +277,9 @@ impl Caller {
     pub async fn require_slice_role(&self, db: &DatabaseConnection, slice_id: i64, min: SliceRole, what: &'static str) -> Result<SliceRole> {
         match self.slice_role(db, slice_id).await? {
             None => Err(Error::NotFound(what)),
-            Some(role) if role.rank() < min.rank() => Err(Error::Forbidden(format!(
-                "this needs the {} role in the slice; you are {}",
-                min.as_str(),
-                role.as_str()
-            ))),
+            Some(role) if role.rank() < min.rank() => {
+                Err(Error::Forbidden(format!("this needs the {} role in the slice; you are {}", min.as_str(), role.as_str())))
+            }
             Some(role) => Ok(role),
         }
     }

@@ -73,11 +73,7 @@ impl UserError {
 }
 
 fn field_path(field: &str) -> Vec<String> {
-    if field.is_empty() {
-        Vec::new()
-    } else {
-        std::iter::once("input").chain(field.split('.')).map(str::to_owned).collect()
-    }
+    if field.is_empty() { Vec::new() } else { std::iter::once("input").chain(field.split('.')).map(str::to_owned).collect() }
 }
 
 /// Errors of the schema layer. Deliberately not `Display`: the only way out to a client is the

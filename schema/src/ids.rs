@@ -71,10 +71,7 @@ pub fn decode_any(id: &str) -> Option<(Kind, i64)> {
 pub fn decode(field: &str, id: &ID, kind: Kind) -> Result<i64> {
     match decode_any(id) {
         Some((found, row)) if found == kind => Ok(row),
-        Some((found, _)) => Err(Error::invalid(
-            field,
-            format!("`{}` is the id of a {}, not of a {}", id.as_str(), found.as_str(), kind.as_str()),
-        )),
+        Some((found, _)) => Err(Error::invalid(field, format!("`{}` is the id of a {}, not of a {}", id.as_str(), found.as_str(), kind.as_str()))),
         None => Err(Error::invalid(field, format!("`{}` is not an EGS id", id.as_str()))),
     }
 }

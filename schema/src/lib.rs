@@ -106,8 +106,7 @@ pub(crate) fn services<'a>(ctx: &Context<'a>) -> Result<&'a Services> {
 
 /// The authenticated caller, or `UNAUTHENTICATED`.
 pub(crate) fn caller<'a>(ctx: &Context<'a>) -> Result<&'a Caller> {
-    ctx.data::<Caller>()
-        .map_err(|_| Error::Unauthenticated("this needs a token: send `Authorization: Bearer <token>`".into()))
+    ctx.data::<Caller>().map_err(|_| Error::Unauthenticated("this needs a token: send `Authorization: Bearer <token>`".into()))
 }
 
 pub(crate) fn loaders<'a>(ctx: &Context<'a>) -> Result<&'a loaders::Loaders> {

@@ -7,17 +7,17 @@
 //! machine is. The stock 1 ms timer cuts batches apart under load, multiplying statements.
 
 use async_graphql::dataloader::{DataLoader, Loader};
-use futures_util::future::BoxFuture;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::{Mutex, OnceLock};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Poll, Wake, Waker};
-use std::time::Duration;
 use egs_entities::{cluster, gpr, gpr_node, gpu, node, slice, slice_cluster, slice_member, slice_namespace, user};
+use futures_util::future::BoxFuture;
 use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder};
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
 
 type LoadResult<V> = Result<HashMap<i64, V>, Arc<DbErr>>;
 

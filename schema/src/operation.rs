@@ -48,7 +48,13 @@ impl ExtensionFactory for RecordOperation {
 
 #[async_trait::async_trait]
 impl Extension for RecordOperation {
-    async fn parse_query(&self, ctx: &ExtensionContext<'_>, query: &str, variables: &Variables, next: NextParseQuery<'_>) -> ServerResult<ExecutableDocument> {
+    async fn parse_query(
+        &self,
+        ctx: &ExtensionContext<'_>,
+        query: &str,
+        variables: &Variables,
+        next: NextParseQuery<'_>,
+    ) -> ServerResult<ExecutableDocument> {
         let document = next.run(ctx, query, variables).await?;
         if let Some(slot) = ctx.data_opt::<Arc<OperationSlot>>() {
             *slot.found.lock().unwrap_or_else(|p| p.into_inner()) = select_operation(&document, slot.requested.as_deref());

@@ -22,12 +22,8 @@ pub fn parse_duration(text: &str) -> Result<i64, String> {
     if text.is_empty() {
         return Err("empty duration; write e.g. `2h30m` or `PT2H30M`".into());
     }
-    let secs = if let Some(iso) = text.strip_prefix('P').or_else(|| text.strip_prefix('p')) {
-        parse_iso(iso)
-    } else {
-        parse_units(text)
-    }
-    .ok_or_else(|| format!("`{text}` is not a duration; write e.g. `2h30m`, `90m` or `PT2H30M`"))?;
+    let secs = if let Some(iso) = text.strip_prefix('P').or_else(|| text.strip_prefix('p')) { parse_iso(iso) } else { parse_units(text) }
+        .ok_or_else(|| format!("`{text}` is not a duration; write e.g. `2h30m`, `90m` or `PT2H30M`"))?;
     if secs > MAX_DURATION_SECS {
         return Err(format!("`{text}` is longer than the 10-year maximum"));
     }

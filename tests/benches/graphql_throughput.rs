@@ -10,7 +10,6 @@
 //! is also measured in `EGS_BENCH_ROUNDS` alternating 1 s rounds (median reported), which a
 //! shared machine's drift skews far less than two back-to-back windows.
 
-
 /// The same allocator as the `egs` binary, so the numbers are the product's.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -159,11 +158,9 @@ struct Config {
 
 impl Config {
     fn from_env() -> Self {
-        let read = |name: &str, default: u64| std::env::var(name).ok().and_then(|v| v.trim().parse::<u64>().ok()).filter(|v| *v > 0).unwrap_or(default);
-        let only = std::env::var("EGS_BENCH_ONLY")
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-            .map(|v| v.split(',').map(|w| w.trim().to_owned()).collect());
+        let read =
+            |name: &str, default: u64| std::env::var(name).ok().and_then(|v| v.trim().parse::<u64>().ok()).filter(|v| *v > 0).unwrap_or(default);
+        let only = std::env::var("EGS_BENCH_ONLY").ok().filter(|v| !v.trim().is_empty()).map(|v| v.split(',').map(|w| w.trim().to_owned()).collect());
         Self {
             secs: read("EGS_BENCH_SECS", 5),
             concurrency: read("EGS_BENCH_CONCURRENCY", 32) as usize,
@@ -395,10 +392,7 @@ fn main() {
 
 async fn run() {
     let config = Config::from_env();
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(config.concurrency * 2)
-        .build()
-        .expect("an HTTP client");
+    let client = reqwest::Client::builder().pool_max_idle_per_host(config.concurrency * 2).build().expect("an HTTP client");
 
     let app = TestApp::spawn().await;
     println!("backend={} concurrency={} secs={}", app.backend, config.concurrency, config.secs);

@@ -27,7 +27,8 @@ async fn forged_expired_and_foreign_tokens_are_refused() {
     let key = signing_key(&app);
     let good = claims_of(&app.admin_token);
     let now = chrono::Utc::now().timestamp();
-    let sign = |claims: &Value, alg: Algorithm, key: &[u8]| jsonwebtoken::encode(&Header::new(alg), claims, &EncodingKey::from_secret(key)).expect("sign");
+    let sign =
+        |claims: &Value, alg: Algorithm, key: &[u8]| jsonwebtoken::encode(&Header::new(alg), claims, &EncodingKey::from_secret(key)).expect("sign");
 
     let mut expired = good.clone();
     expired["exp"] = json!(now - 3600);
@@ -136,13 +137,22 @@ async fn a_user_cannot_mint_an_admin_token_or_widen_a_scoped_one() {
     assert_eq!(body["errors"][0]["extensions"]["code"], "FORBIDDEN", "{body}");
 
     let body = app
-        .gql(&two.token_a, create, json!({ "input": { "name": "other-slice", "role": "USER", "sliceScopes": [{ "sliceId": two.slice_b, "role": "VIEWER" }] } }))
+        .gql(
+            &two.token_a,
+            create,
+            json!({ "input": { "name": "other-slice", "role": "USER", "sliceScopes": [{ "sliceId": two.slice_b, "role": "VIEWER" }] } }),
+        )
         .await;
     assert_eq!(body["data"]["createToken"]["userErrors"][0]["code"], "INVALID_INPUT", "{body}");
     assert_eq!(body["data"]["createToken"]["secret"], Value::Null);
 
     let viewer_only = app
-        .mutate(&two.token_a, "createToken", create, json!({ "name": "read-only", "role": "USER", "sliceScopes": [{ "sliceId": two.slice_a, "role": "VIEWER" }] }))
+        .mutate(
+            &two.token_a,
+            "createToken",
+            create,
+            json!({ "name": "read-only", "role": "USER", "sliceScopes": [{ "sliceId": two.slice_a, "role": "VIEWER" }] }),
+        )
         .await["secret"]
         .as_str()
         .expect("secret")
@@ -196,7 +206,12 @@ async fn an_agent_token_reports_only_its_own_node_and_reads_nothing() {
     let two = fixtures::two_slices(&app).await;
     let create = "mutation($input: CreateTokenInput!) { createToken(input: $input) { secret userErrors { field message code } } }";
     let agent = app
-        .mutate(&app.admin_token, "createToken", create, json!({ "name": "agent h100-0", "role": "AGENT", "clusterId": two.cluster, "nodeName": "h100-0" }))
+        .mutate(
+            &app.admin_token,
+            "createToken",
+            create,
+            json!({ "name": "agent h100-0", "role": "AGENT", "clusterId": two.cluster, "nodeName": "h100-0" }),
+        )
         .await["secret"]
         .as_str()
         .expect("secret")

@@ -5,7 +5,8 @@ use egs_tests::fixtures::{self, SHAPE_A100, SHAPE_H100};
 use serde_json::{Value, json};
 
 const UPDATE: &str = "mutation($input: UpdateGprInput!) { updateGpr(input: $input) { gpr { id phase version nodeCount priority approval } userErrors { field message code } } }";
-const CANCEL: &str = "mutation($input: GprActionInput!) { cancelGpr(input: $input) { gpr { id phase completedAt } userErrors { field message code } } }";
+const CANCEL: &str =
+    "mutation($input: GprActionInput!) { cancelGpr(input: $input) { gpr { id phase completedAt } userErrors { field message code } } }";
 const EVENTS: &str = "query($id: ID!) { gpr(id: $id) { events { edges { node { kind message actor sequence } } } } }";
 
 async fn event_kinds(app: &TestApp, token: &str, id: &str) -> Vec<String> {
@@ -38,7 +39,8 @@ async fn a_gpr_within_policy_is_queued_with_defaults_and_a_history() {
     let id = gpr["id"].as_str().expect("id");
     assert_eq!(event_kinds(&app, &two.token_a, id).await, ["CREATED", "QUEUED"]);
     let events = app.ok(&two.token_a, EVENTS, json!({ "id": id })).await;
-    let sequences: Vec<i64> = events["gpr"]["events"]["edges"].as_array().expect("edges").iter().map(|e| e["node"]["sequence"].as_i64().expect("seq")).collect();
+    let sequences: Vec<i64> =
+        events["gpr"]["events"]["edges"].as_array().expect("edges").iter().map(|e| e["node"]["sequence"].as_i64().expect("seq")).collect();
     assert!(sequences.windows(2).all(|w| w[0] < w[1]), "event sequence is monotonic: {sequences:?}");
     assert_eq!(events["gpr"]["events"]["edges"][0]["node"]["actor"], "alice");
     app.finish().await;
@@ -53,7 +55,11 @@ async fn policy_refuses_disallowed_shapes_and_long_windows_precisely() {
     let slice = fixtures::create_slice(&app, "strict", &cluster, json!({ "allowedShapes": [SHAPE_A100], "maxDuration": "4h" })).await;
     let (_, token) = fixtures::member(&app, "erin", &slice, "EDITOR").await;
     let body = app
-        .gql(&token, fixtures::CREATE_GPR, json!({ "input": { "sliceId": slice, "name": "x", "nodeCount": 1, "gpuShape": SHAPE_H100, "duration": "8h" } }))
+        .gql(
+            &token,
+            fixtures::CREATE_GPR,
+            json!({ "input": { "sliceId": slice, "name": "x", "nodeCount": 1, "gpuShape": SHAPE_H100, "duration": "8h" } }),
+        )
         .await;
     let errors = &body["data"]["createGpr"]["userErrors"];
     assert_eq!(body["data"]["createGpr"]["gpr"], Value::Null);
@@ -65,7 +71,11 @@ async fn policy_refuses_disallowed_shapes_and_long_windows_precisely() {
     assert_eq!(count["gprs"]["totalCount"], 0, "nothing stored");
 
     let too_big = app
-        .gql(&token, fixtures::CREATE_GPR, json!({ "input": { "sliceId": slice, "name": "y", "nodeCount": 3, "gpuShape": SHAPE_A100, "duration": "1h" } }))
+        .gql(
+            &token,
+            fixtures::CREATE_GPR,
+            json!({ "input": { "sliceId": slice, "name": "y", "nodeCount": 3, "gpuShape": SHAPE_A100, "duration": "1h" } }),
+        )
         .await;
     assert!(
         too_big["data"]["createGpr"]["userErrors"][0]["message"].as_str().unwrap_or_default().contains("largest matching pool has 2"),
@@ -140,7 +150,8 @@ async fn early_release_is_only_for_provisioned_gprs_and_cancel_is_not() {
     let app = TestApp::spawn().await;
     let two = fixtures::two_slices(&app).await;
     let queued = fixtures::create_gpr(&app, &two.token_a, &two.slice_a, "waiting", json!({})).await;
-    let release = "mutation($input: GprActionInput!) { earlyReleaseGpr(input: $input) { gpr { phase releaseReason } userErrors { field message code } } }";
+    let release =
+        "mutation($input: GprActionInput!) { earlyReleaseGpr(input: $input) { gpr { phase releaseReason } userErrors { field message code } } }";
     let refused = app.ok(&two.token_a, release, json!({ "input": { "id": queued["id"] } })).await;
     assert_eq!(refused["earlyReleaseGpr"]["userErrors"][0]["code"], "CONFLICT");
 

@@ -29,7 +29,15 @@ async fn an_invalid_document_is_400_for_graphql_response_json_and_200_for_plain_
     assert_eq!(status, 400);
     assert!(body["errors"][0]["message"].as_str().unwrap_or_default().contains("noSuchField"), "{body}");
 
-    let legacy = app.client.post(app.url("/graphql")).header("accept", "application/json").bearer_auth(&app.admin_token).json(&query).send().await.expect("answer");
+    let legacy = app
+        .client
+        .post(app.url("/graphql"))
+        .header("accept", "application/json")
+        .bearer_auth(&app.admin_token)
+        .json(&query)
+        .send()
+        .await
+        .expect("answer");
     let (status, content_type, body) = read(legacy).await;
     assert_eq!(status, 200, "legacy clients get 200");
     assert!(content_type.starts_with("application/json"), "{content_type}");
@@ -69,12 +77,7 @@ async fn malformed_json_batches_and_wrong_content_types_are_refused_clearly() {
 async fn get_runs_queries_and_refuses_mutations_with_405() {
     let app = TestApp::spawn().await;
     let get = |query: &str| {
-        app.client
-            .get(app.url("/graphql"))
-            .query(&[("query", query)])
-            .header("accept", GRAPHQL_RESPONSE_JSON)
-            .bearer_auth(&app.admin_token)
-            .send()
+        app.client.get(app.url("/graphql")).query(&[("query", query)]).header("accept", GRAPHQL_RESPONSE_JSON).bearer_auth(&app.admin_token).send()
     };
     let (status, _, body) = read(get("{ viewer { name role } }").await.expect("answer")).await;
     assert_eq!(status, 200);

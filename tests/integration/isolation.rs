@@ -24,11 +24,7 @@ async fn world() -> World {
     let app = TestApp::spawn().await;
     let two = fixtures::two_slices(&app).await;
     fixtures::create_gpr(&app, &two.token_a, &two.slice_a, "alice-job", json!({})).await;
-    let gpr_b = fixtures::create_gpr(&app, &two.token_b, &two.slice_b, "bob-job", json!({}))
-        .await["id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
+    let gpr_b = fixtures::create_gpr(&app, &two.token_b, &two.slice_b, "bob-job", json!({})).await["id"].as_str().expect("id").to_owned();
     let events = app.ok(&two.token_b, "query($id: ID!) { gpr(id: $id) { events { edges { node { id } } } } }", json!({ "id": gpr_b })).await;
     let event_b = events["gpr"]["events"]["edges"][0]["node"]["id"].as_str().expect("event").to_owned();
     World { app, two, gpr_b, event_b }
@@ -37,10 +33,7 @@ async fn world() -> World {
 /// The error of a GraphQL response: (code, message).
 fn error_of(body: &Value) -> (String, String) {
     let error = &body["errors"][0];
-    (
-        error["extensions"]["code"].as_str().unwrap_or_default().to_owned(),
-        error["message"].as_str().unwrap_or_default().to_owned(),
-    )
+    (error["extensions"]["code"].as_str().unwrap_or_default().to_owned(), error["message"].as_str().unwrap_or_default().to_owned())
 }
 
 #[tokio::test]
@@ -82,7 +75,12 @@ async fn reading_another_slices_objects_reads_as_not_found() {
         ("node(slice)", "query($id: ID!) { node(id: $id) { id } }", json!({ "id": two.slice_b }), json!({ "id": missing("Slice") })),
         ("node(event)", "query($id: ID!) { node(id: $id) { id } }", json!({ "id": event_b }), json!({ "id": missing("GprEvent") })),
         ("gprEvents(gprId)", "query($id: ID) { gprEvents(gprId: $id) { totalCount } }", json!({ "id": gpr_b }), json!({ "id": missing("Gpr") })),
-        ("gprEvents(sliceId)", "query($id: ID) { gprEvents(sliceId: $id) { totalCount } }", json!({ "id": two.slice_b }), json!({ "id": missing("Slice") })),
+        (
+            "gprEvents(sliceId)",
+            "query($id: ID) { gprEvents(sliceId: $id) { totalCount } }",
+            json!({ "id": two.slice_b }),
+            json!({ "id": missing("Slice") }),
+        ),
     ];
     for (case, query, hidden, absent) in cases {
         let seen = app.gql(&two.token_a, query, hidden).await;
@@ -107,7 +105,12 @@ async fn changing_another_slices_objects_fails_and_changes_nothing() {
             json!({ "id": gpr_b, "version": 1, "nodeCount": 2 }),
             "NOT_FOUND",
         ),
-        ("cancelGpr", "mutation($input: GprActionInput!) { cancelGpr(input: $input) { gpr { id } userErrors { code } } }", json!({ "id": gpr_b }), "NOT_FOUND"),
+        (
+            "cancelGpr",
+            "mutation($input: GprActionInput!) { cancelGpr(input: $input) { gpr { id } userErrors { code } } }",
+            json!({ "id": gpr_b }),
+            "NOT_FOUND",
+        ),
         (
             "earlyReleaseGpr",
             "mutation($input: GprActionInput!) { earlyReleaseGpr(input: $input) { gpr { id } userErrors { code } } }",
@@ -120,8 +123,18 @@ async fn changing_another_slices_objects_fails_and_changes_nothing() {
             json!({ "id": gpr_b, "priority": 300 }),
             "FORBIDDEN",
         ),
-        ("approveGpr", "mutation($input: GprDecisionInput!) { approveGpr(input: $input) { gpr { id } userErrors { code } } }", json!({ "id": gpr_b }), "FORBIDDEN"),
-        ("rejectGpr", "mutation($input: GprDecisionInput!) { rejectGpr(input: $input) { gpr { id } userErrors { code } } }", json!({ "id": gpr_b }), "FORBIDDEN"),
+        (
+            "approveGpr",
+            "mutation($input: GprDecisionInput!) { approveGpr(input: $input) { gpr { id } userErrors { code } } }",
+            json!({ "id": gpr_b }),
+            "FORBIDDEN",
+        ),
+        (
+            "rejectGpr",
+            "mutation($input: GprDecisionInput!) { rejectGpr(input: $input) { gpr { id } userErrors { code } } }",
+            json!({ "id": gpr_b }),
+            "FORBIDDEN",
+        ),
         (
             "addSliceMember",
             "mutation($input: AddSliceMemberInput!) { addSliceMember(input: $input) { slice { id } userErrors { code } } }",
@@ -158,7 +171,12 @@ async fn changing_another_slices_objects_fails_and_changes_nothing() {
             json!({ "id": two.slice_b, "name": "renamed" }),
             "FORBIDDEN",
         ),
-        ("deleteSlice", "mutation($input: DeleteSliceInput!) { deleteSlice(input: $input) { slice { id } userErrors { code } } }", json!({ "id": two.slice_b }), "FORBIDDEN"),
+        (
+            "deleteSlice",
+            "mutation($input: DeleteSliceInput!) { deleteSlice(input: $input) { slice { id } userErrors { code } } }",
+            json!({ "id": two.slice_b }),
+            "FORBIDDEN",
+        ),
     ];
     for (case, mutation, input, code) in cases {
         let body = app.gql(&two.token_a, mutation, json!({ "input": input })).await;

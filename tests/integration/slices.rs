@@ -16,7 +16,8 @@ async fn the_newcomer_flow_works_and_a_users_token_is_refused_on_another_slice()
     let (_, token) = fixtures::member(&app, "newcomer", &mine, "EDITOR").await;
     let gpr = fixtures::create_gpr(&app, &token, &mine, "first-job", json!({})).await;
     assert_eq!(gpr["phase"], "QUEUED");
-    let refused = app.gql(&token, fixtures::CREATE_GPR, json!({ "input": { "sliceId": theirs, "name": "nope", "nodeCount": 1, "duration": "1h" } })).await;
+    let refused =
+        app.gql(&token, fixtures::CREATE_GPR, json!({ "input": { "sliceId": theirs, "name": "nope", "nodeCount": 1, "duration": "1h" } })).await;
     assert_eq!(refused["errors"][0]["extensions"]["code"], "NOT_FOUND", "{refused}");
     app.finish().await;
 }
@@ -32,12 +33,19 @@ async fn pools_count_total_free_and_reserved_nodes() {
     let mut cordoned: node::ActiveModel = first.into();
     cordoned.state = Set(NodeState::Cordoned);
     cordoned.update(&app.db).await.expect("cordon");
-    let pools = app.ok(&app.admin_token, "{ pools { cluster { name } instanceType gpuShape gpusPerNode totalNodes freeNodes reservedNodes unavailableNodes } }", json!({})).await;
+    let pools = app
+        .ok(
+            &app.admin_token,
+            "{ pools { cluster { name } instanceType gpuShape gpusPerNode totalNodes freeNodes reservedNodes unavailableNodes } }",
+            json!({}),
+        )
+        .await;
     assert_eq!(
         pools["pools"],
         json!([{ "cluster": { "name": "c1" }, "instanceType": "p5.48xlarge", "gpuShape": SHAPE_H100, "gpusPerNode": 8, "totalNodes": 3, "freeNodes": 2, "reservedNodes": 0, "unavailableNodes": 1 }])
     );
-    let filtered = app.ok(&app.admin_token, "{ nodes(filter: { state: CORDONED }) { totalCount edges { node { gpus { index } } } } }", json!({})).await;
+    let filtered =
+        app.ok(&app.admin_token, "{ nodes(filter: { state: CORDONED }) { totalCount edges { node { gpus { index } } } } }", json!({})).await;
     assert_eq!(filtered["nodes"]["totalCount"], 1);
     assert_eq!(filtered["nodes"]["edges"][0]["node"]["gpus"].as_array().map(Vec::len), Some(8));
     app.finish().await;
@@ -71,14 +79,17 @@ async fn policy_changes_merge_and_bad_policies_are_refused() {
     let cluster = fixtures::register_cluster(&app, "c1").await;
     let slice = fixtures::create_slice(&app, "p", &cluster, json!({ "maxNodesPerGpr": 4, "maxDuration": "12h" })).await;
     let set = "mutation($input: SetSlicePolicyInput!) { setSlicePolicy(input: $input) { slice { policy { maxNodesPerGpr maxDuration priorityMin priorityMax autoEviction } } userErrors { field message code } } }";
-    let changed = app.mutate(&app.admin_token, "setSlicePolicy", set, json!({ "sliceId": slice, "policy": { "maxDuration": null, "autoEviction": false } })).await;
+    let changed = app
+        .mutate(&app.admin_token, "setSlicePolicy", set, json!({ "sliceId": slice, "policy": { "maxDuration": null, "autoEviction": false } }))
+        .await;
     assert_eq!(
         changed["slice"]["policy"],
         json!({ "maxNodesPerGpr": 4, "maxDuration": null, "priorityMin": 1, "priorityMax": 200, "autoEviction": false })
     );
     let bad = app.ok(&app.admin_token, set, json!({ "input": { "sliceId": slice, "policy": { "priorityMin": 250, "priorityMax": 100 } } })).await;
     assert_eq!(bad["setSlicePolicy"]["userErrors"][0]["field"], json!(["input", "policy", "priorityMax"]), "{bad}");
-    let unchanged = app.ok(&app.admin_token, "query($id: ID) { slice(id: $id) { policy { priorityMin priorityMax } } }", json!({ "id": slice })).await;
+    let unchanged =
+        app.ok(&app.admin_token, "query($id: ID) { slice(id: $id) { policy { priorityMin priorityMax } } }", json!({ "id": slice })).await;
     assert_eq!(unchanged["slice"]["policy"], json!({ "priorityMin": 1, "priorityMax": 200 }));
     app.finish().await;
 }
@@ -112,12 +123,14 @@ async fn slice_owners_manage_members_but_editors_cannot() {
     let slice = fixtures::create_slice(&app, "team", &cluster, json!({})).await;
     let (_, owner) = fixtures::member(&app, "olga", &slice, "OWNER").await;
     let (editor_id, editor) = fixtures::member(&app, "ed", &slice, "EDITOR").await;
-    let add = "mutation($input: AddSliceMemberInput!) { addSliceMember(input: $input) { slice { members { user { name } role } } userErrors { code } } }";
+    let add =
+        "mutation($input: AddSliceMemberInput!) { addSliceMember(input: $input) { slice { members { user { name } role } } userErrors { code } } }";
     let denied = app.gql(&editor, add, json!({ "input": { "sliceId": slice, "userId": editor_id, "role": "OWNER" } })).await;
     assert_eq!(denied["errors"][0]["extensions"]["code"], "FORBIDDEN", "{denied}");
     let promoted = app.mutate(&owner, "addSliceMember", add, json!({ "sliceId": slice, "userId": editor_id, "role": "VIEWER" })).await;
     assert!(promoted["slice"]["members"].as_array().expect("members").contains(&json!({ "user": { "name": "ed" }, "role": "VIEWER" })));
-    let as_viewer = app.gql(&editor, fixtures::CREATE_GPR, json!({ "input": { "sliceId": slice, "name": "x", "nodeCount": 1, "duration": "1h" } })).await;
+    let as_viewer =
+        app.gql(&editor, fixtures::CREATE_GPR, json!({ "input": { "sliceId": slice, "name": "x", "nodeCount": 1, "duration": "1h" } })).await;
     assert_eq!(as_viewer["errors"][0]["extensions"]["code"], "FORBIDDEN", "the demotion took effect at once: {as_viewer}");
     app.finish().await;
 }

@@ -100,11 +100,7 @@ pub async fn register_cluster(db: &DatabaseConnection, caller: &Caller, input: R
 pub async fn update_cluster(db: &DatabaseConnection, caller: &Caller, input: UpdateCluster) -> Result<cluster::Model> {
     caller.require_admin()?;
     let existing = cluster::Entity::find_by_id(input.id).one(db).await?.ok_or(Error::NotFound("cluster"))?;
-    check_cluster_fields(
-        input.name.as_deref(),
-        input.cloud.as_ref().and_then(|c| c.as_deref()),
-        input.region.as_ref().and_then(|r| r.as_deref()),
-    )?;
+    check_cluster_fields(input.name.as_deref(), input.cloud.as_ref().and_then(|c| c.as_deref()), input.region.as_ref().and_then(|r| r.as_deref()))?;
     if let Some(name) = &input.name {
         ensure_name_free(db, existing.project_id, name, Some(existing.id)).await?;
     }
@@ -133,10 +129,7 @@ pub async fn remove_cluster(db: &DatabaseConnection, caller: &Caller, id: i64) -
         .count(db)
         .await?;
     if active > 0 {
-        return Err(Error::conflict(
-            "id",
-            format!("cluster `{}` has {active} GPR(s) holding nodes; release them first", existing.name),
-        ));
+        return Err(Error::conflict("id", format!("cluster `{}` has {active} GPR(s) holding nodes; release them first", existing.name)));
     }
     cluster::Entity::delete_by_id(id).exec(db).await?;
     Ok(existing)

@@ -250,7 +250,13 @@ impl GprFilter {
     }
 }
 
-pub(crate) async fn list_gprs_page(db: &DatabaseConnection, caller: &Caller, filter: GprFilter, first: Option<i32>, after: Option<String>) -> Result<Page<Gpr>> {
+pub(crate) async fn list_gprs_page(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    filter: GprFilter,
+    first: Option<i32>,
+    after: Option<String>,
+) -> Result<Page<Gpr>> {
     let request = PageRequest::new(first, after)?;
     let slice_id = match &filter.slice_id {
         Some(id) => Some(ids::decode("filter.sliceId", id, Kind::Slice)?),
@@ -500,7 +506,8 @@ impl GprMutation {
     /// Changes a GPR's priority (admin).
     async fn set_gpr_priority(&self, ctx: &Context<'_>, input: SetGprPriorityInput) -> async_graphql::Result<SetGprPriorityPayload> {
         let (caller, db) = session(ctx)?;
-        let result = async { service::set_gpr_priority(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.priority, input.version).await.map(Gpr) };
+        let result =
+            async { service::set_gpr_priority(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.priority, input.version).await.map(Gpr) };
         SetGprPriorityPayload::from_result(result.await)
     }
 

@@ -76,10 +76,7 @@ pub fn evaluate(policy: &SlicePolicy, ask: &Ask<'_>, usage: &Usage) -> Verdict {
         verdict.approvals.push(format!("asks for {} GPUs; the slice allows {max} without approval", ask.gpus));
     }
     if ask.priority > policy.priority_max || ask.priority < policy.priority_min {
-        verdict.approvals.push(format!(
-            "priority {} is outside the slice's range {}–{}",
-            ask.priority, policy.priority_min, policy.priority_max
-        ));
+        verdict.approvals.push(format!("priority {} is outside the slice's range {}–{}", ask.priority, policy.priority_min, policy.priority_max));
     }
     if let Some(max) = policy.max_queued_gprs
         && usage.pending_gprs >= max as u64

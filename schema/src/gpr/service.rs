@@ -120,7 +120,13 @@ pub fn events_select(visible: &Visible, gpr_id: Option<i64>, slice_id: Option<i6
 }
 
 /// Stores an event about a GPR (call inside the transaction that made the change).
-pub async fn record_event(db: &impl ConnectionTrait, gpr: &gpr::Model, kind: GprEventKind, message: impl Into<String>, actor: &str) -> Result<gpr_event::Model> {
+pub async fn record_event(
+    db: &impl ConnectionTrait,
+    gpr: &gpr::Model,
+    kind: GprEventKind,
+    message: impl Into<String>,
+    actor: &str,
+) -> Result<gpr_event::Model> {
     Ok(gpr_event::ActiveModel {
         gpr_id: Set(gpr.id),
         slice_id: Set(gpr.slice_id),
@@ -187,7 +193,10 @@ async fn check_feasible(db: &impl ConnectionTrait, spec: &GprSpec) -> Result<i32
         return Err(Error::invalid("sliceId", "the slice has no clusters yet; ask an admin to give it a namespace on one"));
     }
     if let Some(stray) = spec.preferred_cluster_ids.iter().find(|id| !slice_clusters.contains(id)) {
-        return Err(Error::invalid("preferredClusterIds", format!("cluster {} is not one of the slice's clusters", crate::ids::encode(crate::ids::Kind::Cluster, *stray).0)));
+        return Err(Error::invalid(
+            "preferredClusterIds",
+            format!("cluster {} is not one of the slice's clusters", crate::ids::encode(crate::ids::Kind::Cluster, *stray).0),
+        ));
     }
     let clusters = if spec.preferred_cluster_ids.is_empty() { slice_clusters } else { spec.preferred_cluster_ids.clone() };
     let nodes = nodes_select(&NodeQuery::default()).filter(node::Column::ClusterId.is_in(clusters)).all(db).await?;
@@ -235,11 +244,8 @@ async fn gpu_hours_used(db: &impl ConnectionTrait, slice_id: i64, since: DateTim
     if used.is_empty() {
         return Ok(0.0);
     }
-    let links = gpr_node::Entity::find()
-        .filter(gpr_node::Column::GprId.is_in(used.iter().map(|g| g.id)))
-        .find_also_related(node::Entity)
-        .all(db)
-        .await?;
+    let links =
+        gpr_node::Entity::find().filter(gpr_node::Column::GprId.is_in(used.iter().map(|g| g.id))).find_also_related(node::Entity).all(db).await?;
     let mut gpus: BTreeMap<i64, i64> = BTreeMap::new();
     for (link, node) in links {
         *gpus.entry(link.gpr_id).or_default() += node.map_or(0, |n| i64::from(n.gpus_per_node));
@@ -256,7 +262,13 @@ async fn gpu_hours_used(db: &impl ConnectionTrait, slice_id: i64, since: DateTim
 }
 
 /// Applies the slice policy; returns the approval reasons (empty when within policy).
-async fn evaluate_policy(txn: &DatabaseTransaction, policy_of: &slice::Model, spec: &GprSpec, gpus_per_node: i32, exclude: Option<i64>) -> Result<Vec<String>> {
+async fn evaluate_policy(
+    txn: &DatabaseTransaction,
+    policy_of: &slice::Model,
+    spec: &GprSpec,
+    gpus_per_node: i32,
+    exclude: Option<i64>,
+) -> Result<Vec<String>> {
     let now = Utc::now();
     let mut pending = gpr::Entity::find()
         .filter(gpr::Column::SliceId.eq(spec.slice_id))
@@ -339,7 +351,14 @@ pub async fn create_gpr(db: &DatabaseConnection, caller: &Caller, mut spec: GprS
     .insert(&txn)
     .await?;
     let actor = caller.actor();
-    record_event(&txn, &created, GprEventKind::Created, format!("{} asked for {} node(s) for {}", actor, created.node_count, crate::scalars::format_duration(created.duration_secs)), actor).await?;
+    record_event(
+        &txn,
+        &created,
+        GprEventKind::Created,
+        format!("{} asked for {} node(s) for {}", actor, created.node_count, crate::scalars::format_duration(created.duration_secs)),
+        actor,
+    )
+    .await?;
     match approval_reason {
         None => record_event(&txn, &created, GprEventKind::Queued, "queued", actor).await?,
         Some(reason) => record_event(&txn, &created, GprEventKind::ApprovalRequired, format!("needs an admin's approval: {reason}"), actor).await?,
@@ -370,7 +389,9 @@ fn stale(read: i32) -> Error {
 
 fn check_version(found: &gpr::Model, expected: Option<i32>) -> Result<()> {
     match expected {
-        Some(v) if v != found.version => Err(Error::conflict("version", format!("the GPR is at version {}, not {v}; read it again and retry", found.version))),
+        Some(v) if v != found.version => {
+            Err(Error::conflict("version", format!("the GPR is at version {}, not {v}; read it again and retry", found.version)))
+        }
         _ => Ok(()),
     }
 }
@@ -578,12 +599,8 @@ async fn decide(db: &DatabaseConnection, caller: &Caller, id: i64, note: Option<
     let suffix = note.as_deref().map(|n| format!(": {n}")).unwrap_or_default();
     let txn = db.begin().await?;
     let updated = if approve {
-        let model = gpr::ActiveModel {
-            phase: Set(GprPhase::Queued),
-            approval: Set(ApprovalState::Approved),
-            reason: Set(None),
-            ..Default::default()
-        };
+        let model =
+            gpr::ActiveModel { phase: Set(GprPhase::Queued), approval: Set(ApprovalState::Approved), reason: Set(None), ..Default::default() };
         let updated = save_versioned(&txn, &found, model).await?;
         record_event(&txn, &updated, GprEventKind::Approved, format!("approved by {actor}{suffix}"), actor).await?;
         record_event(&txn, &updated, GprEventKind::Queued, "queued", actor).await?;

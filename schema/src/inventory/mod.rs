@@ -296,7 +296,13 @@ impl InventoryMutation {
                     temperature_threshold_celsius: n.temperature_threshold_celsius,
                     gpus: n.gpus.map(|gpus| {
                         gpus.into_iter()
-                            .map(|g| service::GpuReport { uuid: g.uuid, index: g.index, model: g.model, memory_mib: g.memory_mib, mig_enabled: g.mig_enabled })
+                            .map(|g| service::GpuReport {
+                                uuid: g.uuid,
+                                index: g.index,
+                                model: g.model,
+                                memory_mib: g.memory_mib,
+                                mig_enabled: g.mig_enabled,
+                            })
                             .collect()
                     }),
                 })

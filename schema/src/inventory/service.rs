@@ -6,7 +6,7 @@ use crate::validate;
 use chrono::Utc;
 use egs_entities::{Health, NodeState, Role, cluster, gpu, node};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, Condition, TryIntoModel, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Select, Set, TransactionTrait,
+    ActiveModelTrait, ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Select, Set, TransactionTrait, TryIntoModel,
 };
 use std::collections::{BTreeMap, HashSet};
 
@@ -71,7 +71,8 @@ pub fn gpus_select(query: &GpuQuery) -> Select<gpu::Entity> {
     }
     if let Some(cluster_id) = query.cluster_id {
         use sea_orm::sea_query::Query;
-        let nodes_of_cluster = Query::select().column(node::Column::Id).from(node::Entity).and_where(node::Column::ClusterId.eq(cluster_id)).to_owned();
+        let nodes_of_cluster =
+            Query::select().column(node::Column::Id).from(node::Entity).and_where(node::Column::ClusterId.eq(cluster_id)).to_owned();
         select = select.filter(gpu::Column::NodeId.in_subquery(nodes_of_cluster));
     }
     select

@@ -337,20 +337,30 @@ impl SliceMutation {
             let spec = service::CreateSlice {
                 name: input.name,
                 description: input.description,
-                cluster_ids: input.cluster_ids.iter().enumerate().map(|(i, id)| ids::decode(&format!("clusterIds.{i}"), id, Kind::Cluster)).collect::<Result<_>>()?,
+                cluster_ids: input
+                    .cluster_ids
+                    .iter()
+                    .enumerate()
+                    .map(|(i, id)| ids::decode(&format!("clusterIds.{i}"), id, Kind::Cluster))
+                    .collect::<Result<_>>()?,
                 namespaces: input
                     .namespaces
                     .iter()
                     .enumerate()
                     .map(|(i, ns)| {
-                        Ok(service::NamespaceSpec { cluster_id: ids::decode(&format!("namespaces.{i}.clusterId"), &ns.cluster_id, Kind::Cluster)?, name: ns.name.clone() })
+                        Ok(service::NamespaceSpec {
+                            cluster_id: ids::decode(&format!("namespaces.{i}.clusterId"), &ns.cluster_id, Kind::Cluster)?,
+                            name: ns.name.clone(),
+                        })
                     })
                     .collect::<Result<_>>()?,
                 members: input
                     .members
                     .iter()
                     .enumerate()
-                    .map(|(i, m)| Ok(service::MemberSpec { user_id: ids::decode(&format!("members.{i}.userId"), &m.user_id, Kind::User)?, role: m.role }))
+                    .map(|(i, m)| {
+                        Ok(service::MemberSpec { user_id: ids::decode(&format!("members.{i}.userId"), &m.user_id, Kind::User)?, role: m.role })
+                    })
                     .collect::<Result<_>>()?,
                 policy,
             };
@@ -369,7 +379,9 @@ impl SliceMutation {
                 description: input.description.into(),
                 cluster_ids: input
                     .cluster_ids
-                    .map(|list| list.iter().enumerate().map(|(i, id)| ids::decode(&format!("clusterIds.{i}"), id, Kind::Cluster)).collect::<Result<Vec<_>>>())
+                    .map(|list| {
+                        list.iter().enumerate().map(|(i, id)| ids::decode(&format!("clusterIds.{i}"), id, Kind::Cluster)).collect::<Result<Vec<_>>>()
+                    })
                     .transpose()?,
             };
             service::update_slice(db, caller, spec).await.map(Slice)

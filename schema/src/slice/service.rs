@@ -71,7 +71,9 @@ pub fn check_policy(policy: &SlicePolicy, errors: &mut Vec<UserError>) {
     if policy.priority_min > policy.priority_max {
         errors.push(UserError::invalid(&at("priorityMax"), "must not be below priorityMin"));
     }
-    for (field, value) in [("maxQueuedGprs", policy.max_queued_gprs), ("maxNodesPerGpr", policy.max_nodes_per_gpr), ("maxGpusPerGpr", policy.max_gpus_per_gpr)] {
+    for (field, value) in
+        [("maxQueuedGprs", policy.max_queued_gprs), ("maxNodesPerGpr", policy.max_nodes_per_gpr), ("maxGpusPerGpr", policy.max_gpus_per_gpr)]
+    {
         if let Some(v) = value {
             validate::range(&at(field), v.into(), 1, 1_000_000, errors);
         }
@@ -333,7 +335,12 @@ pub async fn remove_slice_member(db: &DatabaseConnection, caller: &Caller, slice
     Ok(found)
 }
 
-pub async fn set_slice_policy(db: &DatabaseConnection, caller: &Caller, slice_id: i64, change: impl FnOnce(&mut SlicePolicy)) -> Result<slice::Model> {
+pub async fn set_slice_policy(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    slice_id: i64,
+    change: impl FnOnce(&mut SlicePolicy),
+) -> Result<slice::Model> {
     let found = load_slice_for_admin(db, caller, slice_id).await?;
     let mut policy = found.policy.clone();
     change(&mut policy);

@@ -157,7 +157,9 @@ impl TokenMutation {
                     scopes
                         .iter()
                         .enumerate()
-                        .map(|(i, s)| Ok(SliceScope { slice_id: ids::decode(&format!("sliceScopes.{i}.sliceId"), &s.slice_id, Kind::Slice)?, role: s.role }))
+                        .map(|(i, s)| {
+                            Ok(SliceScope { slice_id: ids::decode(&format!("sliceScopes.{i}.sliceId"), &s.slice_id, Kind::Slice)?, role: s.role })
+                        })
                         .collect::<Result<Vec<_>>>()
                 })
                 .transpose()?;

@@ -173,7 +173,13 @@ pub async fn find_token(db: &DatabaseConnection, caller: &Caller, id: i64) -> Re
 }
 
 /// Revokes a token at once: this replica forgets it, and the others are told to.
-pub async fn revoke_token(db: &DatabaseConnection, cache: &TokenCache, others: &dyn RevocationBroadcast, caller: &Caller, id: i64) -> Result<access_token::Model> {
+pub async fn revoke_token(
+    db: &DatabaseConnection,
+    cache: &TokenCache,
+    others: &dyn RevocationBroadcast,
+    caller: &Caller,
+    id: i64,
+) -> Result<access_token::Model> {
     let found = find_token(db, caller, id).await?;
     if found.revoked_at.is_some() {
         return Ok(found);

@@ -15,11 +15,13 @@ pub struct CreateUser {
 
 /// User names: 1–64 of lowercase letters, digits, `.`, `_`, `-` (they appear as event actors).
 fn check_user_name(name: &str, errors: &mut Vec<crate::error::UserError>) {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-'));
+    let ok =
+        !name.is_empty() && name.len() <= 64 && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-'));
     if !ok {
-        errors.push(crate::error::UserError::invalid("name", format!("`{name}` is not a valid user name: use 1–64 lowercase letters, digits, `.`, `_` or `-`")));
+        errors.push(crate::error::UserError::invalid(
+            "name",
+            format!("`{name}` is not a valid user name: use 1–64 lowercase letters, digits, `.`, `_` or `-`"),
+        ));
     }
 }
 
@@ -68,7 +70,8 @@ pub async fn list_users(db: &DatabaseConnection, caller: &Caller) -> Result<Vec<
 
 /// A user's memberships, as the caller may see them (scoped tokens see only their scopes).
 pub async fn list_memberships(db: &DatabaseConnection, caller: &Caller, user_id: i64) -> Result<Vec<slice_member::Model>> {
-    let rows = slice_member::Entity::find().filter(slice_member::Column::UserId.eq(user_id)).order_by_asc(slice_member::Column::SliceId).all(db).await?;
+    let rows =
+        slice_member::Entity::find().filter(slice_member::Column::UserId.eq(user_id)).order_by_asc(slice_member::Column::SliceId).all(db).await?;
     if caller.is_admin() {
         return Ok(rows);
     }
