@@ -81,6 +81,11 @@ impl TokenKeys {
     }
 }
 
+/// How an agent appears as a token subject and event actor.
+pub fn agent_subject(cluster_id: Option<i64>, node_name: Option<&str>) -> String {
+    format!("agent:{}/{}", cluster_id.unwrap_or_default(), node_name.unwrap_or_default())
+}
+
 /// What the database says about a token, cached briefly.
 #[derive(Clone, Debug)]
 pub struct TokenRecord {
@@ -169,7 +174,7 @@ async fn load_token_record(db: &DatabaseConnection, jti: &str) -> Result<Option<
     };
     let user_name = match &user {
         Some(user) => user.name.clone(),
-        None => format!("agent:{}/{}", token.cluster_id.unwrap_or_default(), token.node_name.clone().unwrap_or_default()),
+        None => agent_subject(token.cluster_id, token.node_name.as_deref()),
     };
     Ok(Some(TokenRecord {
         token_id: token.id,

@@ -6,6 +6,7 @@ use async_graphql::{Context, Object, OutputType};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use futures_util::future::BoxFuture;
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Select};
 use std::sync::Arc;
 
 /// Page size when the caller gives no `first`.
@@ -78,17 +79,40 @@ impl TotalCount {
 
 pub type Page<T> = Connection<String, T, TotalCount, EmptyFields>;
 
-/// Builds a page from `limit + 1` rows fetched in cursor order.
-pub fn page<M, T: OutputType>(
+/// Which way a connection runs; cursors are row ids either way.
+#[derive(Copy, Clone, Debug)]
+pub enum Order {
+    OldestFirst,
+    NewestFirst,
+}
+
+/// Fetches one keyset page of `select` (already filtered for the caller) ordered by `id`,
+/// with a `totalCount` under the same filters.
+pub async fn keyset_page<E, T>(
+    db: &DatabaseConnection,
     request: PageRequest,
-    mut rows: Vec<M>,
-    id_of: impl Fn(&M) -> i64,
-    into_node: impl Fn(M) -> T,
-    total: TotalCount,
-) -> Page<T> {
+    select: Select<E>,
+    id: E::Column,
+    order: Order,
+    id_of: impl Fn(&E::Model) -> i64,
+    into_node: impl Fn(E::Model) -> T,
+) -> Result<Page<T>>
+where
+    E: EntityTrait,
+    E::Model: Sync,
+    T: OutputType,
+{
+    let total = TotalCount::of(db.clone(), select.clone());
+    let select = match (order, request.after) {
+        (Order::OldestFirst, Some(after)) => select.filter(id.gt(after)).order_by_asc(id),
+        (Order::OldestFirst, None) => select.order_by_asc(id),
+        (Order::NewestFirst, Some(after)) => select.filter(id.lt(after)).order_by_desc(id),
+        (Order::NewestFirst, None) => select.order_by_desc(id),
+    };
+    let mut rows = select.limit(request.limit + 1).all(db).await?;
     let has_next = rows.len() as u64 > request.limit;
     rows.truncate(request.limit as usize);
     let mut connection = Connection::with_additional_fields(request.after.is_some(), has_next, total);
     connection.edges.extend(rows.into_iter().map(|row| Edge::new(encode_cursor(id_of(&row)), into_node(row))));
-    connection
+    Ok(connection)
 }

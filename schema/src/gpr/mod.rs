@@ -8,7 +8,7 @@ use crate::cluster::Cluster;
 use crate::error::{Error, Result};
 use crate::ids::{self, Kind};
 use crate::inventory::GpuNode;
-use crate::pagination::{Page, PageRequest, TotalCount, page};
+use crate::pagination::{Order, Page, PageRequest, keyset_page};
 use crate::scalars::Duration;
 use crate::slice::Slice;
 use crate::user::User;
@@ -16,7 +16,7 @@ use crate::{loaded, loaders, payload, session};
 use async_graphql::{Context, Enum, ID, InputObject, MaybeUndefined, Object, SimpleObject};
 use chrono::{DateTime, Utc};
 use egs_entities::{ApprovalState, GprEventKind, GprPhase, ReleaseReason, gpr, gpr_event};
-use sea_orm::{ColumnTrait, DatabaseConnection, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::DatabaseConnection;
 use std::collections::BTreeMap;
 
 /// Priority bands: low 1–100, medium 101–200, high 201–300.
@@ -264,14 +264,7 @@ pub(crate) async fn list_gprs_page(
     };
     let query = service::GprQuery { slice_id, phases: filter.phases.unwrap_or_default() };
     let select = service::gprs_select(db, caller, &query).await?;
-    let total = TotalCount::of(db.clone(), select.clone());
-    // Newest first.
-    let mut select = select.order_by_desc(gpr::Column::Id);
-    if let Some(after) = request.after {
-        select = select.filter(gpr::Column::Id.lt(after));
-    }
-    let rows = select.limit(request.limit + 1).all(db).await?;
-    Ok(page(request, rows, |g| g.id, Gpr, total))
+    keyset_page(db, request, select, gpr::Column::Id, Order::NewestFirst, |g| g.id, Gpr).await
 }
 
 async fn list_events_page(
@@ -286,13 +279,7 @@ async fn list_events_page(
     let request = PageRequest::new(first, after)?;
     let visible = caller.visible_slices(db).await?;
     let select = service::events_select(&visible, gpr_id, slice_id);
-    let total = TotalCount::of(db.clone(), select.clone());
-    let mut select = select.order_by_asc(gpr_event::Column::Id);
-    if let Some(after) = request.after {
-        select = select.filter(gpr_event::Column::Id.gt(after));
-    }
-    let rows = select.limit(request.limit + 1).all(db).await?;
-    Ok(page(request, rows, |e| e.id, GprEvent, total))
+    keyset_page(db, request, select, gpr_event::Column::Id, Order::OldestFirst, |e| e.id, GprEvent).await
 }
 
 #[derive(Default)]

@@ -7,12 +7,12 @@ use crate::cluster::Cluster;
 use crate::error::Result;
 use crate::gpr::Gpr;
 use crate::ids::{self, Kind};
-use crate::pagination::{Page, PageRequest, TotalCount, page};
+use crate::pagination::{Order, Page, PageRequest, keyset_page};
 use crate::{loaded, loaders, payload, session};
 use async_graphql::{Context, ID, InputObject, Object, SimpleObject};
 use chrono::{DateTime, Utc};
 use egs_entities::{Health, NodeState, gpu, node};
-use sea_orm::{DatabaseConnection, QuerySelect};
+use sea_orm::DatabaseConnection;
 pub use service::PoolSummary;
 
 /// A whole GPU node: the unit EGS hands to a slice.
@@ -194,9 +194,7 @@ pub(crate) async fn list_nodes_page(
         health: filter.health,
     };
     let select = service::nodes_select(&query);
-    let total = TotalCount::of(db.clone(), select.clone());
-    let rows = service::ordered_after(select, node::Column::Id, request.after).limit(request.limit + 1).all(db).await?;
-    Ok(page(request, rows, |n| n.id, GpuNode, total))
+    keyset_page(db, request, select, node::Column::Id, Order::OldestFirst, |n| n.id, GpuNode).await
 }
 
 pub(crate) async fn list_pools(db: &DatabaseConnection, caller: &Caller, cluster_id: Option<i64>, shape: Option<String>) -> Result<Vec<Pool>> {
@@ -226,9 +224,7 @@ impl InventoryQuery {
             model: filter.model,
         };
         let select = service::gpus_select(&query);
-        let total = TotalCount::of(db.clone(), select.clone());
-        let rows = service::ordered_after(select, gpu::Column::Id, request.after).limit(request.limit + 1).all(db).await?;
-        Ok(page(request, rows, |g| g.id, Gpu, total))
+        keyset_page(db, request, select, gpu::Column::Id, Order::OldestFirst, |g| g.id, Gpu).await
     }
 
     /// Pools (cluster × instance type × GPU shape) with total, free, reserved and unavailable nodes.

@@ -5,9 +5,7 @@ use crate::error::{Error, Result, UserError};
 use crate::validate;
 use chrono::Utc;
 use egs_entities::{Health, NodeState, Role, cluster, gpu, node};
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Select, Set, TransactionTrait, TryIntoModel,
-};
+use sea_orm::{ActiveModelTrait, ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter, Select, Set, TransactionTrait, TryIntoModel};
 use std::collections::{BTreeMap, HashSet};
 
 /// Most nodes one `upsertNodes` call may carry: bounds the transaction.
@@ -284,13 +282,4 @@ async fn replace_gpus(txn: &sea_orm::DatabaseTransaction, node_id: i64, gpus: Ve
         model.save(txn).await?;
     }
     Ok(())
-}
-
-/// Orders node pages: by id, after the cursor.
-pub fn ordered_after<E: EntityTrait>(select: Select<E>, id_column: E::Column, after: Option<i64>) -> Select<E> {
-    let select = match after {
-        Some(after) => select.filter(id_column.gt(after)),
-        None => select,
-    };
-    select.order_by_asc(id_column)
 }

@@ -6,14 +6,13 @@ use crate::cluster::Cluster;
 use crate::error::Result;
 use crate::gpr::{Gpr, GprFilter};
 use crate::ids::{self, Kind};
-use crate::pagination::{Page, PageRequest, TotalCount, page};
+use crate::pagination::{Order, Page, PageRequest, keyset_page};
 use crate::scalars::Duration;
 use crate::user::User;
 use crate::{loaded, loaders, payload, session};
 use async_graphql::{Context, ID, InputObject, MaybeUndefined, Object};
 use chrono::{DateTime, Utc};
 use egs_entities::{SlicePolicy, SliceRole, slice, slice_member, slice_namespace};
-use sea_orm::{ColumnTrait, QueryFilter, QueryOrder, QuerySelect};
 
 /// A team workspace: namespaces on clusters, members, and a policy.
 pub struct Slice(pub slice::Model);
@@ -293,13 +292,7 @@ impl SliceQuery {
         let (caller, db) = session(ctx)?;
         let request = PageRequest::new(first, after)?;
         let select = service::slices_select(db, caller).await?;
-        let total = TotalCount::of(db.clone(), select.clone());
-        let mut select = select.order_by_asc(slice::Column::Id);
-        if let Some(after) = request.after {
-            select = select.filter(slice::Column::Id.gt(after));
-        }
-        let rows = select.limit(request.limit + 1).all(db).await?;
-        Ok(page(request, rows, |s| s.id, Slice, total))
+        keyset_page(db, request, select, slice::Column::Id, Order::OldestFirst, |s| s.id, Slice).await
     }
 
     /// One slice, by id or by name.

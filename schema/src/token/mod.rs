@@ -5,7 +5,7 @@ pub mod service;
 use crate::cluster::Cluster;
 use crate::error::{Error, Result, UserError};
 use crate::ids::{self, Kind};
-use crate::pagination::{Page, PageRequest, TotalCount, page};
+use crate::pagination::{Order, Page, PageRequest, keyset_page};
 use crate::scalars::Duration;
 use crate::slice::Slice;
 use crate::user::User;
@@ -13,7 +13,6 @@ use crate::{loaded, loaders, payload, services, session};
 use async_graphql::{Context, ID, InputObject, Object, SimpleObject};
 use chrono::{DateTime, Utc};
 use egs_entities::{Role, SliceRole, SliceScope, access_token};
-use sea_orm::{ColumnTrait, QueryFilter, QueryOrder, QuerySelect};
 
 /// An issued token, by id. Its secret text is shown only by `createToken`.
 pub struct AccessToken(pub access_token::Model);
@@ -88,13 +87,7 @@ impl TokenQuery {
         let (caller, db) = session(ctx)?;
         let request = PageRequest::new(first, after)?;
         let select = service::tokens_select(caller)?;
-        let total = TotalCount::of(db.clone(), select.clone());
-        let mut select = select.order_by_desc(access_token::Column::Id);
-        if let Some(after) = request.after {
-            select = select.filter(access_token::Column::Id.lt(after));
-        }
-        let rows = select.limit(request.limit + 1).all(db).await?;
-        Ok(page(request, rows, |t| t.id, AccessToken, total))
+        keyset_page(db, request, select, access_token::Column::Id, Order::NewestFirst, |t| t.id, AccessToken).await
     }
 }
 

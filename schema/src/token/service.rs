@@ -1,6 +1,6 @@
 //! Access tokens: issued as JWTs, recorded by id so they can be listed and revoked.
 
-use crate::auth::{Caller, Claims, RevocationBroadcast, TOKEN_AUDIENCE, TOKEN_ISSUER, TokenCache, TokenKeys};
+use crate::auth::{Caller, Claims, RevocationBroadcast, TOKEN_AUDIENCE, TOKEN_ISSUER, TokenCache, TokenKeys, agent_subject};
 use crate::error::{Error, Result, UserError};
 use crate::validate;
 use chrono::{Duration, Utc};
@@ -86,9 +86,9 @@ pub async fn issue_token(db: &impl ConnectionTrait, keys: &TokenKeys, spec: Issu
     let now = Utc::now();
     let expires_at = now + Duration::seconds(spec.ttl_secs);
     let jti = new_jti();
-    let subject = match (&owner, spec.role) {
-        (Some(owner), _) => owner.name.clone(),
-        (None, _) => format!("agent:{}/{}", spec.cluster_id.unwrap_or_default(), spec.node_name.clone().unwrap_or_default()),
+    let subject = match &owner {
+        Some(owner) => owner.name.clone(),
+        None => agent_subject(spec.cluster_id, spec.node_name.as_deref()),
     };
     let claims = Claims {
         sub: subject,
