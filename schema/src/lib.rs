@@ -17,6 +17,7 @@ pub mod operation;
 pub mod pagination;
 pub mod relay;
 pub mod scalars;
+pub mod scheduler;
 pub mod slice;
 pub mod token;
 pub mod user;

@@ -1,0 +1,86 @@
+//! How much of its reserved window a GPR is expected to use, learned from the windows the
+//! system has seen end: per slice and shape when there is history, else per shape, else
+//! everywhere, else a configured prior. Feeds `estimated_start` (never `start_no_later_than`).
+
+use super::{SliceId, Time};
+use std::collections::HashMap;
+
+/// Weight of the newest observation in the moving averages.
+const ALPHA: f64 = 0.2;
+/// Observations before a slice's own average is trusted over the wider ones.
+const TRUST_AFTER: u32 = 3;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Average {
+    value: f64,
+    count: u32,
+}
+
+impl Average {
+    fn add(&mut self, x: f64) {
+        self.value = if self.count == 0 { x } else { self.value + ALPHA * (x - self.value) };
+        self.count = self.count.saturating_add(1);
+    }
+
+    fn trusted(&self) -> Option<f64> {
+        (self.count >= TRUST_AFTER).then_some(self.value)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct UsagePredictor {
+    prior: f64,
+    by_slice_shape: HashMap<(SliceId, String), Average>,
+    by_shape: HashMap<String, Average>,
+    overall: Average,
+}
+
+impl UsagePredictor {
+    pub fn new(prior: f64) -> Self {
+        Self { prior: prior.clamp(0.0, 1.0), by_slice_shape: HashMap::new(), by_shape: HashMap::new(), overall: Average::default() }
+    }
+
+    /// A window of `reserved` seconds ended after `used` seconds.
+    pub fn observe(&mut self, slice: SliceId, shape: &str, used: Time, reserved: Time) {
+        if reserved <= 0 {
+            return;
+        }
+        let ratio = (used as f64 / reserved as f64).clamp(0.0, 1.0);
+        self.by_slice_shape.entry((slice, shape.to_owned())).or_default().add(ratio);
+        self.by_shape.entry(shape.to_owned()).or_default().add(ratio);
+        self.overall.add(ratio);
+    }
+
+    /// Expected share of the window used, in `[0, 1]`.
+    pub fn ratio(&self, slice: SliceId, shape: &str) -> f64 {
+        self.by_slice_shape
+            .get(&(slice, shape.to_owned()))
+            .and_then(Average::trusted)
+            .or_else(|| self.by_shape.get(shape).and_then(Average::trusted))
+            .or_else(|| self.overall.trusted())
+            .unwrap_or(self.prior)
+    }
+
+    /// Expected seconds used of a `reserved`-second window (at least one second).
+    pub fn expected_use(&self, slice: SliceId, shape: &str, reserved: Time) -> Time {
+        ((reserved as f64 * self.ratio(slice, shape)).ceil() as Time).clamp(1.min(reserved), reserved)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn learns_per_slice_and_falls_back_to_wider_history() {
+        let mut p = UsagePredictor::new(1.0);
+        assert_eq!(p.expected_use(1, "H100", 3600), 3600);
+        for _ in 0..3 {
+            p.observe(1, "H100", 1800, 3600);
+        }
+        assert_eq!(p.expected_use(1, "H100", 3600), 1800);
+        // Slice 2 has no history of its own: the shape's average stands in.
+        assert_eq!(p.expected_use(2, "H100", 3600), 1800);
+        assert_eq!(p.expected_use(2, "A100", 100), 50);
+    }
+}
