@@ -10,6 +10,7 @@ pub mod graphql_http;
 pub mod health;
 pub mod metrics;
 pub mod playground;
+pub mod replay;
 pub mod replicas;
 pub mod settings;
 

@@ -39,6 +39,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("{}", cli::create_token(args).await?);
             Ok(())
         }
+        Command::Replay(args) => {
+            println!("{}", egs_api::replay::run(&args)?);
+            Ok(())
+        }
     }
 }
 

@@ -26,6 +26,46 @@ pub enum Command {
         #[command(subcommand)]
         command: TokenCommand,
     },
+    /// Replay GPU cluster job traces through the scheduler on virtual time; print a JSON report.
+    Replay(ReplayArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ReplayArgs {
+    /// CSV or gzipped CSV with `job_id,submission_time,duration,num_gpu` (repeatable).
+    #[arg(long = "trace", required = true)]
+    pub traces: Vec<PathBuf>,
+    /// Nodes in the replayed pool.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub nodes: u32,
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub gpus_per_node: u32,
+    /// Slices the jobs are spread over (by job id); a slice runs one GPR at a time.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub slices: u32,
+    /// Reserved window = the job's duration × this, rounded up to a minute.
+    #[arg(long, default_value_t = 1.5)]
+    pub reserve_factor: f64,
+    #[arg(long, value_enum, default_value_t = ReplayPolicy::Egs)]
+    pub policy: ReplayPolicy,
+    #[arg(long, value_enum, default_value_t = ReplayFormat::Json)]
+    pub format: ReplayFormat,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplayPolicy {
+    /// The EGS scheduler; the report also carries a FIFO baseline on the same input.
+    Egs,
+    /// Plain first come, first served.
+    Fifo,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplayFormat {
+    /// One JSON object on one line.
+    Json,
+    /// Indented JSON.
+    Pretty,
 }
 
 #[derive(Subcommand, Debug)]

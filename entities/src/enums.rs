@@ -205,6 +205,8 @@ string_enum! {
         Failed = "FAILED",
         Cancelled = "CANCELLED",
         NodeReplaced = "NODE_REPLACED",
+        /// A node failed inside the window and none was free to replace it.
+        Degraded = "DEGRADED",
     }
 }
 

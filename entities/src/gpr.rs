@@ -43,6 +43,9 @@ pub struct Model {
     pub completed_at: Option<DateTimeUtc>,
     pub release_reason: Option<ReleaseReason>,
     pub preempted_by_id: Option<i64>,
+    /// Timer events already written for the current window (bits: 25 %, 50 %, 75 %, exit
+    /// warning), so a restart or a new leader neither loses nor repeats one.
+    pub milestones_done: i32,
     /// Optimistic concurrency: every change bumps it; writers name the version they read.
     pub version: i32,
     pub created_at: DateTimeUtc,

@@ -14,6 +14,9 @@ pub struct Model {
     pub model: String,
     pub memory_mib: i64,
     pub mig_enabled: bool,
+    pub last_sample_at: Option<DateTimeUtc>,
+    /// Last sample showing work; the idle timeout counts from here.
+    pub last_busy_at: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

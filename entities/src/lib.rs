@@ -12,6 +12,7 @@ pub mod gpr;
 pub mod gpr_event;
 pub mod gpr_node;
 pub mod gpu;
+pub mod leader_lease;
 pub mod node;
 pub mod project;
 pub mod slice;

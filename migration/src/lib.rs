@@ -4,12 +4,13 @@
 pub use sea_orm_migration::prelude::*;
 
 mod m20261121_000001_create_core_tables;
+mod m20261122_000001_scheduler_lifecycle;
 
 pub struct Migrator;
 
 #[async_trait::async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(m20261121_000001_create_core_tables::Migration)]
+        vec![Box::new(m20261121_000001_create_core_tables::Migration), Box::new(m20261122_000001_scheduler_lifecycle::Migration)]
     }
 }

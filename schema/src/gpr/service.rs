@@ -343,6 +343,7 @@ pub async fn create_gpr(db: &DatabaseConnection, caller: &Caller, mut spec: GprS
         completed_at: Set(None),
         release_reason: Set(None),
         preempted_by_id: Set(None),
+        milestones_done: Set(0),
         version: Set(1),
         created_at: Set(now),
         updated_at: Set(now),

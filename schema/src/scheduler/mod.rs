@@ -13,6 +13,7 @@
 mod plan;
 mod predict;
 pub mod queue;
+pub mod replay;
 pub mod timeline;
 
 pub use predict::UsagePredictor;
@@ -496,6 +497,12 @@ impl Scheduler {
     /// Pending GPR ids in queue order.
     pub fn queue_order(&self) -> Vec<GprId> {
         self.queue.in_order().into_iter().map(|k| k.id).collect()
+    }
+
+    /// The earliest planned start among pending GPRs after `now`: when a pass is due at the
+    /// latest if nothing else happens.
+    pub fn next_planned_start(&self, now: Time) -> Option<Time> {
+        self.pending.values().filter_map(|p| p.plan.map(|plan| plan.start)).filter(|t| *t > now).min()
     }
 
     /// Running GPRs whose window has ended by `now`.

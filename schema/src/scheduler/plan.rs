@@ -71,7 +71,7 @@ impl Scheduler {
         let mut decisions = Vec::new();
         self.place(id, now, &mut decisions);
         if self.pending.contains_key(&id) {
-            self.estimate_one(id, now);
+            self.estimate_one(id, now, true);
         }
         Ok(decisions)
     }
@@ -396,11 +396,13 @@ impl Scheduler {
     /// Expected starts for the whole queue: the same order and rules on predicted window ends.
     fn estimate_all(&mut self, now: Time) {
         for key in self.queue.in_order() {
-            self.estimate_one(key.id, now);
+            self.estimate_one(key.id, now, false);
         }
     }
 
-    fn estimate_one(&mut self, id: GprId, now: Time) {
+    /// Expected start of one pending GPR on the expected timelines. A `newcomer` goes ahead of
+    /// lower-priority GPRs, so their expected windows do not hold it back.
+    fn estimate_one(&mut self, id: GprId, now: Time, newcomer: bool) {
         let Some(p) = self.pending.get(&id) else { return };
         let Some(plan) = p.plan else { return };
         let request = &p.request;
@@ -410,7 +412,10 @@ impl Scheduler {
         for &index in &p.pools {
             let pool = &self.pools[index];
             let duration = self.expected_duration(request, index);
-            let found = fit(&pool.expected, pool.healthy, request.nodes as i32, from, duration, best.0, busy, |b| b.gpr != id);
+            let view = self.expected_view(index, request.priority, newcomer);
+            let found = fit(&view, pool.healthy, request.nodes as i32, from, duration, best.0, busy, |b| {
+                b.gpr != id && self.respects(newcomer, request.priority, b.gpr)
+            });
             if let Some(start) = found
                 && start < best.0
             {
@@ -431,6 +436,22 @@ impl Scheduler {
         }
     }
 
+    /// A pool's expected timeline, without the expected windows of GPRs a newcomer of
+    /// `priority` would go ahead of.
+    fn expected_view(&self, index: usize, priority: i32, newcomer: bool) -> Cow<'_, Timeline> {
+        let pool = &self.pools[index];
+        if !newcomer {
+            return Cow::Borrowed(&pool.expected);
+        }
+        let lower: Vec<(Time, Time, i32)> = self
+            .pending
+            .values()
+            .filter(|o| o.request.priority < priority)
+            .filter_map(|o| o.expected_window.filter(|w| w.pool == index).map(|w| (w.start, w.end, -(o.request.nodes as i32))))
+            .collect();
+        if lower.is_empty() { Cow::Borrowed(&pool.expected) } else { Cow::Owned(Timeline::with(&pool.expected, lower)) }
+    }
+
     fn expected_duration(&self, request: &Request, pool: usize) -> Time {
         self.predictor.expected_use(request.slice, &self.pools[pool].key.gpu_shape, request.duration)
     }
@@ -443,14 +464,7 @@ impl Scheduler {
         for index in self.matching_pools(request) {
             let Some(promise) = self.earliest_in_pool(request, true, index, from, Time::MAX) else { continue };
             let pool = &self.pools[index];
-            let lower: Vec<(Time, Time, i32)> = pool
-                .planned
-                .iter()
-                .filter_map(|g| self.pending.get(g))
-                .filter(|o| o.request.priority < request.priority)
-                .filter_map(|o| o.expected_window.map(|w| (w.start, w.end, -(o.request.nodes as i32))))
-                .collect();
-            let view = if lower.is_empty() { Cow::Borrowed(&pool.expected) } else { Cow::Owned(Timeline::with(&pool.expected, lower)) };
+            let view = self.expected_view(index, request.priority, true);
             let busy = self.slices.get(&request.slice).map_or(&[][..], |s| &s.expected_busy[..]);
             let duration = self.expected_duration(request, index);
             let expected = fit(&view, pool.healthy, request.nodes as i32, from, duration, promise, busy, |b| {

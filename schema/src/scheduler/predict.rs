@@ -10,34 +10,46 @@ const ALPHA: f64 = 0.2;
 /// Observations before a slice's own average is trusted over the wider ones.
 const TRUST_AFTER: u32 = 3;
 
+/// Moving averages of used and reserved seconds; their quotient weighs long windows more
+/// than short ones, which is what matters for how long others wait.
 #[derive(Clone, Copy, Debug, Default)]
 struct Average {
-    value: f64,
+    used: f64,
+    reserved: f64,
     count: u32,
 }
 
 impl Average {
-    fn add(&mut self, x: f64) {
-        self.value = if self.count == 0 { x } else { self.value + ALPHA * (x - self.value) };
+    fn add(&mut self, used: f64, reserved: f64) {
+        let keep = if self.count == 0 { 0.0 } else { 1.0 - ALPHA };
+        self.used = keep * self.used + used;
+        self.reserved = keep * self.reserved + reserved;
         self.count = self.count.saturating_add(1);
     }
 
     fn trusted(&self) -> Option<f64> {
-        (self.count >= TRUST_AFTER).then_some(self.value)
+        (self.count >= TRUST_AFTER && self.reserved > 0.0).then(|| self.used / self.reserved)
     }
+}
+
+/// Windows are grouped by length (powers of two of minutes): people over-reserve a
+/// ten-minute job differently from a ten-hour one.
+fn length_class(reserved: Time) -> u32 {
+    (reserved.max(60) as u64 / 60).ilog2()
 }
 
 #[derive(Clone, Debug)]
 pub struct UsagePredictor {
     prior: f64,
-    by_slice_shape: HashMap<(SliceId, String), Average>,
-    by_shape: HashMap<String, Average>,
+    by_slice_shape: HashMap<(SliceId, String, u32), Average>,
+    by_shape: HashMap<(String, u32), Average>,
+    by_length: HashMap<u32, Average>,
     overall: Average,
 }
 
 impl UsagePredictor {
     pub fn new(prior: f64) -> Self {
-        Self { prior: prior.clamp(0.0, 1.0), by_slice_shape: HashMap::new(), by_shape: HashMap::new(), overall: Average::default() }
+        Self { prior: prior.clamp(0.0, 1.0), by_slice_shape: HashMap::new(), by_shape: HashMap::new(), by_length: HashMap::new(), overall: Average::default() }
     }
 
     /// A window of `reserved` seconds ended after `used` seconds.
@@ -45,25 +57,29 @@ impl UsagePredictor {
         if reserved <= 0 {
             return;
         }
-        let ratio = (used as f64 / reserved as f64).clamp(0.0, 1.0);
-        self.by_slice_shape.entry((slice, shape.to_owned())).or_default().add(ratio);
-        self.by_shape.entry(shape.to_owned()).or_default().add(ratio);
-        self.overall.add(ratio);
+        let class = length_class(reserved);
+        let (used, reserved) = (used.clamp(0, reserved) as f64, reserved as f64);
+        self.by_slice_shape.entry((slice, shape.to_owned(), class)).or_default().add(used, reserved);
+        self.by_shape.entry((shape.to_owned(), class)).or_default().add(used, reserved);
+        self.by_length.entry(class).or_default().add(used, reserved);
+        self.overall.add(used, reserved);
     }
 
-    /// Expected share of the window used, in `[0, 1]`.
-    pub fn ratio(&self, slice: SliceId, shape: &str) -> f64 {
+    /// Expected share of a `reserved`-second window used, in `[0, 1]`.
+    pub fn ratio(&self, slice: SliceId, shape: &str, reserved: Time) -> f64 {
+        let class = length_class(reserved);
         self.by_slice_shape
-            .get(&(slice, shape.to_owned()))
+            .get(&(slice, shape.to_owned(), class))
             .and_then(Average::trusted)
-            .or_else(|| self.by_shape.get(shape).and_then(Average::trusted))
+            .or_else(|| self.by_shape.get(&(shape.to_owned(), class)).and_then(Average::trusted))
+            .or_else(|| self.by_length.get(&class).and_then(Average::trusted))
             .or_else(|| self.overall.trusted())
             .unwrap_or(self.prior)
     }
 
     /// Expected seconds used of a `reserved`-second window (at least one second).
     pub fn expected_use(&self, slice: SliceId, shape: &str, reserved: Time) -> Time {
-        ((reserved as f64 * self.ratio(slice, shape)).ceil() as Time).clamp(1.min(reserved), reserved)
+        ((reserved as f64 * self.ratio(slice, shape, reserved)).ceil() as Time).clamp(1.min(reserved), reserved)
     }
 }
 

@@ -1,0 +1,88 @@
+//! `egs replay`: reads job traces and runs them through the scheduler core on virtual time.
+
+use crate::settings::{ReplayArgs, ReplayFormat, ReplayPolicy};
+use anyhow::{Context, bail};
+use egs_schema::scheduler::replay::{self, Job, Policy, ReplayConfig};
+use std::io::Read;
+use std::path::Path;
+use std::time::Instant;
+
+/// Reads a trace: CSV with a `job_id,submission_time,duration,num_gpu` header, gzipped when
+/// the file starts with the gzip magic bytes (whatever its name).
+pub fn read_trace(path: &Path) -> anyhow::Result<Vec<Job>> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read trace {}", path.display()))?;
+    let text = if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut text = String::new();
+        flate2::read::MultiGzDecoder::new(&bytes[..]).read_to_string(&mut text).with_context(|| format!("{} is not valid gzip", path.display()))?;
+        text
+    } else {
+        String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8 text", path.display()))?
+    };
+    parse_trace(&text).with_context(|| format!("in trace {}", path.display()))
+}
+
+#[derive(serde::Deserialize)]
+struct Row {
+    job_id: String,
+    submission_time: f64,
+    duration: f64,
+    num_gpu: f64,
+}
+
+/// Parses trace CSV text; a bad row is an error naming its line.
+pub fn parse_trace(text: &str) -> anyhow::Result<Vec<Job>> {
+    let mut reader = csv::ReaderBuilder::new().trim(csv::Trim::All).from_reader(text.as_bytes());
+    let headers = reader.headers().context("the trace has no header line")?.clone();
+    for column in ["job_id", "submission_time", "duration", "num_gpu"] {
+        if !headers.iter().any(|h| h == column) {
+            bail!("the header lacks column `{column}` (expected job_id,submission_time,duration,num_gpu)");
+        }
+    }
+    let mut jobs = Vec::new();
+    for (index, row) in reader.deserialize::<Row>().enumerate() {
+        let line = index + 2;
+        let row = row.with_context(|| format!("line {line}"))?;
+        let valid = |x: f64| x.is_finite() && x >= 0.0 && x < 1e12;
+        if !valid(row.submission_time) || !valid(row.duration) || !valid(row.num_gpu) {
+            bail!("line {line}: times, durations and GPU counts must be non-negative numbers");
+        }
+        jobs.push(Job {
+            id: row.job_id,
+            submitted_at: row.submission_time as i64,
+            duration: (row.duration.ceil() as i64).max(1),
+            gpus: (row.num_gpu.ceil() as u32).max(1),
+        });
+    }
+    Ok(jobs)
+}
+
+pub fn run(args: &ReplayArgs) -> anyhow::Result<String> {
+    if !(args.reserve_factor.is_finite() && (1.0..=100.0).contains(&args.reserve_factor)) {
+        bail!("--reserve-factor must be between 1 and 100 (a reservation shorter than the job would cut it off)");
+    }
+    let mut jobs = Vec::new();
+    for path in &args.traces {
+        jobs.extend(read_trace(path)?);
+    }
+    let config = |policy| ReplayConfig {
+        nodes: args.nodes,
+        gpus_per_node: args.gpus_per_node,
+        slices: args.slices,
+        reserve_factor: args.reserve_factor,
+        policy,
+    };
+    let started = Instant::now();
+    let mut report = match args.policy {
+        ReplayPolicy::Egs => serde_json::to_value(replay::run(&jobs, &config(Policy::Egs)))?,
+        ReplayPolicy::Fifo => serde_json::to_value(replay::run(&jobs, &config(Policy::Fifo)))?,
+    };
+    report["wall_s"] = serde_json::json!(started.elapsed().as_secs_f64());
+    if args.policy == ReplayPolicy::Egs {
+        // The same input under plain FIFO, so one run shows what the scheduler buys.
+        report["baseline_fifo"] = serde_json::to_value(replay::run(&jobs, &config(Policy::Fifo)))?;
+    }
+    Ok(match args.format {
+        ReplayFormat::Json => serde_json::to_string(&report)?,
+        ReplayFormat::Pretty => serde_json::to_string_pretty(&report)?,
+    })
+}
