@@ -9,6 +9,8 @@ use egs_api::Application;
 use egs_api::settings::{Secret, ServeArgs, StorageArgs};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicU32, Ordering};
+use egs_schema::lifecycle::ManualClock;
+use std::sync::Arc;
 use tokio::sync::oneshot;
 
 pub const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
@@ -28,6 +30,8 @@ pub struct TestApp {
     pub database_url: Option<String>,
     /// Holds the signing key and the admin token file.
     pub data_dir: std::path::PathBuf,
+    /// The lifecycle's clock: tests move it forward instead of waiting for windows to pass.
+    pub clock: Arc<ManualClock>,
     stop: Option<oneshot::Sender<()>>,
     _data_dir: tempfile::TempDir,
     postgres_cleanup: Option<(String, String)>,
@@ -55,6 +59,7 @@ fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> Ser
         demo: false,
         max_body_bytes: 1024 * 1024,
         cors_origins: Vec::new(),
+        simulated_step_ms: 20,
     }
 }
 
@@ -68,8 +73,8 @@ struct Launched {
     bootstrap_token: Option<String>,
 }
 
-async fn launch(settings: ServeArgs) -> Launched {
-    let app = Application::build(settings).await.expect("the gateway starts");
+async fn launch(settings: ServeArgs, clock: Arc<ManualClock>) -> Launched {
+    let app = Application::build_with_clock(settings, clock).await.expect("the gateway starts");
     let launched_token = app.admin_token.clone();
     let base = format!("http://{}", app.local_addr());
     let statements = app.state().statements.clone();
@@ -100,7 +105,8 @@ impl TestApp {
         let given_database_url = database_url.clone();
         let mut settings = serve_args(data_dir.path().to_owned(), database_url);
         adjust(&mut settings);
-        let launched = launch(settings).await;
+        let clock = Arc::new(ManualClock::default());
+        let launched = launch(settings, clock.clone()).await;
         Self {
             base: launched.base,
             admin_token: launched.bootstrap_token.expect("a fresh database yields a bootstrap admin token"),
@@ -110,6 +116,7 @@ impl TestApp {
             data_dir: data_dir.path().to_owned(),
             database_url: given_database_url,
             backend: if postgres_cleanup.is_some() { "postgres" } else { "sqlite" },
+            clock,
             stop: Some(launched.stop),
             _data_dir: data_dir,
             postgres_cleanup,
@@ -119,7 +126,7 @@ impl TestApp {
     /// Starts a second gateway replica on the same database, data dir (signing key) and Redis.
     pub async fn spawn_replica(&self) -> TestApp {
         let database_url = self.database_url.clone().unwrap_or_else(|| format!("sqlite://{}?mode=rwc", self.data_dir.join("egs.db").display()));
-        let launched = launch(serve_args(self.data_dir.clone(), Some(database_url))).await;
+        let launched = launch(serve_args(self.data_dir.clone(), Some(database_url)), self.clock.clone()).await;
         assert!(launched.bootstrap_token.is_none(), "a replica of an initialised database does not bootstrap again");
         TestApp {
             base: launched.base,
@@ -130,6 +137,7 @@ impl TestApp {
             data_dir: self.data_dir.clone(),
             database_url: self.database_url.clone(),
             backend: self.backend,
+            clock: self.clock.clone(),
             stop: Some(launched.stop),
             _data_dir: tempfile::tempdir().expect("temp dir"),
             postgres_cleanup: None,

@@ -12,6 +12,8 @@ use axum::http::{HeaderValue, Method, header};
 use axum::response::Redirect;
 use axum::routing::get;
 use egs_schema::auth::{NoReplicas, RevocationBroadcast, TokenCache};
+use egs_schema::lifecycle::provider::SimulatedProvider;
+use egs_schema::lifecycle::{Clock, Lifecycle, LifecycleConfig, SchedulerHandle, SystemClock};
 use egs_schema::{EgsSchema, Services, build_schema};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -35,10 +37,16 @@ pub struct Application {
     state: AppState,
     /// The bootstrap admin token, when this start created the admin (first start).
     pub admin_token: Option<String>,
+    lifecycle: Arc<Lifecycle>,
 }
 
 impl Application {
     pub async fn build(settings: ServeArgs) -> anyhow::Result<Self> {
+        Self::build_with_clock(settings, Arc::new(SystemClock)).await
+    }
+
+    /// Like [`Application::build`], with the clock the lifecycle reads (tests move it forward).
+    pub async fn build_with_clock(settings: ServeArgs, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
         let statements = StatementCounter::default();
         let db = db::connect(&settings.storage, &statements).await?;
         let applied = db::migrate(&db).await?;
@@ -57,7 +65,10 @@ impl Application {
             }
             None => (None, Arc::new(NoReplicas)),
         };
-        let services = Services { db, keys: Arc::new(keys), token_cache, revocations };
+        let scheduler = Arc::new(SchedulerHandle::new(clock));
+        let provider = Arc::new(SimulatedProvider::new(std::time::Duration::from_millis(settings.simulated_step_ms)));
+        let lifecycle = Lifecycle::new(db.clone(), scheduler.clone(), provider, LifecycleConfig::default());
+        let services = Services { db, keys: Arc::new(keys), token_cache, revocations, scheduler };
         if settings.demo {
             demo::seed(&services, &settings.storage.data_dir).await.context("failed to seed the demo data")?;
         }
@@ -65,7 +76,7 @@ impl Application {
             AppState { schema: build_schema(services.clone()), services, metrics: Arc::new(Metrics::new(statements.0.clone())), statements, redis };
         let router = router(state.clone(), &settings)?;
         let listener = TcpListener::bind(settings.listen).await.with_context(|| format!("failed to listen on {}", settings.listen))?;
-        Ok(Self { listener, router, state, admin_token })
+        Ok(Self { listener, router, state, admin_token, lifecycle })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -76,9 +87,21 @@ impl Application {
         &self.state
     }
 
-    /// Serves until `shutdown` completes, then lets in-flight requests finish.
+    /// Serves until `shutdown` completes, then lets in-flight requests finish. The scheduler
+    /// loop runs alongside (it leads only while this replica holds the lease) and hands the
+    /// lease back on the way out.
     pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
-        axum::serve(self.listener, self.router).with_graceful_shutdown(shutdown).await.context("the HTTP server failed")
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let lifecycle = tokio::spawn(self.lifecycle.run(async move {
+            let mut stopped = stopped;
+            let _ = stopped.wait_for(|s| *s).await;
+        }));
+        let served = axum::serve(self.listener, self.router).with_graceful_shutdown(shutdown).await.context("the HTTP server failed");
+        let _ = stop.send(true);
+        if let Err(error) = lifecycle.await {
+            tracing::warn!(error = %error, "the scheduler loop ended abnormally");
+        }
+        served
     }
 }
 

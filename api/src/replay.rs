@@ -42,7 +42,7 @@ pub fn parse_trace(text: &str) -> anyhow::Result<Vec<Job>> {
     for (index, row) in reader.deserialize::<Row>().enumerate() {
         let line = index + 2;
         let row = row.with_context(|| format!("line {line}"))?;
-        let valid = |x: f64| x.is_finite() && x >= 0.0 && x < 1e12;
+        let valid = |x: f64| (0.0..1e12).contains(&x);
         if !valid(row.submission_time) || !valid(row.duration) || !valid(row.num_gpu) {
             bail!("line {line}: times, durations and GPU counts must be non-negative numbers");
         }

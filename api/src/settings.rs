@@ -97,6 +97,9 @@ pub struct ServeArgs {
     /// Redis URL for cross-replica fan-out; default: none (in-process).
     #[arg(long, env = "EGS_REDIS_URL")]
     pub redis_url: Option<Secret>,
+    /// How long each step of the simulated cluster provider takes (provisioning, release).
+    #[arg(long, env = "EGS_SIMULATED_STEP_MS", default_value_t = 500, hide = true)]
+    pub simulated_step_ms: u64,
     /// Seed a demo inventory, slices, users and GPRs (once; skipped when present).
     #[arg(long, env = "EGS_DEMO")]
     pub demo: bool,

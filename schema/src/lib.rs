@@ -12,6 +12,7 @@ pub mod error;
 pub mod gpr;
 pub mod ids;
 pub mod inventory;
+pub mod lifecycle;
 pub mod loaders;
 pub mod operation;
 pub mod pagination;
@@ -65,6 +66,8 @@ pub struct Services {
     pub token_cache: Arc<TokenCache>,
     /// Reaches the other replicas' token caches (Redis in distributed mode).
     pub revocations: Arc<dyn RevocationBroadcast>,
+    /// Wakes the scheduler loop after a change; the lifecycle clock.
+    pub scheduler: Arc<lifecycle::SchedulerHandle>,
 }
 
 /// Builds the schema with its limits; `services` is reachable from every resolver.
@@ -117,6 +120,13 @@ pub(crate) fn loaders<'a>(ctx: &Context<'a>) -> Result<&'a loaders::Loaders> {
 /// The caller and the database, the pair nearly every resolver starts with.
 pub(crate) fn session<'a>(ctx: &Context<'a>) -> Result<(&'a Caller, &'a DatabaseConnection)> {
     Ok((caller(ctx)?, &services(ctx)?.db))
+}
+
+/// Tells the scheduler loop something changed (it also runs on a timer, so a miss only delays).
+pub(crate) fn wake_scheduler(ctx: &Context<'_>) {
+    if let Ok(services) = services(ctx) {
+        services.scheduler.wake();
+    }
 }
 
 /// Turns a DataLoader failure into our error.

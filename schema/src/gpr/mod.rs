@@ -448,7 +448,9 @@ impl GprMutation {
             };
             service::create_gpr(db, caller, spec).await.map(Gpr)
         };
-        CreateGprPayload::from_result(result.await)
+        let result = result.await;
+        crate::wake_scheduler(ctx);
+        CreateGprPayload::from_result(result)
     }
 
     /// Edits a pending GPR (slice editors), given the version you read.
@@ -473,21 +475,27 @@ impl GprMutation {
             };
             service::update_gpr(db, caller, id, input.version, changes).await.map(Gpr)
         };
-        UpdateGprPayload::from_result(result.await)
+        let result = result.await;
+        crate::wake_scheduler(ctx);
+        UpdateGprPayload::from_result(result)
     }
 
     /// Withdraws a pending GPR (slice editors).
     async fn cancel_gpr(&self, ctx: &Context<'_>, input: GprActionInput) -> async_graphql::Result<CancelGprPayload> {
         let (caller, db) = session(ctx)?;
         let result = async { service::cancel_gpr(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.version).await.map(Gpr) };
-        CancelGprPayload::from_result(result.await)
+        let result = result.await;
+        crate::wake_scheduler(ctx);
+        CancelGprPayload::from_result(result)
     }
 
     /// Gives a provisioned GPR's nodes back before its window ends (slice editors).
     async fn early_release_gpr(&self, ctx: &Context<'_>, input: GprActionInput) -> async_graphql::Result<EarlyReleaseGprPayload> {
         let (caller, db) = session(ctx)?;
         let result = async { service::early_release_gpr(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.version).await.map(Gpr) };
-        EarlyReleaseGprPayload::from_result(result.await)
+        let result = result.await;
+        crate::wake_scheduler(ctx);
+        EarlyReleaseGprPayload::from_result(result)
     }
 
     /// Changes a GPR's priority (admin).
@@ -495,20 +503,26 @@ impl GprMutation {
         let (caller, db) = session(ctx)?;
         let result =
             async { service::set_gpr_priority(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.priority, input.version).await.map(Gpr) };
-        SetGprPriorityPayload::from_result(result.await)
+        let result = result.await;
+        crate::wake_scheduler(ctx);
+        SetGprPriorityPayload::from_result(result)
     }
 
     /// Approves a GPR held for being over policy (admin); it joins the queue.
     async fn approve_gpr(&self, ctx: &Context<'_>, input: GprDecisionInput) -> async_graphql::Result<ApproveGprPayload> {
         let (caller, db) = session(ctx)?;
         let result = async { service::approve_gpr(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.reason, input.version).await.map(Gpr) };
-        ApproveGprPayload::from_result(result.await)
+        let result = result.await;
+        crate::wake_scheduler(ctx);
+        ApproveGprPayload::from_result(result)
     }
 
     /// Rejects a GPR held for being over policy (admin).
     async fn reject_gpr(&self, ctx: &Context<'_>, input: GprDecisionInput) -> async_graphql::Result<RejectGprPayload> {
         let (caller, db) = session(ctx)?;
         let result = async { service::reject_gpr(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.reason, input.version).await.map(Gpr) };
-        RejectGprPayload::from_result(result.await)
+        let result = result.await;
+        crate::wake_scheduler(ctx);
+        RejectGprPayload::from_result(result)
     }
 }

@@ -368,6 +368,17 @@ pub async fn create_gpr(db: &DatabaseConnection, caller: &Caller, mut spec: GprS
     Ok(created)
 }
 
+/// Changes for a pending GPR that is ranked anew (edited, re-prioritised): its last plan no
+/// longer binds the scheduler, which plans it afresh on the next pass. A provisioned GPR's
+/// assignment is kept.
+fn forget_plan() -> gpr::ActiveModel {
+    gpr::ActiveModel {
+        start_no_later_than: Set(None),
+        estimated_start_at: Set(None),
+        ..Default::default()
+    }
+}
+
 /// Writes `changes` if the row is still at `expected_version`; bumps the version.
 async fn save_versioned(txn: &DatabaseTransaction, before: &gpr::Model, mut changes: gpr::ActiveModel) -> Result<gpr::Model> {
     changes.version = Set(before.version + 1);
@@ -453,7 +464,7 @@ pub async fn update_gpr(db: &DatabaseConnection, caller: &Caller, id: i64, versi
         preemptible: Set(spec.preemptible),
         earliest_start_at: Set(spec.earliest_start_at),
         labels: Set(Labels(spec.labels.clone())),
-        ..Default::default()
+        ..forget_plan()
     };
     // An approval covers what was approved; an edit that is still over policy asks again.
     let needs_approval = !approvals.is_empty() && found.approval != ApprovalState::Approved;
@@ -570,7 +581,7 @@ pub async fn set_gpr_priority(db: &DatabaseConnection, caller: &Caller, id: i64,
         return Ok(found);
     }
     let txn = db.begin().await?;
-    let updated = save_versioned(&txn, &found, gpr::ActiveModel { priority: Set(priority), ..Default::default() }).await?;
+    let updated = save_versioned(&txn, &found, gpr::ActiveModel { priority: Set(priority), ..forget_plan() }).await?;
     record_event(&txn, &updated, GprEventKind::PriorityChanged, format!("priority {} → {priority}", found.priority), caller.actor()).await?;
     txn.commit().await?;
     Ok(updated)

@@ -1,0 +1,619 @@
+//! The GPR lifecycle in the gateway (DESIGN §3, §4): a scheduler loop that only the holder of
+//! the leader lease runs, woken on changes and on a timer. Each tick rebuilds the pure core
+//! from the database, plans, and persists every decision in transactions fenced by the lease
+//! epoch; provisioning and release run as background jobs through a [`ClusterProvider`].
+//! Timers (25/50/75 %, exit warning, exit) are derived from stored state plus a bit set of
+//! the ones already written, so a restart or a new leader neither loses nor repeats one.
+
+pub mod provider;
+pub mod state;
+
+use crate::error::{Error, Result};
+use crate::gpr::service::record_event;
+use crate::scheduler::{Decision, Scheduler};
+use chrono::{DateTime, Duration, Utc};
+use egs_entities::{GprEventKind, GprPhase, NodeState, ReleaseReason, cluster, gpr, gpr_node, leader_lease, node, slice};
+use provider::{ClusterProvider, NodeJob, ProviderError};
+use sea_orm::sea_query::Expr;
+use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, QueryFilter, Set, TransactionTrait};
+use state::Snapshot;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::Notify;
+
+const LEASE: &str = "scheduler";
+const ACTOR: &str = "scheduler";
+/// Milestone bits in `gprs.milestones_done`.
+const MILESTONES: [(i32, GprEventKind, f64); 3] =
+    [(1, GprEventKind::Progress25, 0.25), (2, GprEventKind::Progress50, 0.5), (4, GprEventKind::Progress75, 0.75)];
+const EXIT_WARNING_BIT: i32 = 8;
+/// An estimate change smaller than this is not worth an event.
+const ESTIMATE_EVENT_SECS: i64 = 300;
+
+/// Where lifecycle code reads the time; tests move it forward instead of sleeping.
+pub trait Clock: Send + Sync {
+    fn now(&self) -> DateTime<Utc>;
+}
+
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> DateTime<Utc> {
+        Utc::now()
+    }
+}
+
+/// The system clock plus an offset that only moves forward.
+#[derive(Default)]
+pub struct ManualClock {
+    offset_ms: AtomicI64,
+}
+
+impl ManualClock {
+    pub fn advance(&self, by: std::time::Duration) {
+        self.offset_ms.fetch_add(by.as_millis() as i64, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> DateTime<Utc> {
+        Utc::now() + Duration::milliseconds(self.offset_ms.load(Ordering::SeqCst))
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct LifecycleConfig {
+    /// This replica's name in the lease.
+    pub instance: String,
+    /// The loop runs at least this often.
+    pub tick: std::time::Duration,
+    /// A leader that stops renewing loses the lease after this.
+    pub lease_ttl: Duration,
+    /// The exit warning comes this long before the exit.
+    pub exit_warning: Duration,
+}
+
+impl Default for LifecycleConfig {
+    fn default() -> Self {
+        Self {
+            instance: format!("egs-{}-{:08x}", std::process::id(), rand::random::<u32>()),
+            tick: std::time::Duration::from_secs(1),
+            lease_ttl: Duration::seconds(15),
+            exit_warning: Duration::minutes(10),
+        }
+    }
+}
+
+/// Shared by resolvers (to wake the loop) and the loop itself.
+pub struct SchedulerHandle {
+    pub clock: Arc<dyn Clock>,
+    wake: Notify,
+}
+
+impl SchedulerHandle {
+    pub fn new(clock: Arc<dyn Clock>) -> Self {
+        Self { clock, wake: Notify::new() }
+    }
+
+    /// Something changed that the scheduler should look at now.
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+}
+
+pub struct Lifecycle {
+    db: DatabaseConnection,
+    handle: Arc<SchedulerHandle>,
+    simulated: Arc<dyn ClusterProvider>,
+    kubernetes: Arc<dyn ClusterProvider>,
+    config: LifecycleConfig,
+    /// Provider jobs running in this process (a GPR id appears once).
+    in_flight: Mutex<HashSet<i64>>,
+}
+
+impl Lifecycle {
+    pub fn new(db: DatabaseConnection, handle: Arc<SchedulerHandle>, simulated: Arc<dyn ClusterProvider>, config: LifecycleConfig) -> Arc<Self> {
+        let kubernetes = Arc::new(provider::UnavailableProvider("the Kubernetes provider is not available in this build; use a simulated cluster"));
+        Arc::new(Self { db, handle, simulated, kubernetes, config, in_flight: Mutex::new(HashSet::new()) })
+    }
+
+    fn now(&self) -> DateTime<Utc> {
+        self.handle.clock.now()
+    }
+
+    /// Runs until `stop` resolves: renew or take the lease, tick while leading.
+    pub async fn run(self: Arc<Self>, stop: impl std::future::Future<Output = ()>) {
+        tokio::pin!(stop);
+        loop {
+            match self.lead().await {
+                Ok(Some(epoch)) => {
+                    if let Err(error) = self.clone().tick(epoch).await {
+                        tracing::warn!(error = %format!("{error:?}"), "scheduler tick failed; retrying");
+                    }
+                }
+                Ok(None) => {}
+                Err(error) => tracing::warn!(error = %format!("{error:?}"), "leader lease check failed"),
+            }
+            tokio::select! {
+                _ = &mut stop => break,
+                _ = self.handle.wake.notified() => {}
+                _ = tokio::time::sleep(self.config.tick) => {}
+            }
+        }
+        self.release_lease().await;
+    }
+
+    /// Takes or renews the lease; the epoch when this replica leads.
+    async fn lead(&self) -> Result<Option<i64>> {
+        let now = self.now();
+        let expires_at = now + self.config.lease_ttl;
+        let me = &self.config.instance;
+        let Some(current) = leader_lease::Entity::find_by_id(LEASE).one(&self.db).await? else {
+            let inserted = leader_lease::ActiveModel { name: Set(LEASE.into()), holder: Set(me.clone()), epoch: Set(1), expires_at: Set(expires_at) }
+                .insert(&self.db)
+                .await;
+            return Ok(inserted.ok().map(|l| l.epoch));
+        };
+        let (epoch, guard_holder) = if current.holder == *me {
+            (current.epoch, true)
+        } else if current.expires_at < now {
+            (current.epoch + 1, false)
+        } else {
+            return Ok(None);
+        };
+        let mut update = leader_lease::Entity::update_many()
+            .col_expr(leader_lease::Column::Holder, Expr::value(me.clone()))
+            .col_expr(leader_lease::Column::Epoch, Expr::value(epoch))
+            .col_expr(leader_lease::Column::ExpiresAt, Expr::value(expires_at))
+            .filter(leader_lease::Column::Name.eq(LEASE))
+            .filter(leader_lease::Column::Epoch.eq(current.epoch));
+        if guard_holder {
+            update = update.filter(leader_lease::Column::Holder.eq(me.clone()));
+        }
+        let taken = update.exec(&self.db).await?.rows_affected == 1;
+        if taken && !guard_holder {
+            tracing::info!(epoch, instance = %me, "took the scheduler lease");
+        }
+        Ok(taken.then_some(epoch))
+    }
+
+    async fn release_lease(&self) {
+        let expired = self.now() - Duration::seconds(1);
+        let result = leader_lease::Entity::update_many()
+            .col_expr(leader_lease::Column::ExpiresAt, Expr::value(expired))
+            .filter(leader_lease::Column::Name.eq(LEASE))
+            .filter(leader_lease::Column::Holder.eq(self.config.instance.clone()))
+            .exec(&self.db)
+            .await;
+        if let Err(error) = result {
+            tracing::warn!(error = %error, "could not hand the scheduler lease back");
+        }
+    }
+
+    /// Opens a transaction that only commits if this replica still holds the lease at `epoch`.
+    /// The no-op update also locks the lease row (PostgreSQL), so a takeover waits for us.
+    async fn fenced(&self, epoch: i64) -> Result<DatabaseTransaction> {
+        let txn = self.db.begin().await?;
+        let held = leader_lease::Entity::update_many()
+            .col_expr(leader_lease::Column::Epoch, Expr::col(leader_lease::Column::Epoch).into())
+            .filter(leader_lease::Column::Name.eq(LEASE))
+            .filter(leader_lease::Column::Holder.eq(self.config.instance.clone()))
+            .filter(leader_lease::Column::Epoch.eq(epoch))
+            .exec(&txn)
+            .await?
+            .rows_affected;
+        if held != 1 {
+            return Err(Error::Internal(anyhow::anyhow!("lost the scheduler lease (epoch {epoch})")));
+        }
+        Ok(txn)
+    }
+
+    async fn tick(self: Arc<Self>, epoch: i64) -> Result<()> {
+        let now = self.now();
+        let snapshot = Snapshot::load(&self.db, now).await?;
+        let t = now.timestamp();
+        let mut core = snapshot.scheduler();
+
+        // Timers and ends of windows first: what they free is planned in the same tick.
+        for g in snapshot.active.iter().filter(|g| g.phase == GprPhase::Provisioned) {
+            self.milestones(epoch, g, now).await?;
+        }
+        let expired = core.expired(t);
+        let idle = core.idle(t, |id| snapshot.last_busy.get(&id).map(|b| b.timestamp()).or(Some(t)));
+        for g in snapshot.active.iter().filter(|g| g.phase == GprPhase::Provisioned) {
+            let reason = if expired.contains(&g.id) {
+                ReleaseReason::Expired
+            } else if idle.contains(&g.id) {
+                ReleaseReason::IdleTimeout
+            } else {
+                continue;
+            };
+            if self.start_release(epoch, g, reason, None).await? {
+                core.finish(g.id, t);
+            }
+        }
+
+        let decisions = core.plan(t);
+        let by_id: std::collections::HashMap<i64, &gpr::Model> = snapshot.active.iter().map(|g| (g.id, g)).collect();
+        for decision in &decisions {
+            match decision {
+                Decision::Preempt { victim, by, .. } => {
+                    if let Some(g) = by_id.get(victim) {
+                        self.start_release(epoch, g, ReleaseReason::Preempted, by_id.get(by).copied()).await?;
+                    }
+                }
+                Decision::Admit { gpr: id, pool, nodes, .. } => {
+                    if let Some(g) = by_id.get(id) {
+                        self.admit(epoch, g, pool, nodes).await?;
+                    }
+                }
+                Decision::ReplaceNode { .. } | Decision::Degraded { .. } => {}
+            }
+        }
+        self.store_estimates(epoch, &snapshot, &core).await?;
+
+        // Jobs for GPRs mid-step (including those a previous leader left in flight).
+        let mut active = Snapshot::load(&self.db, now).await?.active;
+        active.retain(|g| matches!(g.phase, GprPhase::Provisioning | GprPhase::Releasing));
+        for g in active {
+            self.clone().spawn_job(epoch, g);
+        }
+        Ok(())
+    }
+
+    /// Writes the 25/50/75 % and exit-warning events that are due and not yet written.
+    async fn milestones(&self, epoch: i64, g: &gpr::Model, now: DateTime<Utc>) -> Result<()> {
+        let (Some(start), Some(exit)) = (g.provisioned_at, g.exit_at) else { return Ok(()) };
+        let window = (exit - start).num_seconds().max(1);
+        let mut due: Vec<(i32, GprEventKind, String)> = Vec::new();
+        for (bit, kind, share) in MILESTONES {
+            let at = start + Duration::seconds((window as f64 * share) as i64);
+            if g.milestones_done & bit == 0 && at <= now {
+                due.push((bit, kind, format!("{}% of the window has passed; exits at {}", (share * 100.0) as i32, exit.to_rfc3339())));
+            }
+        }
+        let warn_at = (exit - self.config.exit_warning).max(start);
+        if g.milestones_done & EXIT_WARNING_BIT == 0 && warn_at <= now && now < exit {
+            let left = crate::scalars::format_duration((exit - now).num_seconds().max(0));
+            due.push((EXIT_WARNING_BIT, GprEventKind::ExitWarning, format!("the window ends in {left}; save your work")));
+        }
+        if due.is_empty() {
+            return Ok(());
+        }
+        let done = due.iter().fold(g.milestones_done, |acc, (bit, ..)| acc | bit);
+        let txn = self.fenced(epoch).await?;
+        let written = gpr::Entity::update_many()
+            .col_expr(gpr::Column::MilestonesDone, Expr::value(done))
+            .filter(gpr::Column::Id.eq(g.id))
+            .filter(gpr::Column::MilestonesDone.eq(g.milestones_done))
+            .filter(gpr::Column::Phase.eq(GprPhase::Provisioned))
+            .exec(&txn)
+            .await?
+            .rows_affected;
+        if written == 1 {
+            for (_, kind, message) in due {
+                record_event(&txn, g, kind, message, ACTOR).await?;
+            }
+        }
+        txn.commit().await?;
+        Ok(())
+    }
+
+    /// PROVISIONED → RELEASING (or a preemption victim) with its reason and events.
+    async fn start_release(&self, epoch: i64, g: &gpr::Model, reason: ReleaseReason, by: Option<&gpr::Model>) -> Result<bool> {
+        let txn = self.fenced(epoch).await?;
+        let message = match (reason, by) {
+            (ReleaseReason::Expired, _) => "the reserved window ended".to_owned(),
+            (ReleaseReason::IdleTimeout, _) => format!(
+                "every GPU stayed idle for {}",
+                crate::scalars::format_duration(g.idle_timeout_secs.unwrap_or_default())
+            ),
+            (ReleaseReason::Preempted, Some(by)) => format!("preempted by GPR `{}` (priority {} over {})", by.name, by.priority, g.priority),
+            _ => format!("released ({})", reason.as_str()),
+        };
+        let changes = gpr::ActiveModel {
+            phase: Set(GprPhase::Releasing),
+            release_reason: Set(Some(reason)),
+            reason: Set(Some(message.clone())),
+            preempted_by_id: Set(by.map(|b| b.id)),
+            version: Set(g.version + 1),
+            updated_at: Set(Utc::now()),
+            ..Default::default()
+        };
+        let moved = gpr::Entity::update_many()
+            .set(changes)
+            .filter(gpr::Column::Id.eq(g.id))
+            .filter(gpr::Column::Phase.is_in([GprPhase::Provisioned, GprPhase::Provisioning]))
+            .exec(&txn)
+            .await?
+            .rows_affected
+            == 1;
+        if moved {
+            let kind = match reason {
+                ReleaseReason::IdleTimeout => Some(GprEventKind::IdleReleased),
+                ReleaseReason::Preempted => Some(GprEventKind::Preempted),
+                _ => None,
+            };
+            if let Some(kind) = kind {
+                record_event(&txn, g, kind, message.clone(), ACTOR).await?;
+            }
+            record_event(&txn, g, GprEventKind::Releasing, format!("releasing its nodes: {message}"), ACTOR).await?;
+        }
+        txn.commit().await?;
+        Ok(moved)
+    }
+
+    /// QUEUED → PROVISIONING on the chosen nodes.
+    async fn admit(&self, epoch: i64, g: &gpr::Model, pool: &crate::scheduler::PoolKey, nodes: &[i64]) -> Result<()> {
+        let txn = self.fenced(epoch).await?;
+        let changes = gpr::ActiveModel {
+            phase: Set(GprPhase::Provisioning),
+            reason: Set(None),
+            queue_position: Set(None),
+            assigned_cluster_id: Set(Some(pool.cluster)),
+            assigned_instance_type: Set(Some(pool.instance_type.clone())),
+            assigned_gpu_shape: Set(Some(pool.gpu_shape.clone())),
+            estimated_start_at: Set(None),
+            start_no_later_than: Set(None),
+            milestones_done: Set(0),
+            version: Set(g.version + 1),
+            updated_at: Set(Utc::now()),
+            ..Default::default()
+        };
+        let moved = gpr::Entity::update_many()
+            .set(changes)
+            .filter(gpr::Column::Id.eq(g.id))
+            .filter(gpr::Column::Version.eq(g.version))
+            .filter(gpr::Column::Phase.eq(GprPhase::Queued))
+            .exec(&txn)
+            .await?
+            .rows_affected
+            == 1;
+        if !moved {
+            // Edited or cancelled since the snapshot: the next tick plans it afresh.
+            return Ok(());
+        }
+        let at = Utc::now();
+        for &node_id in nodes {
+            gpr_node::ActiveModel { gpr_id: Set(g.id), node_id: Set(node_id), assigned_at: Set(at), ..Default::default() }.insert(&txn).await?;
+        }
+        node::Entity::update_many()
+            .col_expr(node::Column::State, Expr::value(NodeState::Reserved))
+            .col_expr(node::Column::AllocatedGprId, Expr::value(g.id))
+            .filter(node::Column::Id.is_in(nodes.to_vec()))
+            .exec(&txn)
+            .await?;
+        let cluster = cluster::Entity::find_by_id(pool.cluster).one(&txn).await?.map(|c| c.name).unwrap_or_default();
+        let message = format!("provisioning {} node(s) of {} ({}) on cluster `{cluster}`", nodes.len(), pool.gpu_shape, pool.instance_type);
+        record_event(&txn, g, GprEventKind::ProvisioningStarted, message, ACTOR).await?;
+        txn.commit().await?;
+        Ok(())
+    }
+
+    /// Queue positions, promises, expectations and planned pools of pending GPRs.
+    async fn store_estimates(&self, epoch: i64, snapshot: &Snapshot, core: &Scheduler) -> Result<()> {
+        let mut changed = Vec::new();
+        for g in snapshot.active.iter().filter(|g| g.phase == GprPhase::Queued) {
+            let Some(status) = core.status(g.id) else { continue };
+            let promise = status.start_no_later_than.and_then(|t| DateTime::from_timestamp(t, 0));
+            let expected = status.estimated_start.and_then(|t| DateTime::from_timestamp(t, 0));
+            let position = i32::try_from(status.position).ok();
+            let pool = status.pool.clone();
+            let same_pool = Snapshot::assigned_pool(g) == pool;
+            if g.queue_position == position && g.start_no_later_than == promise && g.estimated_start_at == expected && same_pool {
+                continue;
+            }
+            changed.push((g, position, promise, expected, pool));
+        }
+        if changed.is_empty() {
+            return Ok(());
+        }
+        let txn = self.fenced(epoch).await?;
+        for (g, position, promise, expected, pool) in changed {
+            let changes = gpr::ActiveModel {
+                queue_position: Set(position),
+                start_no_later_than: Set(promise),
+                estimated_start_at: Set(expected),
+                assigned_cluster_id: Set(pool.as_ref().map(|p| p.cluster)),
+                assigned_instance_type: Set(pool.as_ref().map(|p| p.instance_type.clone())),
+                assigned_gpu_shape: Set(pool.as_ref().map(|p| p.gpu_shape.clone())),
+                ..Default::default()
+            };
+            // Not a user-visible change: the version stays, but a concurrent edit wins.
+            let written = gpr::Entity::update_many()
+                .set(changes)
+                .filter(gpr::Column::Id.eq(g.id))
+                .filter(gpr::Column::Version.eq(g.version))
+                .exec(&txn)
+                .await?
+                .rows_affected;
+            let moved = |before: Option<DateTime<Utc>>, after: Option<DateTime<Utc>>| match (before, after) {
+                (Some(b), Some(a)) => (a - b).num_seconds().abs() >= ESTIMATE_EVENT_SECS,
+                (None, Some(_)) => true,
+                _ => false,
+            };
+            if written == 1 && (moved(g.start_no_later_than, promise) || moved(g.estimated_start_at, expected)) {
+                let describe = |t: Option<DateTime<Utc>>| t.map_or_else(|| "unknown".to_owned(), |t| t.to_rfc3339());
+                let message = format!("starts no later than {}, expected {}", describe(promise), describe(expected));
+                record_event(&txn, g, GprEventKind::EstimateChanged, message, ACTOR).await?;
+            }
+        }
+        txn.commit().await?;
+        Ok(())
+    }
+
+    /// Starts the provider step for a GPR mid-lifecycle, unless one is already running here.
+    fn spawn_job(self: Arc<Self>, epoch: i64, g: gpr::Model) {
+        if !self.in_flight.lock().map(|mut set| set.insert(g.id)).unwrap_or(false) {
+            return;
+        }
+        tokio::spawn(async move {
+            let id = g.id;
+            let result = match g.phase {
+                GprPhase::Provisioning => self.provision(epoch, &g).await,
+                _ => self.release(epoch, &g).await,
+            };
+            if let Err(error) = result {
+                tracing::warn!(gpr = id, error = %format!("{error:?}"), "lifecycle job failed; the next tick retries");
+            }
+            if let Ok(mut set) = self.in_flight.lock() {
+                set.remove(&id);
+            }
+            self.handle.wake();
+        });
+    }
+
+    async fn job_for(&self, g: &gpr::Model) -> Result<(NodeJob, Arc<dyn ClusterProvider>)> {
+        let links = gpr_node::Entity::find().filter(gpr_node::Column::GprId.eq(g.id)).all(&self.db).await?;
+        let node_ids: Vec<i64> = links.iter().map(|l| l.node_id).collect();
+        let nodes = node::Entity::find().filter(node::Column::Id.is_in(node_ids)).all(&self.db).await?;
+        let cluster = match g.assigned_cluster_id {
+            Some(id) => cluster::Entity::find_by_id(id).one(&self.db).await?,
+            None => None,
+        };
+        let slice = slice::Entity::find_by_id(g.slice_id).one(&self.db).await?;
+        let provider = match cluster.as_ref().map(|c| c.provider) {
+            Some(egs_entities::ClusterProvider::Kubernetes) => self.kubernetes.clone(),
+            _ => self.simulated.clone(),
+        };
+        let job = NodeJob {
+            gpr_id: g.id,
+            gpr_name: g.name.clone(),
+            slice_name: slice.map(|s| s.name).unwrap_or_default(),
+            cluster_name: cluster.map(|c| c.name).unwrap_or_default(),
+            node_names: nodes.into_iter().map(|n| n.name).collect(),
+        };
+        Ok((job, provider))
+    }
+
+    /// Waits until no releasing GPR (a preemption victim) still holds one of `g`'s nodes.
+    async fn wait_for_nodes(&self, g: &gpr::Model) -> Result<()> {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(state::RELEASE_ALLOWANCE_SECS as u64);
+        loop {
+            let mine: Vec<i64> = gpr_node::Entity::find().filter(gpr_node::Column::GprId.eq(g.id)).all(&self.db).await?.iter().map(|l| l.node_id).collect();
+            let others: Vec<i64> = gpr_node::Entity::find()
+                .filter(gpr_node::Column::NodeId.is_in(mine))
+                .filter(gpr_node::Column::GprId.ne(g.id))
+                .all(&self.db)
+                .await?
+                .iter()
+                .map(|l| l.gpr_id)
+                .collect();
+            let releasing = !others.is_empty()
+                && gpr::Entity::find()
+                    .filter(gpr::Column::Id.is_in(others))
+                    .filter(gpr::Column::Phase.eq(GprPhase::Releasing))
+                    .one(&self.db)
+                    .await?
+                    .is_some();
+            if !releasing || tokio::time::Instant::now() > deadline {
+                return Ok(());
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+
+    async fn provision(&self, epoch: i64, g: &gpr::Model) -> Result<()> {
+        self.wait_for_nodes(g).await?;
+        let (job, provider) = self.job_for(g).await?;
+        let outcome = provider.provision(&job).await;
+        let now = self.now();
+        let txn = self.fenced(epoch).await?;
+        let Some(current) = gpr::Entity::find_by_id(g.id).one(&txn).await? else { return Ok(()) };
+        if current.phase != GprPhase::Provisioning {
+            return Ok(());
+        }
+        match outcome {
+            Ok(()) => {
+                let exit = now + Duration::seconds(current.duration_secs);
+                let changes = gpr::ActiveModel {
+                    phase: Set(GprPhase::Provisioned),
+                    provisioned_at: Set(Some(now)),
+                    exit_at: Set(Some(exit)),
+                    milestones_done: Set(0),
+                    version: Set(current.version + 1),
+                    updated_at: Set(Utc::now()),
+                    ..Default::default()
+                };
+                gpr::Entity::update_many().set(changes).filter(gpr::Column::Id.eq(g.id)).filter(gpr::Column::Version.eq(current.version)).exec(&txn).await?;
+                record_event(&txn, &current, GprEventKind::PrecheckPassed, format!("nodes ready: {}", job.node_names.join(", ")), ACTOR).await?;
+                record_event(&txn, &current, GprEventKind::Provisioned, format!("the nodes are the slice's until {}", exit.to_rfc3339()), ACTOR).await?;
+            }
+            Err(ProviderError::Transient(message)) => {
+                // Left in PROVISIONING: the next tick tries again.
+                tracing::warn!(gpr = g.id, %message, "provisioning will be retried");
+                return Ok(());
+            }
+            Err(ProviderError::Permanent(message)) => {
+                record_event(&txn, &current, GprEventKind::PrecheckFailed, message.clone(), ACTOR).await?;
+                self.give_back(&txn, &current, current.requeue_on_failure, &format!("provisioning failed: {message}")).await?;
+            }
+        }
+        txn.commit().await?;
+        Ok(())
+    }
+
+    async fn release(&self, epoch: i64, g: &gpr::Model) -> Result<()> {
+        let (job, provider) = self.job_for(g).await?;
+        if let Err(error) = provider.release(&job).await {
+            tracing::warn!(gpr = g.id, error = %error, "release will be retried");
+            return Ok(());
+        }
+        let txn = self.fenced(epoch).await?;
+        let Some(current) = gpr::Entity::find_by_id(g.id).one(&txn).await? else { return Ok(()) };
+        if current.phase != GprPhase::Releasing {
+            return Ok(());
+        }
+        let requeue = current.release_reason == Some(ReleaseReason::Preempted)
+            && slice::Entity::find_by_id(current.slice_id).one(&txn).await?.is_some_and(|s| s.policy.requeue_on_eviction);
+        self.give_back(&txn, &current, requeue, "").await?;
+        txn.commit().await?;
+        Ok(())
+    }
+
+    /// Returns a GPR's nodes to the pool and ends it: COMPLETED (after a release), FAILED, or
+    /// QUEUED again when it is to be requeued.
+    async fn give_back(&self, txn: &DatabaseTransaction, g: &gpr::Model, requeue: bool, failure: &str) -> Result<()> {
+        let now = self.now();
+        let links = gpr_node::Entity::find().filter(gpr_node::Column::GprId.eq(g.id)).all(txn).await?;
+        let node_ids: Vec<i64> = links.iter().map(|l| l.node_id).collect();
+        node::Entity::update_many()
+            .col_expr(node::Column::State, Expr::value(NodeState::Available))
+            .col_expr(node::Column::AllocatedGprId, Expr::value(Option::<i64>::None))
+            .filter(node::Column::Id.is_in(node_ids))
+            .filter(node::Column::AllocatedGprId.eq(g.id))
+            .exec(txn)
+            .await?;
+        let mut changes = gpr::ActiveModel { version: Set(g.version + 1), updated_at: Set(Utc::now()), ..Default::default() };
+        let (kind, message) = if requeue {
+            gpr_node::Entity::delete_many().filter(gpr_node::Column::GprId.eq(g.id)).exec(txn).await?;
+            changes.phase = Set(GprPhase::Queued);
+            changes.reason = Set(Some(if failure.is_empty() { "requeued after preemption".into() } else { format!("requeued: {failure}") }));
+            changes.assigned_cluster_id = Set(None);
+            changes.assigned_instance_type = Set(None);
+            changes.assigned_gpu_shape = Set(None);
+            changes.start_no_later_than = Set(None);
+            changes.estimated_start_at = Set(None);
+            changes.provisioned_at = Set(None);
+            changes.exit_at = Set(None);
+            changes.milestones_done = Set(0);
+            (GprEventKind::Requeued, "back in the queue".to_owned())
+        } else if !failure.is_empty() {
+            changes.phase = Set(GprPhase::Failed);
+            changes.reason = Set(Some(failure.to_owned()));
+            changes.completed_at = Set(Some(now));
+            (GprEventKind::Failed, failure.to_owned())
+        } else {
+            changes.phase = Set(GprPhase::Completed);
+            changes.completed_at = Set(Some(now));
+            (GprEventKind::Completed, "the nodes are back in the pool".to_owned())
+        };
+        gpr::Entity::update_many().set(changes).filter(gpr::Column::Id.eq(g.id)).filter(gpr::Column::Version.eq(g.version)).exec(txn).await?;
+        if requeue && !failure.is_empty() {
+            record_event(txn, g, GprEventKind::Failed, failure.to_owned(), ACTOR).await?;
+        }
+        record_event(txn, g, kind, message, ACTOR).await?;
+        Ok(())
+    }
+}
