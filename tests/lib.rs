@@ -7,10 +7,10 @@
 use anyhow::Context;
 use egs_api::Application;
 use egs_api::settings::{Secret, ServeArgs, StorageArgs};
-use serde_json::{Value, json};
-use std::sync::atomic::{AtomicU32, Ordering};
 use egs_schema::lifecycle::ManualClock;
+use serde_json::{Value, json};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use tokio::sync::oneshot;
 
 pub const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
@@ -179,6 +179,15 @@ impl TestApp {
     }
 
     /// Stops the gateway and removes its PostgreSQL database.
+    /// Stops serving (as on SIGTERM) but keeps the database, for restart tests.
+    pub async fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        // Let the scheduler loop hand its lease back.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+
     pub async fn finish(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());

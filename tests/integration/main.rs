@@ -9,5 +9,6 @@ mod gprs;
 mod http_spec;
 mod input_errors;
 mod isolation;
+mod lifecycle;
 mod operations;
 mod slices;

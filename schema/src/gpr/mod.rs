@@ -19,6 +19,21 @@ use egs_entities::{ApprovalState, GprEventKind, GprPhase, ReleaseReason, gpr, gp
 use sea_orm::DatabaseConnection;
 use std::collections::BTreeMap;
 
+/// Events that can move a waiting GPR's estimates.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Enum)]
+pub enum EstimateMover {
+    /// A GPR of strictly higher priority arrives (or is approved or requeued) and needs the room.
+    HigherPriorityArrival,
+    /// A node of the planned pool fails or is cordoned.
+    NodeFailure,
+    /// An admin changes priorities.
+    AdminReorder,
+    /// Running windows end early (only ever makes a start earlier).
+    EarlyRelease,
+    /// Running windows end later than predicted from history (never past their reserved end).
+    ReleaseLaterThanPredicted,
+}
+
 /// Priority bands: low 1–100, medium 101–200, high 201–300.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Enum)]
 pub enum PriorityBand {
@@ -144,6 +159,26 @@ impl Gpr {
     /// Time from now until the expected start.
     async fn estimated_wait(&self) -> Option<Duration> {
         self.0.estimated_start_at.map(|at| Duration((at - Utc::now()).num_seconds().max(0)))
+    }
+    /// What could make `startNoLaterThan` later while the GPR waits. Nothing else can: a
+    /// later arrival of equal or lower priority, a fair-share change or a re-plan never does,
+    /// and early releases only make it earlier.
+    async fn start_no_later_than_moves_later_on(&self) -> Option<Vec<EstimateMover>> {
+        self.0.phase.is_pending().then(|| vec![EstimateMover::HigherPriorityArrival, EstimateMover::NodeFailure, EstimateMover::AdminReorder])
+    }
+    /// What could move `estimatedStartAt`, either way: it also predicts when running windows
+    /// end from what the slice and shape used before, so it moves when they end sooner or
+    /// later than predicted.
+    async fn estimated_start_moves_on(&self) -> Option<Vec<EstimateMover>> {
+        self.0.phase.is_pending().then(|| {
+            vec![
+                EstimateMover::HigherPriorityArrival,
+                EstimateMover::NodeFailure,
+                EstimateMover::AdminReorder,
+                EstimateMover::EarlyRelease,
+                EstimateMover::ReleaseLaterThanPredicted,
+            ]
+        })
     }
     async fn assigned_cluster(&self, ctx: &Context<'_>) -> Result<Option<Cluster>> {
         let Some(id) = self.0.assigned_cluster_id else { return Ok(None) };
@@ -293,6 +328,53 @@ impl GprQuery {
         list_gprs_page(db, caller, filter.unwrap_or_default(), first, after).await
     }
 
+    /// "Get wait time": when a GPR like this would start in every pool the slice may use, if
+    /// submitted now, soonest first. Changes nothing.
+    async fn wait_time_estimates(&self, ctx: &Context<'_>, input: WaitTimeInput) -> Result<Vec<PoolWaitEstimate>> {
+        let (caller, db) = session(ctx)?;
+        let now = crate::services(ctx)?.scheduler.clock.now();
+        let spec = service::GprSpec {
+            slice_id: ids::decode("sliceId", &input.slice_id, Kind::Slice)?,
+            name: "wait-time".into(),
+            node_count: input.node_count,
+            gpus_per_node: input.gpus_per_node,
+            min_gpu_memory_mib: input.min_gpu_memory_mib,
+            gpu_shape: input.gpu_shape,
+            instance_type: input.instance_type,
+            preferred_cluster_ids: decode_clusters("preferredClusterIds", &input.preferred_cluster_ids)?,
+            priority: input.priority,
+            duration_secs: input.duration.secs(),
+            idle_timeout_secs: None,
+            preemptible: true,
+            requeue_on_failure: None,
+            earliest_start_at: input.earliest_start_at,
+            labels: BTreeMap::new(),
+        };
+        let rows = service::wait_time_estimates(db, caller, spec, now).await?;
+        Ok(rows.into_iter().map(|r| PoolWaitEstimate::new(r, now)).collect())
+    }
+
+    /// The queue in order (admins): every waiting GPR, or those of one slice or one pool.
+    async fn queue(
+        &self,
+        ctx: &Context<'_>,
+        slice_id: Option<ID>,
+        cluster_id: Option<ID>,
+        gpu_shape: Option<String>,
+        instance_type: Option<String>,
+        #[graphql(default = 100)] first: i32,
+    ) -> Result<Vec<Gpr>> {
+        let (caller, db) = session(ctx)?;
+        let query = service::QueueQuery {
+            slice_id: slice_id.as_ref().map(|id| ids::decode("sliceId", id, Kind::Slice)).transpose()?,
+            cluster_id: cluster_id.as_ref().map(|id| ids::decode("clusterId", id, Kind::Cluster)).transpose()?,
+            gpu_shape,
+            instance_type,
+            first: first.clamp(1, 500) as u64,
+        };
+        Ok(service::queue(db, caller, query).await?.into_iter().map(Gpr).collect())
+    }
+
     async fn gpr(&self, ctx: &Context<'_>, id: ID) -> Result<Gpr> {
         let (caller, db) = session(ctx)?;
         Ok(Gpr(service::find_gpr(db, caller, ids::decode("id", &id, Kind::Gpr)?).await?))
@@ -318,6 +400,65 @@ impl GprQuery {
             None => None,
         };
         list_events_page(db, caller, gpr_id, slice_id, first, after).await
+    }
+}
+
+/// A GPR you are thinking of submitting.
+#[derive(InputObject)]
+pub struct WaitTimeInput {
+    pub slice_id: ID,
+    pub node_count: i32,
+    pub gpus_per_node: Option<i32>,
+    pub min_gpu_memory_mib: Option<i64>,
+    /// Omit to see every shape the slice may use.
+    pub gpu_shape: Option<String>,
+    pub instance_type: Option<String>,
+    #[graphql(default)]
+    pub preferred_cluster_ids: Vec<ID>,
+    #[graphql(default = 101)]
+    pub priority: i32,
+    pub duration: Duration,
+    pub earliest_start_at: Option<DateTime<Utc>>,
+}
+
+/// One pool's answer to "Get wait time".
+#[derive(SimpleObject)]
+#[graphql(complex)]
+pub struct PoolWaitEstimate {
+    #[graphql(skip)]
+    pub cluster_id: i64,
+    pub gpu_shape: String,
+    pub instance_type: String,
+    /// Guaranteed start unless higher-priority work arrives or a node fails.
+    pub start_no_later_than: DateTime<Utc>,
+    /// Expected start, allowing for windows that end early.
+    pub estimated_start_at: DateTime<Utc>,
+    pub estimated_wait: Duration,
+    /// Healthy nodes of the pool not reserved right now.
+    pub free_nodes: i32,
+    pub healthy_nodes: i32,
+}
+
+impl PoolWaitEstimate {
+    fn new(row: crate::scheduler::PoolEstimate, now: DateTime<Utc>) -> Self {
+        let at = |t: i64| DateTime::from_timestamp(t, 0).unwrap_or(now);
+        Self {
+            cluster_id: row.pool.cluster,
+            gpu_shape: row.pool.gpu_shape,
+            instance_type: row.pool.instance_type,
+            start_no_later_than: at(row.start_no_later_than),
+            estimated_start_at: at(row.estimated_start),
+            estimated_wait: Duration((row.estimated_start - now.timestamp()).max(0)),
+            free_nodes: row.free_nodes_now as i32,
+            healthy_nodes: row.healthy_nodes as i32,
+        }
+    }
+}
+
+#[async_graphql::ComplexObject]
+impl PoolWaitEstimate {
+    async fn cluster(&self, ctx: &Context<'_>) -> Result<Option<Cluster>> {
+        Ok(loaded(loaders(ctx)?.cluster().load_one(self.cluster_id).await)?.map(Cluster))
     }
 }
 

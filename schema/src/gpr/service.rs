@@ -69,6 +69,77 @@ pub struct GprChanges {
 }
 
 #[derive(Clone, Debug, Default)]
+pub struct QueueQuery {
+    pub slice_id: Option<i64>,
+    pub cluster_id: Option<i64>,
+    pub gpu_shape: Option<String>,
+    pub instance_type: Option<String>,
+    pub first: u64,
+}
+
+/// Waiting GPRs in queue order (admins; slice members may see their own slice's queue).
+pub async fn queue(db: &DatabaseConnection, caller: &Caller, query: QueueQuery) -> Result<Vec<gpr::Model>> {
+    use sea_orm::{QueryOrder, QuerySelect};
+    match query.slice_id {
+        Some(slice_id) if !caller.is_admin() => {
+            caller.require_slice_role(db, slice_id, SliceRole::Viewer, "slice").await?;
+        }
+        _ => caller.require_admin()?,
+    }
+    let mut select = gpr::Entity::find().filter(gpr::Column::Phase.eq(GprPhase::Queued));
+    if let Some(slice_id) = query.slice_id {
+        select = select.filter(gpr::Column::SliceId.eq(slice_id));
+    }
+    // A waiting GPR's planned pool is kept in its assignment columns.
+    if let Some(cluster_id) = query.cluster_id {
+        select = select.filter(gpr::Column::AssignedClusterId.eq(cluster_id));
+    }
+    if let Some(shape) = query.gpu_shape {
+        select = select.filter(gpr::Column::AssignedGpuShape.eq(shape));
+    }
+    if let Some(instance_type) = query.instance_type {
+        select = select.filter(gpr::Column::AssignedInstanceType.eq(instance_type));
+    }
+    Ok(select.order_by_asc(gpr::Column::QueuePosition).order_by_asc(gpr::Column::Id).limit(query.first).all(db).await?)
+}
+
+/// "Get wait time" for a GPR not yet submitted: validated like `createGpr` (an impossible ask
+/// is refused with the reason), then answered by the scheduler core on the stored state.
+pub async fn wait_time_estimates(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    mut spec: GprSpec,
+    now: DateTime<Utc>,
+) -> Result<Vec<crate::scheduler::PoolEstimate>> {
+    caller.require_person()?;
+    caller.require_slice_role(db, spec.slice_id, SliceRole::Viewer, "slice").await?;
+    let mut errors = Vec::new();
+    check_spec_fields(&spec, now, &mut errors);
+    validate::finish(errors)?;
+    let owner = slice::Entity::find_by_id(spec.slice_id).one(db).await?.ok_or(Error::NotFound("slice"))?;
+    fill_idle_timeout(&mut spec, &owner.policy);
+    check_feasible(db, &spec).await?;
+    let request = crate::scheduler::Request {
+        id: -1,
+        slice: spec.slice_id,
+        nodes: spec.node_count.max(1) as u32,
+        gpus_per_node: spec.gpus_per_node.map(|g| g.max(0) as u32),
+        min_gpu_memory_mib: spec.min_gpu_memory_mib,
+        gpu_shape: spec.gpu_shape,
+        instance_type: spec.instance_type,
+        preferred_clusters: spec.preferred_cluster_ids,
+        priority: spec.priority,
+        duration: spec.duration_secs,
+        earliest_start: spec.earliest_start_at.map(|t| t.timestamp()),
+        submitted_at: now.timestamp(),
+        preemptible: true,
+        requeue: false,
+        idle_timeout: None,
+    };
+    crate::lifecycle::state::wait_time(db, &request, now).await
+}
+
+#[derive(Clone, Debug, Default)]
 pub struct GprQuery {
     pub slice_id: Option<i64>,
     pub phases: Vec<GprPhase>,
@@ -372,11 +443,7 @@ pub async fn create_gpr(db: &DatabaseConnection, caller: &Caller, mut spec: GprS
 /// longer binds the scheduler, which plans it afresh on the next pass. A provisioned GPR's
 /// assignment is kept.
 fn forget_plan() -> gpr::ActiveModel {
-    gpr::ActiveModel {
-        start_no_later_than: Set(None),
-        estimated_start_at: Set(None),
-        ..Default::default()
-    }
+    gpr::ActiveModel { start_no_later_than: Set(None), estimated_start_at: Set(None), ..Default::default() }
 }
 
 /// Writes `changes` if the row is still at `expected_version`; bumps the version.

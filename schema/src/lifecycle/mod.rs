@@ -274,9 +274,14 @@ impl Lifecycle {
             }
         }
         let warn_at = (exit - self.config.exit_warning).max(start);
-        if g.milestones_done & EXIT_WARNING_BIT == 0 && warn_at <= now && now < exit {
-            let left = crate::scalars::format_duration((exit - now).num_seconds().max(0));
-            due.push((EXIT_WARNING_BIT, GprEventKind::ExitWarning, format!("the window ends in {left}; save your work")));
+        if g.milestones_done & EXIT_WARNING_BIT == 0 && warn_at <= now {
+            // Written even when late (the gateway was down), so the history has no gap.
+            let message = if now < exit {
+                format!("the window ends in {}; save your work", crate::scalars::format_duration((exit - now).num_seconds().max(0)))
+            } else {
+                "the window has ended; the nodes are being released".to_owned()
+            };
+            due.push((EXIT_WARNING_BIT, GprEventKind::ExitWarning, message));
         }
         if due.is_empty() {
             return Ok(());
@@ -305,10 +310,9 @@ impl Lifecycle {
         let txn = self.fenced(epoch).await?;
         let message = match (reason, by) {
             (ReleaseReason::Expired, _) => "the reserved window ended".to_owned(),
-            (ReleaseReason::IdleTimeout, _) => format!(
-                "every GPU stayed idle for {}",
-                crate::scalars::format_duration(g.idle_timeout_secs.unwrap_or_default())
-            ),
+            (ReleaseReason::IdleTimeout, _) => {
+                format!("every GPU stayed idle for {}", crate::scalars::format_duration(g.idle_timeout_secs.unwrap_or_default()))
+            }
             (ReleaseReason::Preempted, Some(by)) => format!("preempted by GPR `{}` (priority {} over {})", by.name, by.priority, g.priority),
             _ => format!("released ({})", reason.as_str()),
         };
@@ -491,7 +495,8 @@ impl Lifecycle {
     async fn wait_for_nodes(&self, g: &gpr::Model) -> Result<()> {
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(state::RELEASE_ALLOWANCE_SECS as u64);
         loop {
-            let mine: Vec<i64> = gpr_node::Entity::find().filter(gpr_node::Column::GprId.eq(g.id)).all(&self.db).await?.iter().map(|l| l.node_id).collect();
+            let mine: Vec<i64> =
+                gpr_node::Entity::find().filter(gpr_node::Column::GprId.eq(g.id)).all(&self.db).await?.iter().map(|l| l.node_id).collect();
             let others: Vec<i64> = gpr_node::Entity::find()
                 .filter(gpr_node::Column::NodeId.is_in(mine))
                 .filter(gpr_node::Column::GprId.ne(g.id))
@@ -536,9 +541,15 @@ impl Lifecycle {
                     updated_at: Set(Utc::now()),
                     ..Default::default()
                 };
-                gpr::Entity::update_many().set(changes).filter(gpr::Column::Id.eq(g.id)).filter(gpr::Column::Version.eq(current.version)).exec(&txn).await?;
+                gpr::Entity::update_many()
+                    .set(changes)
+                    .filter(gpr::Column::Id.eq(g.id))
+                    .filter(gpr::Column::Version.eq(current.version))
+                    .exec(&txn)
+                    .await?;
                 record_event(&txn, &current, GprEventKind::PrecheckPassed, format!("nodes ready: {}", job.node_names.join(", ")), ACTOR).await?;
-                record_event(&txn, &current, GprEventKind::Provisioned, format!("the nodes are the slice's until {}", exit.to_rfc3339()), ACTOR).await?;
+                record_event(&txn, &current, GprEventKind::Provisioned, format!("the nodes are the slice's until {}", exit.to_rfc3339()), ACTOR)
+                    .await?;
             }
             Err(ProviderError::Transient(message)) => {
                 // Left in PROVISIONING: the next tick tries again.
