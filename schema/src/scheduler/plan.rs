@@ -198,9 +198,7 @@ impl Scheduler {
         };
         let view = if displaceable.is_empty() { Cow::Borrowed(&pool.plan) } else { Cow::Owned(Timeline::with(&pool.plan, displaceable)) };
         let busy = self.slices.get(&request.slice).map_or(&[][..], |s| &s.busy[..]);
-        fit(&view, pool.healthy, nodes, from, request.duration, limit, busy, |b| {
-            b.gpr != request.id && self.respects(fresh, request.priority, b.gpr)
-        })
+        fit(&view, pool.healthy, nodes, from, request.duration, limit, busy, |b| b.gpr != request.id && self.respects(fresh, request.priority, b.gpr))
     }
 
     /// Plans one GPR (see the module docs), admitting or preempting when it can start now.
@@ -282,7 +280,8 @@ impl Scheduler {
         let Some(plan) = p.plan else { return };
         let wanted = p.request.nodes as usize;
         let pool = &self.pools[plan.pool];
-        let free: Vec<_> = pool.nodes.iter().copied().filter(|n| self.nodes.get(n).is_some_and(|s| s.healthy && s.holder.is_none())).take(wanted).collect();
+        let free: Vec<_> =
+            pool.nodes.iter().copied().filter(|n| self.nodes.get(n).is_some_and(|s| s.healthy && s.holder.is_none())).take(wanted).collect();
         if free.len() < wanted {
             // Counts said yes but names say no: a bookkeeping bug. Stay queued and re-plan.
             self.dirty = true;
@@ -467,10 +466,9 @@ impl Scheduler {
             let view = self.expected_view(index, request.priority, true);
             let busy = self.slices.get(&request.slice).map_or(&[][..], |s| &s.expected_busy[..]);
             let duration = self.expected_duration(request, index);
-            let expected = fit(&view, pool.healthy, request.nodes as i32, from, duration, promise, busy, |b| {
-                self.respects(true, request.priority, b.gpr)
-            })
-            .unwrap_or(promise);
+            let expected =
+                fit(&view, pool.healthy, request.nodes as i32, from, duration, promise, busy, |b| self.respects(true, request.priority, b.gpr))
+                    .unwrap_or(promise);
             rows.push(PoolEstimate {
                 pool: pool.key.clone(),
                 start_no_later_than: promise,

@@ -49,7 +49,13 @@ pub struct UsagePredictor {
 
 impl UsagePredictor {
     pub fn new(prior: f64) -> Self {
-        Self { prior: prior.clamp(0.0, 1.0), by_slice_shape: HashMap::new(), by_shape: HashMap::new(), by_length: HashMap::new(), overall: Average::default() }
+        Self {
+            prior: prior.clamp(0.0, 1.0),
+            by_slice_shape: HashMap::new(),
+            by_shape: HashMap::new(),
+            by_length: HashMap::new(),
+            overall: Average::default(),
+        }
     }
 
     /// A window of `reserved` seconds ended after `used` seconds.
