@@ -16,6 +16,9 @@ pub mod queue;
 pub mod replay;
 pub mod timeline;
 
+#[cfg(test)]
+mod tests;
+
 pub use predict::UsagePredictor;
 pub use queue::{PendingQueue, QueueKey};
 pub use timeline::Timeline;
