@@ -59,8 +59,15 @@ fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> Ser
         demo: false,
         max_body_bytes: 1024 * 1024,
         cors_origins: Vec::new(),
+        no_scheduler: false,
         simulated_step_ms: 20,
     }
+}
+
+/// Settings for a replica that serves the API without the scheduler loop: for tests of API
+/// rules on pending GPRs that must not be provisioned underneath them.
+pub fn api_only(settings: &mut ServeArgs) {
+    settings.no_scheduler = true;
 }
 
 /// A gateway serving in the background.
@@ -74,6 +81,9 @@ struct Launched {
 }
 
 async fn launch(settings: ServeArgs, clock: Arc<ManualClock>) -> Launched {
+    if std::env::var_os("EGS_TEST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt().with_env_filter("warn,egs=debug").with_test_writer().try_init();
+    }
     let app = Application::build_with_clock(settings, clock).await.expect("the gateway starts");
     let launched_token = app.admin_token.clone();
     let base = format!("http://{}", app.local_addr());

@@ -37,7 +37,8 @@ pub struct Application {
     state: AppState,
     /// The bootstrap admin token, when this start created the admin (first start).
     pub admin_token: Option<String>,
-    lifecycle: Arc<Lifecycle>,
+    /// `None` when this replica serves the API only.
+    lifecycle: Option<Arc<Lifecycle>>,
 }
 
 impl Application {
@@ -67,7 +68,7 @@ impl Application {
         };
         let scheduler = Arc::new(SchedulerHandle::new(clock));
         let provider = Arc::new(SimulatedProvider::new(std::time::Duration::from_millis(settings.simulated_step_ms)));
-        let lifecycle = Lifecycle::new(db.clone(), scheduler.clone(), provider, LifecycleConfig::default());
+        let lifecycle = (!settings.no_scheduler).then(|| Lifecycle::new(db.clone(), scheduler.clone(), provider, LifecycleConfig::default()));
         let services = Services { db, keys: Arc::new(keys), token_cache, revocations, scheduler };
         if settings.demo {
             demo::seed(&services, &settings.storage.data_dir).await.context("failed to seed the demo data")?;
@@ -92,13 +93,17 @@ impl Application {
     /// lease back on the way out.
     pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
         let (stop, stopped) = tokio::sync::watch::channel(false);
-        let lifecycle = tokio::spawn(self.lifecycle.run(async move {
-            let mut stopped = stopped;
-            let _ = stopped.wait_for(|s| *s).await;
-        }));
+        let lifecycle = self.lifecycle.map(|lifecycle| {
+            tokio::spawn(lifecycle.run(async move {
+                let mut stopped = stopped;
+                let _ = stopped.wait_for(|s| *s).await;
+            }))
+        });
         let served = axum::serve(self.listener, self.router).with_graceful_shutdown(shutdown).await.context("the HTTP server failed");
         let _ = stop.send(true);
-        if let Err(error) = lifecycle.await {
+        if let Some(task) = lifecycle
+            && let Err(error) = task.await
+        {
             tracing::warn!(error = %error, "the scheduler loop ended abnormally");
         }
         served

@@ -9,8 +9,10 @@ use std::time::Duration;
 
 /// How long a SQLite writer waits for another before giving up.
 const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
-/// SQLite serialises writers anyway; a few connections let readers run beside one writer.
-const SQLITE_MAX_CONNECTIONS: u32 = 8;
+/// One connection: SQLite serialises writers anyway, and with several connections a
+/// transaction that reads and then writes fails outright (SQLITE_BUSY_SNAPSHOT, which the
+/// busy timeout does not retry) whenever the scheduler loop commits in between.
+const SQLITE_MAX_CONNECTIONS: u32 = 1;
 const POSTGRES_MAX_CONNECTIONS: u32 = 20;
 
 /// Counts SQL statements sent, for `/metrics` and for tests that bound statements per request.

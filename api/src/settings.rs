@@ -97,6 +97,9 @@ pub struct ServeArgs {
     /// Redis URL for cross-replica fan-out; default: none (in-process).
     #[arg(long, env = "EGS_REDIS_URL")]
     pub redis_url: Option<Secret>,
+    /// Serve the API only and never run the scheduler loop (another replica runs it).
+    #[arg(long, env = "EGS_NO_SCHEDULER")]
+    pub no_scheduler: bool,
     /// How long each step of the simulated cluster provider takes (provisioning, release).
     #[arg(long, env = "EGS_SIMULATED_STEP_MS", default_value_t = 500, hide = true)]
     pub simulated_step_ms: u64,

@@ -394,7 +394,7 @@ async fn run() {
     let config = Config::from_env();
     let client = reqwest::Client::builder().pool_max_idle_per_host(config.concurrency * 2).build().expect("an HTTP client");
 
-    let app = TestApp::spawn().await;
+    let app = TestApp::spawn_with(|s| s.no_scheduler = true).await;
     println!("backend={} concurrency={} secs={}", app.backend, config.concurrency, config.secs);
 
     let mut failures = 0;

@@ -1,6 +1,7 @@
 //! GPR rules that hold without the scheduler: policy, approval, phases, versions, events.
 
 use egs_tests::TestApp;
+use egs_tests::api_only;
 use egs_tests::fixtures::{self, SHAPE_A100, SHAPE_H100};
 use serde_json::{Value, json};
 
@@ -16,7 +17,7 @@ async fn event_kinds(app: &TestApp, token: &str, id: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn a_gpr_within_policy_is_queued_with_defaults_and_a_history() {
-    let app = TestApp::spawn().await;
+    let app = TestApp::spawn_with(api_only).await;
     let two = fixtures::two_slices(&app).await;
     let data = app
         .mutate(
@@ -113,13 +114,14 @@ async fn over_policy_gprs_wait_for_approval_and_admins_decide() {
     assert!(rejected["gpr"]["reason"].as_str().unwrap_or_default().contains("too big this week"));
     assert!(rejected["gpr"]["completedAt"].is_string());
     let kinds = event_kinds(&app, &token, big["id"].as_str().expect("id")).await;
-    assert_eq!(kinds, ["CREATED", "APPROVAL_REQUIRED", "APPROVED", "QUEUED"]);
+    // The scheduler may already be at work on it after that (estimates, provisioning).
+    assert_eq!(kinds[..4], ["CREATED", "APPROVAL_REQUIRED", "APPROVED", "QUEUED"], "{kinds:?}");
     app.finish().await;
 }
 
 #[tokio::test]
 async fn edits_need_the_current_version_and_only_pending_gprs_change() {
-    let app = TestApp::spawn().await;
+    let app = TestApp::spawn_with(api_only).await;
     let two = fixtures::two_slices(&app).await;
     let gpr = fixtures::create_gpr(&app, &two.token_a, &two.slice_a, "edit-me", json!({})).await;
     let edited = app.mutate(&two.token_a, "updateGpr", UPDATE, json!({ "id": gpr["id"], "version": 1, "nodeCount": 2, "priority": 120 })).await;
@@ -170,7 +172,7 @@ async fn early_release_is_only_for_provisioned_gprs_and_cancel_is_not() {
 
 #[tokio::test]
 async fn admins_bump_priority_within_range_and_it_is_recorded() {
-    let app = TestApp::spawn().await;
+    let app = TestApp::spawn_with(api_only).await;
     let two = fixtures::two_slices(&app).await;
     let gpr = fixtures::create_gpr(&app, &two.token_a, &two.slice_a, "bump", json!({})).await;
     let set = "mutation($input: SetGprPriorityInput!) { setGprPriority(input: $input) { gpr { priority priorityBand } userErrors { field message code } } }";

@@ -3,6 +3,7 @@
 //! same as for an object that does not exist.
 
 use egs_tests::TestApp;
+use egs_tests::api_only;
 use egs_tests::fixtures::{self, TwoSlices};
 use serde_json::{Value, json};
 
@@ -21,7 +22,7 @@ struct World {
 }
 
 async fn world() -> World {
-    let app = TestApp::spawn().await;
+    let app = TestApp::spawn_with(api_only).await;
     let two = fixtures::two_slices(&app).await;
     fixtures::create_gpr(&app, &two.token_a, &two.slice_a, "alice-job", json!({})).await;
     let gpr_b = fixtures::create_gpr(&app, &two.token_b, &two.slice_b, "bob-job", json!({})).await["id"].as_str().expect("id").to_owned();

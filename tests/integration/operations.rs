@@ -1,6 +1,7 @@
 //! Health, readiness and metrics endpoints.
 
 use egs_tests::TestApp;
+use egs_tests::api_only;
 use serde_json::{Value, json};
 
 #[tokio::test]
@@ -21,7 +22,7 @@ async fn healthz_and_readyz_report_the_database_and_migrations() {
 
 #[tokio::test]
 async fn metrics_count_requests_by_operation_and_gprs_by_phase() {
-    let app = TestApp::spawn().await;
+    let app = TestApp::spawn_with(api_only).await;
     let two = egs_tests::fixtures::two_slices(&app).await;
     egs_tests::fixtures::create_gpr(&app, &two.token_a, &two.slice_a, "one", json!({})).await;
     app.ok(&app.admin_token, "query WhoAmI { viewer { id } }", json!({})).await;

@@ -1,6 +1,7 @@
 //! Admin workflows: clusters, inventory, slices with namespaces, members and policies, users.
 
 use egs_tests::TestApp;
+use egs_tests::api_only;
 use egs_tests::fixtures::{self, SHAPE_H100};
 use serde_json::json;
 
@@ -96,7 +97,7 @@ async fn policy_changes_merge_and_bad_policies_are_refused() {
 
 #[tokio::test]
 async fn slices_and_clusters_with_unfinished_work_cannot_be_deleted() {
-    let app = TestApp::spawn().await;
+    let app = TestApp::spawn_with(api_only).await;
     let two = fixtures::two_slices(&app).await;
     let gpr = fixtures::create_gpr(&app, &two.token_a, &two.slice_a, "busy", json!({})).await;
     let delete = "mutation($input: DeleteSliceInput!) { deleteSlice(input: $input) { slice { name } userErrors { message code } } }";
