@@ -196,7 +196,7 @@ impl Lifecycle {
     async fn fenced(&self, epoch: i64) -> Result<DatabaseTransaction> {
         let txn = self.db.begin().await?;
         let held = leader_lease::Entity::update_many()
-            .col_expr(leader_lease::Column::Epoch, Expr::col(leader_lease::Column::Epoch).into())
+            .col_expr(leader_lease::Column::Epoch, Expr::col(leader_lease::Column::Epoch))
             .filter(leader_lease::Column::Name.eq(LEASE))
             .filter(leader_lease::Column::Holder.eq(self.config.instance.clone()))
             .filter(leader_lease::Column::Epoch.eq(epoch))
@@ -380,7 +380,7 @@ impl Lifecycle {
         }
         let at = Utc::now();
         for &node_id in nodes {
-            gpr_node::ActiveModel { gpr_id: Set(g.id), node_id: Set(node_id), assigned_at: Set(at), ..Default::default() }.insert(&txn).await?;
+            gpr_node::ActiveModel { gpr_id: Set(g.id), node_id: Set(node_id), assigned_at: Set(at) }.insert(&txn).await?;
         }
         node::Entity::update_many()
             .col_expr(node::Column::State, Expr::value(NodeState::Reserved))
