@@ -235,14 +235,19 @@ async fn idle_gpus_release_the_gpr_after_its_idle_timeout() {
     // Samples as the node agent reports them (ingestion lands with the live-platform issue):
     // the GPUs reported, and were last busy at the start of the window.
     let start = time(&running["provisionedAt"]);
-    let node = egs_entities::node::Entity::find().filter(egs_entities::node::Column::Name.eq(node_name)).one(&app.db).await.unwrap().unwrap();
+    let node = egs_entities::node::Entity::find()
+        .filter(egs_entities::node::Column::Name.eq(node_name))
+        .one(&app.db)
+        .await
+        .expect("query")
+        .expect("the node");
     egs_entities::gpu::Entity::update_many()
         .col_expr(egs_entities::gpu::Column::LastSampleAt, Expr::value(start + chrono::Duration::seconds(5)))
         .col_expr(egs_entities::gpu::Column::LastBusyAt, Expr::value(start))
         .filter(egs_entities::gpu::Column::NodeId.eq(node.id))
         .exec(&app.db)
         .await
-        .unwrap();
+        .expect("inject samples");
     tokio::time::sleep(Duration::from_millis(1200)).await;
     assert_eq!(gpr(&app, &setup.token_a, &id).await["phase"], "PROVISIONED", "not idle long enough yet");
     app.clock.advance(Duration::from_secs(31 * 60));
