@@ -101,8 +101,8 @@ impl World {
     }
 }
 
-fn build(seed: u64) -> World {
-    let mut core = Scheduler::new(Config::default());
+fn build(seed: u64, config: Config) -> World {
+    let mut core = Scheduler::new(config);
     let mut rng = Rng(seed | 1);
     let mut node = 0;
     for cluster in 1..=CLUSTERS {
@@ -178,7 +178,7 @@ fn line(metric: &str, value: String, target: &str) {
 fn main() {
     let seed = std::env::var("EGS_BENCH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5EED_CAFE);
     let started = Instant::now();
-    let mut world = build(seed);
+    let mut world = build(seed, Config::default());
     let built = started.elapsed();
     let t = Instant::now();
     let first = world.core.plan(NOW);
@@ -212,6 +212,25 @@ fn main() {
         "p50 <= 50 ms",
     );
     let mut now = NOW + 1 + PLAN_RUNS as Time;
+
+    // The same state with the core's depth knob: only the first 1,000 GPRs get fresh plans a
+    // pass, deeper ones keep their holds.
+    let depth = 1_000;
+    let mut shallow = build(seed, Config { max_plan_depth: depth, ..Config::default() });
+    shallow.core.plan(NOW);
+    let mut samples = Vec::with_capacity(PLAN_RUNS);
+    for run in 0..PLAN_RUNS {
+        let t = Instant::now();
+        black_box(shallow.core.plan(NOW + 1 + run as Time));
+        samples.push(t.elapsed());
+    }
+    drop(shallow);
+    samples.sort_unstable();
+    line(
+        &format!("plan(now), max_plan_depth {depth}"),
+        format!("p50 {:.1} ms  p99 {:.1} ms", ms(quantile(&samples, 0.5)), ms(quantile(&samples, 0.99))),
+        "(for reference)",
+    );
 
     // Wait time across all pools: a slice on every cluster, no shape: 50 pools to answer.
     world.core.upsert_slice(SliceSpec { id: SLICES + 1, clusters: (1..=CLUSTERS).collect(), evictable: false });
