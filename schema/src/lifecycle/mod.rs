@@ -254,9 +254,8 @@ impl Lifecycle {
         self.store_estimates(epoch, &snapshot, &core).await?;
 
         // Jobs for GPRs mid-step (including those a previous leader left in flight).
-        let mut active = Snapshot::load(&self.db, now).await?.active;
-        active.retain(|g| matches!(g.phase, GprPhase::Provisioning | GprPhase::Releasing));
-        for g in active {
+        let mid_step = gpr::Entity::find().filter(gpr::Column::Phase.is_in([GprPhase::Provisioning, GprPhase::Releasing])).all(&self.db).await?;
+        for g in mid_step {
             self.clone().spawn_job(epoch, g);
         }
         Ok(())

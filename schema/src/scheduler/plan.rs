@@ -186,17 +186,7 @@ impl Scheduler {
         if nodes > pool.healthy {
             return None;
         }
-        let displaceable: Vec<(Time, Time, i32)> = if fresh {
-            pool.planned
-                .iter()
-                .filter_map(|g| self.pending.get(g))
-                .filter(|o| o.request.priority < request.priority)
-                .filter_map(|o| o.plan.map(|plan| (plan.start, plan.end, -(o.request.nodes as i32))))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let view = if displaceable.is_empty() { Cow::Borrowed(&pool.plan) } else { Cow::Owned(Timeline::with(&pool.plan, displaceable)) };
+        let view = self.plan_view(index, request.priority, fresh);
         let busy = self.slices.get(&request.slice).map_or(&[][..], |s| &s.busy[..]);
         fit(&view, pool.healthy, nodes, from, request.duration, limit, busy, |b| b.gpr != request.id && self.respects(fresh, request.priority, b.gpr))
     }
@@ -344,17 +334,7 @@ impl Scheduler {
                 continue;
             }
             candidates.sort_by_key(|r| (r.spec.request.priority, std::cmp::Reverse(r.spec.started_at), r.spec.request.id));
-            let displaceable: Vec<(Time, Time, i32)> = if fresh {
-                pool.planned
-                    .iter()
-                    .filter_map(|g| self.pending.get(g))
-                    .filter(|o| o.request.priority < request.priority)
-                    .filter_map(|o| o.plan.map(|plan| (plan.start, plan.end, -(o.request.nodes as i32))))
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            let view = Timeline::with(&pool.plan, displaceable);
+            let view = self.plan_view(index, request.priority, fresh);
             let fits = |victims: &[&Running]| {
                 let freed = victims.iter().map(|v| (now, v.spec.ends_at.max(now + 1), -v.healthy_nodes(&self.nodes)));
                 Timeline::with(&view, freed).max_used(now, end) + nodes <= pool.healthy
@@ -433,6 +413,23 @@ impl Scheduler {
             p.expected = Some(start);
             p.expected_window = Some(window);
         }
+    }
+
+    /// A pool's plan timeline as a GPR of `priority` sees it: a `fresh` one goes ahead of
+    /// lower-priority plans, so they do not hold it back.
+    fn plan_view(&self, index: usize, priority: i32, fresh: bool) -> Cow<'_, Timeline> {
+        let pool = &self.pools[index];
+        if !fresh {
+            return Cow::Borrowed(&pool.plan);
+        }
+        let lower: Vec<(Time, Time, i32)> = pool
+            .planned
+            .iter()
+            .filter_map(|g| self.pending.get(g))
+            .filter(|o| o.request.priority < priority)
+            .filter_map(|o| o.plan.map(|plan| (plan.start, plan.end, -(o.request.nodes as i32))))
+            .collect();
+        if lower.is_empty() { Cow::Borrowed(&pool.plan) } else { Cow::Owned(Timeline::with(&pool.plan, lower)) }
     }
 
     /// A pool's expected timeline, without the expected windows of GPRs a newcomer of
