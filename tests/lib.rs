@@ -61,6 +61,7 @@ fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> Ser
         cors_origins: Vec::new(),
         no_scheduler: false,
         simulated_step_ms: 20,
+        ws: Default::default(),
     }
 }
 
@@ -135,8 +136,15 @@ impl TestApp {
 
     /// Starts a second gateway replica on the same database, data dir (signing key) and Redis.
     pub async fn spawn_replica(&self) -> TestApp {
+        self.spawn_replica_with(|_| {}).await
+    }
+
+    /// A replica whose settings `adjust` may change first (say, an API-only one).
+    pub async fn spawn_replica_with(&self, adjust: impl FnOnce(&mut ServeArgs)) -> TestApp {
         let database_url = self.database_url.clone().unwrap_or_else(|| format!("sqlite://{}?mode=rwc", self.data_dir.join("egs.db").display()));
-        let launched = launch(serve_args(self.data_dir.clone(), Some(database_url)), self.clock.clone()).await;
+        let mut settings = serve_args(self.data_dir.clone(), Some(database_url));
+        adjust(&mut settings);
+        let launched = launch(settings, self.clock.clone()).await;
         assert!(launched.bootstrap_token.is_none(), "a replica of an initialised database does not bootstrap again");
         TestApp {
             base: launched.base,

@@ -4,7 +4,7 @@
 use crate::db::{self, StatementCounter};
 use crate::metrics::Metrics;
 use crate::settings::ServeArgs;
-use crate::{bootstrap, demo, graphql_http, health, playground, replicas};
+use crate::{bootstrap, demo, graphql_http, graphql_ws, health, playground, replicas};
 use anyhow::Context;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -12,6 +12,7 @@ use axum::http::{HeaderValue, Method, header};
 use axum::response::Redirect;
 use axum::routing::get;
 use egs_schema::auth::{NoReplicas, RevocationBroadcast, TokenCache};
+use egs_schema::events::{EventFanout, EventHub, NoFanout};
 use egs_schema::lifecycle::provider::SimulatedProvider;
 use egs_schema::lifecycle::{Clock, Lifecycle, LifecycleConfig, SchedulerHandle, SystemClock};
 use egs_schema::{EgsSchema, Services, build_schema};
@@ -29,6 +30,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     pub statements: StatementCounter,
     pub redis: Option<redis::aio::ConnectionManager>,
+    /// Open GraphQL WebSockets: their settings, and closing them on shutdown.
+    pub sockets: Arc<graphql_ws::Sockets>,
 }
 
 pub struct Application {
@@ -57,24 +60,42 @@ impl Application {
         let keys = bootstrap::load_signing_key(&settings.storage)?;
         let admin_token = bootstrap::ensure_initialized(&db, &keys, &settings.storage.data_dir).await?;
         let token_cache = Arc::new(TokenCache::default());
-        let (redis, revocations): (_, Arc<dyn RevocationBroadcast>) = match &settings.redis_url {
+        let (redis, revocations, fanout): (_, Arc<dyn RevocationBroadcast>, Arc<dyn EventFanout>) = match &settings.redis_url {
             Some(url) => {
                 let client = redis::Client::open(url.expose()).context("the Redis URL is not valid")?;
                 let manager = connect_redis(client.clone()).await?;
-                replicas::spawn_revocation_listener(client, token_cache.clone());
-                (Some(manager.clone()), Arc::new(replicas::RedisRevocations::new(manager)))
+                replicas::spawn_revocation_listener(client.clone(), token_cache.clone());
+                (
+                    Some((manager.clone(), client)),
+                    Arc::new(replicas::RedisRevocations::new(manager.clone())),
+                    Arc::new(replicas::RedisEvents::new(manager)),
+                )
             }
-            None => (None, Arc::new(NoReplicas)),
+            None => (None, Arc::new(NoReplicas), Arc::new(NoFanout)),
         };
+        let events = EventHub::new(db.clone(), fanout).await.context("failed to read the newest GPR event")?;
+        let redis = redis.map(|(manager, client)| {
+            replicas::spawn_event_listener(client, events.clone());
+            manager
+        });
         let scheduler = Arc::new(SchedulerHandle::new(clock));
         let provider = Arc::new(SimulatedProvider::new(std::time::Duration::from_millis(settings.simulated_step_ms)));
-        let lifecycle = (!settings.no_scheduler).then(|| Lifecycle::new(db.clone(), scheduler.clone(), provider, LifecycleConfig::default()));
-        let services = Services { db, keys: Arc::new(keys), token_cache, revocations, scheduler };
+        let lifecycle =
+            (!settings.no_scheduler).then(|| Lifecycle::new(db.clone(), scheduler.clone(), provider, LifecycleConfig::default(), events.clone()));
+        let metrics = Arc::new(egs_schema::metrics::MetricsStore::new());
+        let services = Services { db, keys: Arc::new(keys), token_cache, revocations, scheduler, events, metrics };
         if settings.demo {
             demo::seed(&services, &settings.storage.data_dir).await.context("failed to seed the demo data")?;
         }
-        let state =
-            AppState { schema: build_schema(services.clone()), services, metrics: Arc::new(Metrics::new(statements.0.clone())), statements, redis };
+        let sockets = Arc::new(graphql_ws::Sockets::new(graphql_ws::WsConfig::from_settings(&settings)));
+        let state = AppState {
+            schema: build_schema(services.clone()),
+            services,
+            metrics: Arc::new(Metrics::new(statements.0.clone())),
+            statements,
+            redis,
+            sockets,
+        };
         let router = router(state.clone(), &settings)?;
         let listener = TcpListener::bind(settings.listen).await.with_context(|| format!("failed to listen on {}", settings.listen))?;
         Ok(Self { listener, router, state, admin_token, lifecycle })
@@ -93,19 +114,27 @@ impl Application {
     /// lease back on the way out.
     pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
         let (stop, stopped) = tokio::sync::watch::channel(false);
-        let lifecycle = self.lifecycle.map(|lifecycle| {
-            tokio::spawn(lifecycle.run(async move {
-                let mut stopped = stopped;
+        let until_stopped = move || {
+            let mut stopped = stopped.clone();
+            async move {
                 let _ = stopped.wait_for(|s| *s).await;
-            }))
-        });
-        let served = axum::serve(self.listener, self.router).with_graceful_shutdown(shutdown).await.context("the HTTP server failed");
+            }
+        };
+        let tailer = tokio::spawn(self.state.services.events.clone().run(until_stopped()));
+        let lifecycle = self.lifecycle.map(|lifecycle| tokio::spawn(lifecycle.run(until_stopped())));
+        let served = axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(self.state.sockets.shut_down_on(shutdown))
+            .await
+            .context("the HTTP server failed");
         let _ = stop.send(true);
+        let _ = tailer.await;
         if let Some(task) = lifecycle
             && let Err(error) = task.await
         {
             tracing::warn!(error = %error, "the scheduler loop ended abnormally");
         }
+        // Sockets were told to close when shutdown began; let their close frames go out.
+        self.state.sockets.closed().await;
         served
     }
 }
@@ -122,6 +151,7 @@ fn router(state: AppState, settings: &ServeArgs) -> anyhow::Result<Router> {
     let mut router = Router::new()
         .route("/", get(|| async { Redirect::temporary("/graphql") }))
         .route("/graphql", get(graphql_http::graphql_get).post(graphql_http::graphql_post))
+        .route("/graphql/ws", get(graphql_ws::graphql_ws))
         .route("/graphql/assets/{file}", get(playground::asset))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))

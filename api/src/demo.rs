@@ -71,6 +71,7 @@ fn node_reports(cluster: &str, pools: &[&PoolSpec]) -> Vec<NodeReport> {
                 driver_version: Some("550.127.05".into()),
                 power_threshold_watts: Some(pool.power_watts),
                 temperature_threshold_celsius: Some(87.0),
+                health: None,
             });
         }
     }

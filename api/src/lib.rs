@@ -7,6 +7,7 @@ pub mod cli;
 pub mod db;
 pub mod demo;
 pub mod graphql_http;
+pub mod graphql_ws;
 pub mod health;
 pub mod metrics;
 pub mod playground;

@@ -1,13 +1,18 @@
-//! Cross-replica token revocation over Redis pub/sub: a replica that revokes a token publishes
-//! its id; every replica (itself included) drops it from its token cache.
+//! Replicas talk over Redis pub/sub: a replica that revokes a token publishes its id and every
+//! replica (itself included) drops it from its token cache; a replica that stores GPR events
+//! says so and the others' event tailers look at once (they also look on a timer, so a lost
+//! message only delays).
 
 use egs_schema::auth::{RevocationBroadcast, TokenCache};
+use egs_schema::events::{EventFanout, EventHub};
 use futures_util::StreamExt;
 use std::sync::Arc;
 use std::time::Duration;
 
 /// The channel revoked token ids travel on.
 pub const REVOKED_TOKENS_CHANNEL: &str = "egs:tokens:revoked";
+/// The channel "new GPR events are stored" travels on.
+pub const GPR_EVENTS_CHANNEL: &str = "egs:gpr-events";
 /// Longest wait between reconnection attempts of the subscriber.
 const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(10);
 
@@ -38,12 +43,22 @@ impl RevocationBroadcast for RedisRevocations {
 
 /// Listens for revocations until the process ends, reconnecting with backoff.
 pub fn spawn_revocation_listener(client: redis::Client, cache: Arc<TokenCache>) {
+    spawn_listener(client, REVOKED_TOKENS_CHANNEL, move |message| {
+        if let Ok(jti) = message.get_payload::<String>() {
+            cache.forget(&jti);
+        }
+    });
+}
+
+/// Runs `on_message` for every message on `channel` until the process ends, reconnecting
+/// with backoff.
+fn spawn_listener(client: redis::Client, channel: &'static str, on_message: impl Fn(&redis::Msg) + Send + Sync + 'static) {
     tokio::spawn(async move {
         let mut delay = Duration::from_millis(200);
         loop {
-            match listen(&client, &cache).await {
-                Ok(()) => tracing::warn!("the Redis revocation subscription ended; reconnecting"),
-                Err(e) => tracing::warn!(error = %e, retry_in_ms = delay.as_millis() as u64, "the Redis revocation subscription failed"),
+            match listen(&client, channel, &on_message).await {
+                Ok(()) => tracing::warn!(channel, "a Redis subscription ended; reconnecting"),
+                Err(e) => tracing::warn!(channel, error = %e, retry_in_ms = delay.as_millis() as u64, "a Redis subscription failed"),
             }
             tokio::time::sleep(delay).await;
             delay = (delay * 2).min(MAX_RECONNECT_DELAY);
@@ -51,14 +66,41 @@ pub fn spawn_revocation_listener(client: redis::Client, cache: Arc<TokenCache>) 
     });
 }
 
-async fn listen(client: &redis::Client, cache: &TokenCache) -> redis::RedisResult<()> {
+async fn listen(client: &redis::Client, channel: &str, on_message: &impl Fn(&redis::Msg)) -> redis::RedisResult<()> {
     let mut pubsub = client.get_async_pubsub().await?;
-    pubsub.subscribe(REVOKED_TOKENS_CHANNEL).await?;
+    pubsub.subscribe(channel).await?;
     let mut messages = pubsub.on_message();
     while let Some(message) = messages.next().await {
-        if let Ok(jti) = message.get_payload::<String>() {
-            cache.forget(&jti);
-        }
+        on_message(&message);
     }
     Ok(())
+}
+
+pub struct RedisEvents {
+    connection: redis::aio::ConnectionManager,
+}
+
+impl RedisEvents {
+    pub fn new(connection: redis::aio::ConnectionManager) -> Self {
+        Self { connection }
+    }
+}
+
+impl EventFanout for RedisEvents {
+    fn announce(&self) {
+        let mut connection = self.connection.clone();
+        // Fire and forget: the events are stored; the others' tailers poll anyway.
+        tokio::spawn(async move {
+            let published: Result<i64, _> = redis::cmd("PUBLISH").arg(GPR_EVENTS_CHANNEL).arg(1).query_async(&mut connection).await;
+            if let Err(e) = published {
+                tracing::debug!(error = %e, "failed to announce new GPR events; other replicas see them on their next poll");
+            }
+        });
+    }
+}
+
+/// Wakes the local event tailer whenever another replica announces events. (The tailer also
+/// polls, so what was stored while the subscription was down is found anyway.)
+pub fn spawn_event_listener(client: redis::Client, hub: Arc<EventHub>) {
+    spawn_listener(client, GPR_EVENTS_CHANNEL, move |_| hub.wake());
 }

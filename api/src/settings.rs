@@ -112,6 +112,31 @@ pub struct ServeArgs {
     /// Origins allowed to call the API from a browser (comma-separated); default: same origin only.
     #[arg(long, env = "EGS_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origins: Vec<String>,
+    #[command(flatten)]
+    pub ws: WsArgs,
+}
+
+/// GraphQL over WebSocket (`/graphql/ws`).
+#[derive(Args, Debug, Clone)]
+pub struct WsArgs {
+    /// Seconds a WebSocket client has to send `connection_init` before it is closed (4408).
+    #[arg(long = "ws-init-timeout", env = "EGS_WS_INIT_TIMEOUT", default_value_t = WsArgs::DEFAULT_INIT_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub init_timeout_secs: u64,
+    /// Seconds between the keep-alive pings the gateway sends on every WebSocket.
+    #[arg(long = "ws-keep-alive", env = "EGS_WS_KEEP_ALIVE", default_value_t = WsArgs::DEFAULT_KEEP_ALIVE_SECS, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub keep_alive_secs: u64,
+}
+
+impl WsArgs {
+    pub const DEFAULT_INIT_TIMEOUT_SECS: u64 = 10;
+    /// Below the 30–60 s idle timeouts of common load balancers and proxies.
+    pub const DEFAULT_KEEP_ALIVE_SECS: u64 = 15;
+}
+
+impl Default for WsArgs {
+    fn default() -> Self {
+        Self { init_timeout_secs: Self::DEFAULT_INIT_TIMEOUT_SECS, keep_alive_secs: Self::DEFAULT_KEEP_ALIVE_SECS }
+    }
 }
 
 #[derive(Args, Debug)]

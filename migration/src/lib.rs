@@ -5,12 +5,17 @@ pub use sea_orm_migration::prelude::*;
 
 mod m20261121_000001_create_core_tables;
 mod m20261122_000001_scheduler_lifecycle;
+mod m20261124_000001_gpu_latest_sample;
 
 pub struct Migrator;
 
 #[async_trait::async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(m20261121_000001_create_core_tables::Migration), Box::new(m20261122_000001_scheduler_lifecycle::Migration)]
+        vec![
+            Box::new(m20261121_000001_create_core_tables::Migration),
+            Box::new(m20261122_000001_scheduler_lifecycle::Migration),
+            Box::new(m20261124_000001_gpu_latest_sample::Migration),
+        ]
     }
 }

@@ -9,11 +9,13 @@
 pub mod auth;
 pub mod cluster;
 pub mod error;
+pub mod events;
 pub mod gpr;
 pub mod ids;
 pub mod inventory;
 pub mod lifecycle;
 pub mod loaders;
+pub mod metrics;
 pub mod operation;
 pub mod pagination;
 pub mod relay;
@@ -23,7 +25,7 @@ pub mod slice;
 pub mod token;
 pub mod user;
 
-use async_graphql::{Context, EmptySubscription, MergedObject, Schema};
+use async_graphql::{Context, MergedObject, MergedSubscription, Schema};
 use auth::{Caller, RevocationBroadcast, TokenCache, TokenKeys};
 use error::{Error, Result};
 use sea_orm::DatabaseConnection;
@@ -38,6 +40,7 @@ pub struct Query(
     slice::SliceQuery,
     gpr::GprQuery,
     token::TokenQuery,
+    metrics::MetricsQuery,
 );
 
 #[derive(MergedObject, Default)]
@@ -48,9 +51,13 @@ pub struct Mutation(
     user::UserMutation,
     token::TokenMutation,
     gpr::GprMutation,
+    metrics::MetricsMutation,
 );
 
-pub type EgsSchema = Schema<Query, Mutation, EmptySubscription>;
+#[derive(MergedSubscription, Default)]
+pub struct Subscription(gpr::GprSubscription, gpr::QueueSubscription, metrics::MetricsSubscription);
+
+pub type EgsSchema = Schema<Query, Mutation, Subscription>;
 
 /// Nesting deeper than this is refused before execution (a page of GPRs with slice, nodes and
 /// GPUs is 6 deep; introspection needs about 12).
@@ -68,11 +75,15 @@ pub struct Services {
     pub revocations: Arc<dyn RevocationBroadcast>,
     /// Wakes the scheduler loop after a change; the lifecycle clock.
     pub scheduler: Arc<lifecycle::SchedulerHandle>,
+    /// Live GPR events for subscriptions.
+    pub events: Arc<events::EventHub>,
+    /// GPU metrics history and the live feed of samples (per process).
+    pub metrics: Arc<metrics::MetricsStore>,
 }
 
 /// Builds the schema with its limits; `services` is reachable from every resolver.
 pub fn build_schema(services: Services) -> EgsSchema {
-    Schema::build(Query::default(), Mutation::default(), EmptySubscription)
+    Schema::build(Query::default(), Mutation::default(), Subscription::default())
         .data(services)
         .extension(operation::RecordOperation)
         .limit_depth(MAX_QUERY_DEPTH)
@@ -82,7 +93,7 @@ pub fn build_schema(services: Services) -> EgsSchema {
 
 /// The schema without any state, for exporting the SDL.
 pub fn sdl() -> String {
-    Schema::build(Query::default(), Mutation::default(), EmptySubscription)
+    Schema::build(Query::default(), Mutation::default(), Subscription::default())
         .finish()
         .sdl_with_options(async_graphql::SDLExportOptions::new().sorted_fields().sorted_enum_items())
 }
@@ -104,6 +115,22 @@ pub async fn execute(
     loaders::WithBatches::new(schema.execute(request), batches).await
 }
 
+/// Runs a subscription (or any operation, as a stream) for `caller` over a socket, with the
+/// same per-request data as [`execute`]; each event's fields load in batches.
+pub fn execute_stream(
+    schema: &EgsSchema,
+    services: &Services,
+    request: async_graphql::Request,
+    caller: Option<Caller>,
+) -> impl futures_util::Stream<Item = async_graphql::Response> + Send + 'static {
+    let batches = loaders::BatchQueue::default();
+    let mut request = request.data(loaders::Loaders::new(&services.db, &batches)).data(Arc::new(operation::OperationSlot::default()));
+    if let Some(caller) = caller {
+        request = request.data(caller);
+    }
+    loaders::WithBatches::new(schema.execute_stream(request), batches)
+}
+
 pub(crate) fn services<'a>(ctx: &Context<'a>) -> Result<&'a Services> {
     ctx.data::<Services>().map_err(|_| Error::Internal(anyhow::anyhow!("schema built without services")))
 }
@@ -122,10 +149,12 @@ pub(crate) fn session<'a>(ctx: &Context<'a>) -> Result<(&'a Caller, &'a Database
     Ok((caller(ctx)?, &services(ctx)?.db))
 }
 
-/// Tells the scheduler loop something changed (it also runs on a timer, so a miss only delays).
-pub(crate) fn wake_scheduler(ctx: &Context<'_>) {
+/// Tells the scheduler loop and the event tailer something changed (both also run on a
+/// timer, so a miss only delays).
+pub(crate) fn stored_changes(ctx: &Context<'_>) {
     if let Ok(services) = services(ctx) {
         services.scheduler.wake();
+        services.events.changed();
     }
 }
 

@@ -223,6 +223,21 @@ impl<F: Future> Future for WithBatches<F> {
     }
 }
 
+/// The same for a subscription's stream: each event's fields load in batches too.
+impl<S: futures_util::Stream> futures_util::Stream for WithBatches<S> {
+    type Item = S::Item;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
+        let watch = Arc::new(WakeWatch { woken: AtomicBool::new(false), waker: cx.waker().clone() });
+        let waker = Waker::from(watch.clone());
+        let result = self.inner.as_mut().poll_next(&mut Context::from_waker(&waker));
+        if result.is_ready() || !watch.woken.load(Ordering::Acquire) {
+            self.batches.start_all();
+        }
+        result
+    }
+}
+
 /// Forwards wake-ups to the task and remembers that one happened.
 struct WakeWatch {
     woken: AtomicBool,

@@ -9,7 +9,17 @@ use serde_json::json;
 
 const PAGE: &str = "query($n: Int) { gprs(first: $n) { edges { node { id name phase slice { id name } requester { name } nodes { id name cluster { name } gpus { id uuid } } } } } }";
 
-async fn statements_for(app: &TestApp, n: usize) -> (u64, usize) {
+/// The fewest statements over three runs: the event tailer's background poll (every 500 ms)
+/// can land inside one request's window and is not the request's cost.
+async fn statements_for(app: &TestApp, n: usize) -> u64 {
+    let mut fewest = u64::MAX;
+    for _ in 0..3 {
+        fewest = fewest.min(statements_once(app, n).await);
+    }
+    fewest
+}
+
+async fn statements_once(app: &TestApp, n: usize) -> u64 {
     let before = app.statements.get();
     let data = app.ok(&app.admin_token, PAGE, json!({ "n": n })).await;
     let after = app.statements.get();
@@ -20,7 +30,7 @@ async fn statements_for(app: &TestApp, n: usize) -> (u64, usize) {
         assert_eq!(nodes.len(), 2, "{edge}");
         assert!(nodes.iter().all(|n| n["gpus"].as_array().map(Vec::len) == Some(8)));
     }
-    (after - before, edges.len())
+    after - before
 }
 
 #[tokio::test]
@@ -44,8 +54,8 @@ async fn a_page_of_gprs_with_relations_costs_a_fixed_number_of_statements() {
     }
     // One statement per relation: the page, slices, requesters, node links, nodes, their
     // clusters, GPUs.
-    let (small, _) = statements_for(&app, 10).await;
-    let (large, _) = statements_for(&app, 100).await;
+    let small = statements_for(&app, 10).await;
+    let large = statements_for(&app, 100).await;
     assert_eq!((small, large), (7, 7), "statements for a page of 10 and of 100 GPRs");
     app.finish().await;
 }

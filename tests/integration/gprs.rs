@@ -149,7 +149,8 @@ async fn edits_need_the_current_version_and_only_pending_gprs_change() {
 async fn early_release_is_only_for_provisioned_gprs_and_cancel_is_not() {
     use egs_entities::{GprPhase, gpr};
     use sea_orm::{ActiveModelTrait, EntityTrait, Set};
-    let app = TestApp::spawn().await;
+    // The test moves the row itself, as the scheduler would: no scheduler may race it.
+    let app = TestApp::spawn_with(api_only).await;
     let two = fixtures::two_slices(&app).await;
     let queued = fixtures::create_gpr(&app, &two.token_a, &two.slice_a, "waiting", json!({})).await;
     let release =
@@ -190,7 +191,8 @@ async fn admins_bump_priority_within_range_and_it_is_recorded() {
 
 #[tokio::test]
 async fn a_slice_default_idle_timeout_applies_on_create_and_when_an_edit_clears_it() {
-    let app = TestApp::spawn().await;
+    // API rules only: with the scheduler running, the GPR could be admitted between edits.
+    let app = TestApp::spawn_with(api_only).await;
     let cluster = fixtures::register_cluster(&app, "c1").await;
     fixtures::add_nodes(&app, &cluster, "h100", 2, SHAPE_H100, 8).await;
     let slice = fixtures::create_slice(&app, "idle", &cluster, json!({ "defaultIdleTimeout": "30m", "maxIdleTimeout": "2h" })).await;

@@ -307,3 +307,50 @@ async fn wait_time_estimates_cover_every_pool_soonest_first_and_change_nothing()
     assert_eq!(refused["errors"][0]["extensions"]["code"], "INVALID_INPUT", "{refused}");
     app.finish().await;
 }
+
+/// Reports `node` (by name) healthy or not, as an agent or an admin would.
+async fn report_health(app: &TestApp, cluster: &str, node: &str, health: &str) -> Value {
+    let input = json!({ "clusterId": cluster, "nodes": [{
+        "name": node, "instanceType": "p5.48xlarge", "gpuShape": SHAPE_H100, "gpusPerNode": 8, "gpuMemoryMib": 81559, "health": health,
+    }] });
+    let query = "mutation($input: UpsertNodesInput!) { upsertNodes(input: $input) { nodes { id health } userErrors { field message code } } }";
+    app.ok(&app.admin_token, query, json!({ "input": input })).await["upsertNodes"].clone()
+}
+
+fn node_names(g: &Value) -> Vec<String> {
+    g["nodes"].as_array().expect("nodes").iter().map(|n| n["name"].as_str().expect("name").to_owned()).collect()
+}
+
+#[tokio::test]
+async fn a_failed_node_is_replaced_from_the_pool_or_the_gpr_runs_degraded_once() {
+    let app = TestApp::spawn().await;
+    let setup = two_slices(&app).await; // four H100 nodes
+    let id = id_of(&create_gpr(&app, &setup.token_a, &setup.slice_a, "train", json!({ "nodeCount": 3, "duration": "2h" })).await);
+    let running = wait_phase(&app, &setup.token_a, &id, "PROVISIONED").await;
+    let held = node_names(&running);
+    assert_eq!(held.len(), 3);
+
+    // Only agents' and admins' views of health are accepted: the gateway decides STALE.
+    let refused = report_health(&app, &setup.cluster, &held[0], "STALE").await;
+    assert_eq!(refused["userErrors"][0]["code"], "INVALID_INPUT", "{refused}");
+    assert_eq!(node_names(&gpr(&app, &setup.token_a, &id).await), held, "a refused report changes nothing");
+
+    // The fourth node is free: it replaces the failed one.
+    let reported = report_health(&app, &setup.cluster, &held[0], "UNHEALTHY").await;
+    assert_eq!((&reported["nodes"][0]["health"], &reported["userErrors"]), (&json!("UNHEALTHY"), &json!([])), "{reported}");
+    let replaced = wait_for(&app, &setup.token_a, &id, "a replacement", |g| !node_names(g).contains(&held[0])).await;
+    let now_held = node_names(&replaced);
+    assert_eq!(now_held.len(), 3, "{replaced}");
+    assert_eq!(replaced["phase"], "PROVISIONED");
+
+    // No node is free now: the GPR runs on two.
+    report_health(&app, &setup.cluster, &now_held[1], "UNHEALTHY").await;
+    let degraded = wait_for(&app, &setup.token_a, &id, "running degraded", |g| node_names(g).len() == 2).await;
+    assert!(!node_names(&degraded).contains(&now_held[1]));
+    assert_eq!(degraded["phase"], "PROVISIONED");
+
+    tokio::time::sleep(Duration::from_millis(1500)).await; // more ticks must not repeat anything
+    let kinds = event_kinds(&app, &setup.token_a, &id).await;
+    assert_eq!((count(&kinds, "NODE_REPLACED"), count(&kinds, "DEGRADED")), (1, 1), "{kinds:?}");
+    app.finish().await;
+}

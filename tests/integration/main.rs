@@ -10,5 +10,8 @@ mod http_spec;
 mod input_errors;
 mod isolation;
 mod lifecycle;
+mod metrics;
 mod operations;
 mod slices;
+mod subscriptions;
+mod websocket;

@@ -16,7 +16,7 @@ use crate::{loaded, loaders, payload, session};
 use async_graphql::{Context, Enum, ID, InputObject, MaybeUndefined, Object, SimpleObject};
 use chrono::{DateTime, Utc};
 use egs_entities::{ApprovalState, GprEventKind, GprPhase, ReleaseReason, gpr, gpr_event};
-use sea_orm::DatabaseConnection;
+use sea_orm::{ColumnTrait, DatabaseConnection, QueryFilter, QueryOrder, QuerySelect};
 use std::collections::BTreeMap;
 
 /// Events that can move a waiting GPR's estimates.
@@ -365,13 +365,7 @@ impl GprQuery {
         #[graphql(default = 100)] first: i32,
     ) -> Result<Vec<Gpr>> {
         let (caller, db) = session(ctx)?;
-        let query = service::QueueQuery {
-            slice_id: slice_id.as_ref().map(|id| ids::decode("sliceId", id, Kind::Slice)).transpose()?,
-            cluster_id: cluster_id.as_ref().map(|id| ids::decode("clusterId", id, Kind::Cluster)).transpose()?,
-            gpu_shape,
-            instance_type,
-            first: first.clamp(1, 500) as u64,
-        };
+        let query = queue_query(slice_id.as_ref(), cluster_id.as_ref(), gpu_shape, instance_type, first)?;
         Ok(service::queue(db, caller, query).await?.into_iter().map(Gpr).collect())
     }
 
@@ -390,16 +384,186 @@ impl GprQuery {
         after: Option<String>,
     ) -> Result<Page<GprEvent>> {
         let (caller, db) = session(ctx)?;
-        let gpr_id = match &gpr_id {
-            // Checks visibility, so a hidden GPR reads as missing rather than as "no events".
-            Some(id) => Some(service::find_gpr(db, caller, ids::decode("gprId", id, Kind::Gpr)?).await?.id),
-            None => None,
-        };
-        let slice_id = match &slice_id {
-            Some(id) => Some(crate::slice::service::find_slice(db, caller, ids::decode("sliceId", id, Kind::Slice)?).await?.id),
-            None => None,
-        };
+        let (gpr_id, slice_id) = event_scope(db, caller, gpr_id.as_ref(), slice_id.as_ref()).await?;
         list_events_page(db, caller, gpr_id, slice_id, first, after).await
+    }
+}
+
+/// The GPR and slice an event list or stream is narrowed to. Checks visibility, so a hidden
+/// GPR or slice reads as missing rather than as "no events".
+async fn event_scope(db: &DatabaseConnection, caller: &Caller, gpr_id: Option<&ID>, slice_id: Option<&ID>) -> Result<(Option<i64>, Option<i64>)> {
+    let gpr_id = match gpr_id {
+        Some(id) => Some(service::find_gpr(db, caller, ids::decode("gprId", id, Kind::Gpr)?).await?.id),
+        None => None,
+    };
+    let slice_id = match slice_id {
+        Some(id) => Some(crate::slice::service::find_slice(db, caller, ids::decode("sliceId", id, Kind::Slice)?).await?.id),
+        None => None,
+    };
+    Ok((gpr_id, slice_id))
+}
+
+/// `queue(...)`'s arguments, decoded.
+fn queue_query(
+    slice_id: Option<&ID>,
+    cluster_id: Option<&ID>,
+    gpu_shape: Option<String>,
+    instance_type: Option<String>,
+    first: i32,
+) -> Result<service::QueueQuery> {
+    Ok(service::QueueQuery {
+        slice_id: slice_id.map(|id| ids::decode("sliceId", id, Kind::Slice)).transpose()?,
+        cluster_id: cluster_id.map(|id| ids::decode("clusterId", id, Kind::Cluster)).transpose()?,
+        gpu_shape,
+        instance_type,
+        first: first.clamp(1, 500) as u64,
+    })
+}
+
+#[derive(Default)]
+pub struct GprSubscription;
+
+/// Events a live `gprEvents` subscriber reads from the database per page while catching up.
+const CATCH_UP_PAGE: u64 = 500;
+
+#[async_graphql::Subscription]
+impl GprSubscription {
+    /// GPR events the caller may see, live, narrowed by GPR or slice. With `after` (the id of
+    /// the last event you saw, or its `sequence`), every stored event after it comes first,
+    /// then live ones, with no gap or repeat between the two: reconnect with the last id you
+    /// received and nothing is lost.
+    async fn gpr_events(
+        &self,
+        ctx: &Context<'_>,
+        gpr_id: Option<ID>,
+        slice_id: Option<ID>,
+        after: Option<ID>,
+    ) -> Result<impl futures_util::Stream<Item = async_graphql::Result<GprEvent>> + use<>> {
+        let (caller, db) = session(ctx)?;
+        caller.require_person()?;
+        let (gpr_id, slice_id) = event_scope(db, caller, gpr_id.as_ref(), slice_id.as_ref()).await?;
+        let after = after.as_ref().map(event_cursor).transpose()?;
+        let visible = caller.visible_slices(db).await?;
+        let (mut live, settled) = crate::services(ctx)?.events.subscribe();
+        let db = db.clone();
+        let select = {
+            let visible = visible.clone();
+            move |after: i64| {
+                service::events_select(&visible, gpr_id, slice_id).filter(gpr_event::Column::Id.gt(after)).order_by_asc(gpr_event::Column::Id)
+            }
+        };
+        let wanted = move |e: &gpr_event::Model| {
+            gpr_id.is_none_or(|g| g == e.gpr_id)
+                && slice_id.is_none_or(|s| s == e.slice_id)
+                && match &visible {
+                    crate::auth::Visible::All => true,
+                    crate::auth::Visible::Only(ids) => ids.binary_search(&e.slice_id).is_ok(),
+                }
+        };
+        Ok(async_stream::stream! {
+            // Without `after`: only what happens from now on.
+            let floor = after.unwrap_or(settled);
+            let mut last = floor;
+            // Ids read from the database that the live feed may still bring (not yet settled).
+            let mut read = std::collections::HashSet::new();
+            let mut catching_up = true;
+            loop {
+                if catching_up {
+                    match select(last).limit(CATCH_UP_PAGE).all(&db).await {
+                        Ok(rows) => {
+                            catching_up = rows.len() as u64 == CATCH_UP_PAGE;
+                            for row in rows {
+                                last = last.max(row.id);
+                                if row.id > settled {
+                                    read.insert(row.id);
+                                }
+                                yield Ok(GprEvent(row));
+                            }
+                        }
+                        Err(error) => {
+                            yield Err(Error::from(error).into());
+                            return;
+                        }
+                    }
+                    continue;
+                }
+                match live.recv().await {
+                    // Late commits (an id below `last`) are new to this subscriber too.
+                    Ok(row) if row.id > floor && wanted(&row) && !read.remove(&row.id) => {
+                        last = last.max(row.id);
+                        yield Ok(GprEvent((*row).clone()));
+                    }
+                    Ok(_) => {}
+                    // Fell behind the feed: read what was missed from the database again.
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => catching_up = true,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        })
+    }
+}
+
+/// Queue views re-read at most this often, however busy the scheduler is.
+const QUEUE_COALESCE: std::time::Duration = std::time::Duration::from_millis(250);
+
+#[async_graphql::Subscription]
+impl QueueSubscription {
+    /// The queue as `queue(...)` shows it (one slice for its members; any view for admins):
+    /// now, then again whenever a position, promise or estimate in it changes.
+    async fn queue_changed(
+        &self,
+        ctx: &Context<'_>,
+        slice_id: Option<ID>,
+        cluster_id: Option<ID>,
+        gpu_shape: Option<String>,
+        instance_type: Option<String>,
+        #[graphql(default = 100)] first: i32,
+    ) -> Result<impl futures_util::Stream<Item = async_graphql::Result<Vec<Gpr>>> + use<>> {
+        let (caller, db) = session(ctx)?;
+        let query = queue_query(slice_id.as_ref(), cluster_id.as_ref(), gpu_shape, instance_type, first)?;
+        // Checks access now, so a refused view is an error instead of an empty stream.
+        let first_view = service::queue(db, caller, query.clone()).await?;
+        let mut changes = crate::services(ctx)?.events.watch_queue();
+        let (record, db) = (caller.record.clone(), db.clone());
+        let fingerprint = |rows: &[gpr::Model]| -> Vec<_> {
+            rows.iter().map(|g| (g.id, g.queue_position, g.start_no_later_than, g.estimated_start_at, g.priority)).collect()
+        };
+        Ok(async_stream::stream! {
+            let mut last = fingerprint(&first_view);
+            yield Ok(first_view.into_iter().map(Gpr).collect());
+            loop {
+                if changes.changed().await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(QUEUE_COALESCE).await;
+                changes.borrow_and_update();
+                // Memberships are read afresh: someone removed from the slice stops seeing it.
+                match service::queue(&db, &Caller::new(record.clone()), query.clone()).await {
+                    Ok(rows) => {
+                        let now = fingerprint(&rows);
+                        if now != last {
+                            last = now;
+                            yield Ok(rows.into_iter().map(Gpr).collect());
+                        }
+                    }
+                    Err(error) => {
+                        yield Err(error.into());
+                        return;
+                    }
+                }
+            }
+        })
+    }
+}
+
+#[derive(Default)]
+pub struct QueueSubscription;
+
+/// An event id or a bare sequence number, as `gprEvents(after:)` takes it.
+fn event_cursor(id: &ID) -> Result<i64> {
+    match id.parse::<i64>() {
+        Ok(sequence) if sequence >= 0 => Ok(sequence),
+        _ => ids::decode("after", id, Kind::GprEvent),
     }
 }
 
@@ -590,7 +754,7 @@ impl GprMutation {
             service::create_gpr(db, caller, spec).await.map(Gpr)
         };
         let result = result.await;
-        crate::wake_scheduler(ctx);
+        crate::stored_changes(ctx);
         CreateGprPayload::from_result(result)
     }
 
@@ -617,7 +781,7 @@ impl GprMutation {
             service::update_gpr(db, caller, id, input.version, changes).await.map(Gpr)
         };
         let result = result.await;
-        crate::wake_scheduler(ctx);
+        crate::stored_changes(ctx);
         UpdateGprPayload::from_result(result)
     }
 
@@ -626,7 +790,7 @@ impl GprMutation {
         let (caller, db) = session(ctx)?;
         let result = async { service::cancel_gpr(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.version).await.map(Gpr) };
         let result = result.await;
-        crate::wake_scheduler(ctx);
+        crate::stored_changes(ctx);
         CancelGprPayload::from_result(result)
     }
 
@@ -635,7 +799,7 @@ impl GprMutation {
         let (caller, db) = session(ctx)?;
         let result = async { service::early_release_gpr(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.version).await.map(Gpr) };
         let result = result.await;
-        crate::wake_scheduler(ctx);
+        crate::stored_changes(ctx);
         EarlyReleaseGprPayload::from_result(result)
     }
 
@@ -645,7 +809,7 @@ impl GprMutation {
         let result =
             async { service::set_gpr_priority(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.priority, input.version).await.map(Gpr) };
         let result = result.await;
-        crate::wake_scheduler(ctx);
+        crate::stored_changes(ctx);
         SetGprPriorityPayload::from_result(result)
     }
 
@@ -654,7 +818,7 @@ impl GprMutation {
         let (caller, db) = session(ctx)?;
         let result = async { service::approve_gpr(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.reason, input.version).await.map(Gpr) };
         let result = result.await;
-        crate::wake_scheduler(ctx);
+        crate::stored_changes(ctx);
         ApproveGprPayload::from_result(result)
     }
 
@@ -663,7 +827,7 @@ impl GprMutation {
         let (caller, db) = session(ctx)?;
         let result = async { service::reject_gpr(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.reason, input.version).await.map(Gpr) };
         let result = result.await;
-        crate::wake_scheduler(ctx);
+        crate::stored_changes(ctx);
         RejectGprPayload::from_result(result)
     }
 }

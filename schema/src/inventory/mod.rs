@@ -12,7 +12,7 @@ use crate::{loaded, loaders, payload, session};
 use async_graphql::{Context, ID, InputObject, Object, SimpleObject};
 use chrono::{DateTime, Utc};
 use egs_entities::{Health, NodeState, gpu, node};
-use sea_orm::DatabaseConnection;
+use sea_orm::{DatabaseConnection, QueryFilter};
 pub use service::PoolSummary;
 
 /// A whole GPU node: the unit EGS hands to a slice.
@@ -43,8 +43,9 @@ impl GpuNode {
     async fn gpu_memory_mib(&self) -> i64 {
         self.0.gpu_memory_mib
     }
+    /// As reported, or `STALE` when the node's agent has been silent for 30 s.
     async fn health(&self) -> Health {
-        self.0.health
+        crate::metrics::node_health(&self.0)
     }
     async fn state(&self) -> NodeState {
         self.0.state
@@ -71,6 +72,16 @@ impl GpuNode {
     }
     async fn gpus(&self, ctx: &Context<'_>) -> Result<Vec<Gpu>> {
         Ok(loaded(loaders(ctx)?.gpus_by_node().load_one(self.0.id).await)?.unwrap_or_default().into_iter().map(Gpu).collect())
+    }
+    /// Average utilisation (%) over the latest samples of its GPUs; null when none reported
+    /// or when you may not read this node's metrics (held by another slice's GPR).
+    async fn utilization(&self, ctx: &Context<'_>) -> Result<Option<f64>> {
+        Ok(crate::metrics::node_summary(ctx, &self.0).await?.and_then(|s| s.average_utilization))
+    }
+    /// Utilisation, temperature and power over its GPUs' latest samples; null when you may
+    /// not read this node's metrics.
+    async fn gpu_summary(&self, ctx: &Context<'_>) -> Result<Option<crate::metrics::GpuSummary>> {
+        crate::metrics::node_summary(ctx, &self.0).await
     }
 }
 
@@ -100,6 +111,25 @@ impl Gpu {
     }
     async fn node(&self, ctx: &Context<'_>) -> Result<Option<GpuNode>> {
         Ok(loaded(loaders(ctx)?.node().load_one(self.0.node_id).await)?.map(GpuNode))
+    }
+    /// The newest sample its agent reported; null when none, or when you may not read it
+    /// (admins read all; users read GPUs of nodes their slices' GPRs hold, from the node's
+    /// assignment on).
+    async fn latest_sample(&self, ctx: &Context<'_>) -> Result<Option<crate::metrics::GpuSample>> {
+        crate::metrics::latest_sample(ctx, &self.0).await
+    }
+    /// History between `from` and `to` (default: the last 10 minutes) in steps of `step`:
+    /// 1 s resolution for the last 10 minutes, 1 min (steps of whole minutes) for 24 hours.
+    /// Steps without samples are left out; users see samples from their GPR's assignment of
+    /// the node on. `NOT_FOUND` when you may not read this GPU's metrics.
+    async fn metrics(
+        &self,
+        ctx: &Context<'_>,
+        from: Option<DateTime<Utc>>,
+        to: Option<DateTime<Utc>>,
+        step: Option<crate::scalars::Duration>,
+    ) -> Result<Vec<crate::metrics::GpuMetricPoint>> {
+        crate::metrics::history(ctx, &self.0, from, to, step).await
     }
 }
 
@@ -186,14 +216,13 @@ pub(crate) async fn list_nodes_page(
         Some(id) => Some(ids::decode("filter.clusterId", id, Kind::Cluster)?),
         None => filter.cluster_row,
     };
-    let query = service::NodeQuery {
-        cluster_id,
-        gpu_shape: filter.gpu_shape,
-        instance_type: filter.instance_type,
-        state: filter.state,
-        health: filter.health,
-    };
-    let select = service::nodes_select(&query);
+    let query =
+        service::NodeQuery { cluster_id, gpu_shape: filter.gpu_shape, instance_type: filter.instance_type, state: filter.state, health: None };
+    let mut select = service::nodes_select(&query);
+    // Health as readers see it: a silent agent's node is STALE, not its stored HEALTHY.
+    if let Some(health) = filter.health {
+        select = select.filter(crate::metrics::service::health_condition(health, Utc::now()));
+    }
     keyset_page(db, request, select, node::Column::Id, Order::OldestFirst, |n| n.id, GpuNode).await
 }
 
@@ -212,11 +241,18 @@ impl InventoryQuery {
         list_nodes_page(db, caller, filter.unwrap_or_default(), first, after).await
     }
 
-    /// GPUs across nodes, filtered.
-    async fn gpus(&self, ctx: &Context<'_>, filter: Option<GpuFilter>, first: Option<i32>, after: Option<String>) -> Result<Page<Gpu>> {
+    /// GPUs across nodes, filtered; `orderBy: HOT_SPOTS_FIRST` (or another metrics order) for
+    /// dashboards, ranked by the latest samples you may read.
+    async fn gpus(
+        &self,
+        ctx: &Context<'_>,
+        filter: Option<GpuFilter>,
+        #[graphql(default)] order_by: crate::metrics::GpuOrder,
+        first: Option<i32>,
+        after: Option<String>,
+    ) -> Result<Page<Gpu>> {
         let (caller, db) = session(ctx)?;
         caller.require_person()?;
-        let request = PageRequest::new(first, after)?;
         let filter = filter.unwrap_or_default();
         let query = service::GpuQuery {
             cluster_id: filter.cluster_id.as_ref().map(|id| ids::decode("filter.clusterId", id, Kind::Cluster)).transpose()?,
@@ -224,6 +260,10 @@ impl InventoryQuery {
             model: filter.model,
         };
         let select = service::gpus_select(&query);
+        if order_by != crate::metrics::GpuOrder::Id {
+            return crate::metrics::ranked_gpus(ctx, select, order_by, first, after).await;
+        }
+        let request = PageRequest::new(first, after)?;
         keyset_page(db, request, select, gpu::Column::Id, Order::OldestFirst, |g| g.id, Gpu).await
     }
 
@@ -255,6 +295,10 @@ pub struct NodeInput {
     pub driver_version: Option<String>,
     pub power_threshold_watts: Option<f64>,
     pub temperature_threshold_celsius: Option<f64>,
+    /// `HEALTHY` or `UNHEALTHY` as the reporter sees it (an agent after an XID or ECC fault,
+    /// an admin taking a failed node out). Absent: unchanged. A provisioned GPR on a node that
+    /// turns unhealthy gets a replacement from its pool, or runs degraded if none is free.
+    pub health: Option<Health>,
     /// When given, the node's GPUs become exactly these.
     pub gpus: Option<Vec<GpuInput>>,
 }
@@ -290,6 +334,7 @@ impl InventoryMutation {
                     driver_version: n.driver_version,
                     power_threshold_watts: n.power_threshold_watts,
                     temperature_threshold_celsius: n.temperature_threshold_celsius,
+                    health: n.health,
                     gpus: n.gpus.map(|gpus| {
                         gpus.into_iter()
                             .map(|g| service::GpuReport {
@@ -305,6 +350,11 @@ impl InventoryMutation {
                 .collect();
             Ok(service::upsert_nodes(db, caller, cluster_id, reports).await?.into_iter().map(GpuNode).collect())
         };
-        UpsertNodesPayload::from_result(result.await)
+        let result = result.await;
+        if result.is_ok() {
+            // New nodes or changed health: the scheduler looks at once.
+            crate::stored_changes(ctx);
+        }
+        UpsertNodesPayload::from_result(result)
     }
 }

@@ -142,6 +142,8 @@ pub struct NodeReport {
     pub driver_version: Option<String>,
     pub power_threshold_watts: Option<f64>,
     pub temperature_threshold_celsius: Option<f64>,
+    /// `Healthy` or `Unhealthy`; `None` leaves it as it is.
+    pub health: Option<Health>,
     /// When given, the node's GPUs become exactly these.
     pub gpus: Option<Vec<GpuReport>>,
 }
@@ -156,6 +158,9 @@ fn check_node_reports(reports: &[NodeReport]) -> Result<()> {
     }
     let mut names = HashSet::new();
     for (i, n) in reports.iter().enumerate() {
+        if n.health.is_some_and(|h| !matches!(h, Health::Healthy | Health::Unhealthy)) {
+            errors.push(UserError::invalid(&format!("nodes.{i}.health"), "report HEALTHY or UNHEALTHY; the gateway decides STALE and UNKNOWN"));
+        }
         let at = |f: &str| format!("nodes.{i}.{f}");
         validate::text(&at("name"), &n.name, 253, &mut errors);
         if !names.insert(n.name.as_str()) {
@@ -244,6 +249,9 @@ pub async fn upsert_nodes(db: &DatabaseConnection, caller: &Caller, cluster_id: 
         model.driver_version = Set(report.driver_version);
         model.power_threshold_watts = Set(report.power_threshold_watts);
         model.temperature_threshold_celsius = Set(report.temperature_threshold_celsius);
+        if let Some(health) = report.health {
+            model.health = Set(health);
+        }
         model.updated_at = Set(now);
         if caller.role() == Role::Agent {
             model.last_heartbeat_at = Set(Some(now));

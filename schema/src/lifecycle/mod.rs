@@ -110,12 +110,27 @@ pub struct Lifecycle {
     config: LifecycleConfig,
     /// Provider jobs running in this process (a GPR id appears once).
     in_flight: Mutex<HashSet<i64>>,
+    /// Told after every commit, so subscribers see the events it wrote at once.
+    events: Arc<crate::events::EventHub>,
 }
 
 impl Lifecycle {
-    pub fn new(db: DatabaseConnection, handle: Arc<SchedulerHandle>, simulated: Arc<dyn ClusterProvider>, config: LifecycleConfig) -> Arc<Self> {
+    pub fn new(
+        db: DatabaseConnection,
+        handle: Arc<SchedulerHandle>,
+        simulated: Arc<dyn ClusterProvider>,
+        config: LifecycleConfig,
+        events: Arc<crate::events::EventHub>,
+    ) -> Arc<Self> {
         let kubernetes = Arc::new(provider::UnavailableProvider("the Kubernetes provider is not available in this build; use a simulated cluster"));
-        Arc::new(Self { db, handle, simulated, kubernetes, config, in_flight: Mutex::new(HashSet::new()) })
+        Arc::new(Self { db, handle, simulated, kubernetes, config, in_flight: Mutex::new(HashSet::new()), events })
+    }
+
+    /// Commits a fenced transaction and lets subscribers see the events it wrote.
+    async fn commit(&self, txn: DatabaseTransaction) -> Result<()> {
+        txn.commit().await?;
+        self.events.changed();
+        Ok(())
     }
 
     fn now(&self) -> DateTime<Utc> {
@@ -234,6 +249,14 @@ impl Lifecycle {
             }
         }
 
+        // Failed nodes under provisioned GPRs: a spare from the pool, or run degraded.
+        for (gpr_id, node_id) in snapshot.failed_links() {
+            let Some(g) = snapshot.active.iter().find(|g| g.id == gpr_id) else { continue };
+            for decision in core.set_node_health(node_id, false, t) {
+                self.node_failed(epoch, g, &snapshot, &decision).await?;
+            }
+        }
+
         let decisions = core.plan(t);
         let by_id: std::collections::HashMap<i64, &gpr::Model> = snapshot.active.iter().map(|g| (g.id, g)).collect();
         for decision in &decisions {
@@ -300,7 +323,7 @@ impl Lifecycle {
                 record_event(&txn, g, kind, message, ACTOR).await?;
             }
         }
-        txn.commit().await?;
+        self.commit(txn).await?;
         Ok(())
     }
 
@@ -343,8 +366,71 @@ impl Lifecycle {
             }
             record_event(&txn, g, GprEventKind::Releasing, format!("releasing its nodes: {message}"), ACTOR).await?;
         }
-        txn.commit().await?;
+        self.commit(txn).await?;
         Ok(moved)
+    }
+
+    /// A node of a provisioned GPR failed: it leaves the GPR, and a spare takes its place
+    /// (`NODE_REPLACED`, then the provider hands the spare to the slice) or the GPR runs on
+    /// fewer nodes (`DEGRADED`). Unlinking the failed node makes this happen once.
+    async fn node_failed(self: &Arc<Self>, epoch: i64, g: &gpr::Model, snapshot: &Snapshot, decision: &Decision) -> Result<()> {
+        let (failed, replacement) = match *decision {
+            Decision::ReplaceNode { failed, replacement, .. } => (failed, Some(replacement)),
+            Decision::Degraded { failed, .. } => (failed, None),
+            _ => return Ok(()),
+        };
+        let name = |id: i64| snapshot.nodes.iter().find(|n| n.id == id).map_or_else(|| format!("#{id}"), |n| n.name.clone());
+        let txn = self.fenced(epoch).await?;
+        let unlinked = gpr_node::Entity::delete_many()
+            .filter(gpr_node::Column::GprId.eq(g.id))
+            .filter(gpr_node::Column::NodeId.eq(failed))
+            .exec(&txn)
+            .await?
+            .rows_affected;
+        if unlinked == 0 {
+            // Another leader handled it since the snapshot.
+            return Ok(());
+        }
+        node::Entity::update_many()
+            .col_expr(node::Column::State, Expr::value(NodeState::Available))
+            .col_expr(node::Column::AllocatedGprId, Expr::value(Option::<i64>::None))
+            .filter(node::Column::Id.eq(failed))
+            .filter(node::Column::AllocatedGprId.eq(g.id))
+            .exec(&txn)
+            .await?;
+        let (kind, message) = match replacement {
+            Some(spare) => {
+                gpr_node::ActiveModel { gpr_id: Set(g.id), node_id: Set(spare), assigned_at: Set(Utc::now()) }.insert(&txn).await?;
+                node::Entity::update_many()
+                    .col_expr(node::Column::State, Expr::value(NodeState::Reserved))
+                    .col_expr(node::Column::AllocatedGprId, Expr::value(g.id))
+                    .filter(node::Column::Id.eq(spare))
+                    .exec(&txn)
+                    .await?;
+                (GprEventKind::NodeReplaced, format!("node `{}` failed; node `{}` from the same pool took its place", name(failed), name(spare)))
+            }
+            None => {
+                let left = snapshot.links.get(&g.id).map_or(0, |l| l.len().saturating_sub(1));
+                let message = format!(
+                    "node `{}` failed and no node of the pool was free to replace it; running on {left} of {} node(s)",
+                    name(failed),
+                    g.node_count
+                );
+                (GprEventKind::Degraded, message)
+            }
+        };
+        record_event(&txn, g, kind, message, ACTOR).await?;
+        self.commit(txn).await?;
+        if let Some(spare) = replacement {
+            let (mut job, provider) = self.job_for(g).await?;
+            job.node_names = vec![name(spare)];
+            tokio::spawn(async move {
+                if let Err(error) = provider.provision(&job).await {
+                    tracing::warn!(gpr = job.gpr_id, node = ?job.node_names, %error, "handing the replacement node to the slice failed");
+                }
+            });
+        }
+        Ok(())
     }
 
     /// QUEUED → PROVISIONING on the chosen nodes.
@@ -390,7 +476,7 @@ impl Lifecycle {
         let cluster = cluster::Entity::find_by_id(pool.cluster).one(&txn).await?.map(|c| c.name).unwrap_or_default();
         let message = format!("provisioning {} node(s) of {} ({}) on cluster `{cluster}`", nodes.len(), pool.gpu_shape, pool.instance_type);
         record_event(&txn, g, GprEventKind::ProvisioningStarted, message, ACTOR).await?;
-        txn.commit().await?;
+        self.commit(txn).await?;
         Ok(())
     }
 
@@ -442,7 +528,7 @@ impl Lifecycle {
                 record_event(&txn, g, GprEventKind::EstimateChanged, message, ACTOR).await?;
             }
         }
-        txn.commit().await?;
+        self.commit(txn).await?;
         Ok(())
     }
 
@@ -560,7 +646,7 @@ impl Lifecycle {
                 self.give_back(&txn, &current, current.requeue_on_failure, &format!("provisioning failed: {message}")).await?;
             }
         }
-        txn.commit().await?;
+        self.commit(txn).await?;
         Ok(())
     }
 
@@ -578,7 +664,7 @@ impl Lifecycle {
         let requeue = current.release_reason == Some(ReleaseReason::Preempted)
             && slice::Entity::find_by_id(current.slice_id).one(&txn).await?.is_some_and(|s| s.policy.requeue_on_eviction);
         self.give_back(&txn, &current, requeue, "").await?;
-        txn.commit().await?;
+        self.commit(txn).await?;
         Ok(())
     }
 

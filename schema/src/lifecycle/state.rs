@@ -111,17 +111,32 @@ impl Snapshot {
             .map_or(1, |n| n.gpus_per_node.max(1) as u32)
     }
 
-    /// The scheduler as the stored state describes it, before any pass.
+    /// Unhealthy nodes a provisioned GPR still holds, as `(gpr, node)`. The tick turns each
+    /// into a replacement or a degraded GPR and unlinks the node, so each is handled once.
+    pub fn failed_links(&self) -> Vec<(i64, i64)> {
+        let unhealthy: std::collections::HashSet<i64> = self.nodes.iter().filter(|n| n.health == Health::Unhealthy).map(|n| n.id).collect();
+        self.active
+            .iter()
+            .filter(|g| g.phase == GprPhase::Provisioned)
+            .flat_map(|g| self.links.get(&g.id).into_iter().flatten().filter(|n| unhealthy.contains(n)).map(move |n| (g.id, *n)))
+            .collect()
+    }
+
+    /// The scheduler as the stored state describes it, before any pass. Nodes in
+    /// [`Snapshot::failed_links`] start out healthy, so that reporting their failure to the
+    /// core (`set_node_health`) yields its replacement decision.
     pub fn scheduler(&self) -> Scheduler {
         let now = self.now.timestamp();
         let mut core = Scheduler::new(Config::default());
+        let failed: Vec<i64> = self.failed_links().into_iter().map(|(_, node)| node).collect();
         for n in &self.nodes {
+            let usable = n.health != Health::Unhealthy || failed.contains(&n.id);
             core.upsert_node(NodeSpec {
                 id: n.id,
                 pool: PoolKey { cluster: n.cluster_id, instance_type: n.instance_type.clone(), gpu_shape: n.gpu_shape.clone() },
                 gpus: n.gpus_per_node.max(0) as u32,
                 gpu_memory_mib: n.gpu_memory_mib,
-                healthy: n.health != Health::Unhealthy && !matches!(n.state, NodeState::Cordoned | NodeState::Draining),
+                healthy: usable && !matches!(n.state, NodeState::Cordoned | NodeState::Draining),
             });
         }
         let mut clusters: HashMap<i64, Vec<i64>> = HashMap::new();

@@ -23,7 +23,9 @@ pub use predict::UsagePredictor;
 pub use queue::{PendingQueue, QueueKey};
 pub use timeline::Timeline;
 
-use std::collections::{BTreeMap, HashMap};
+// Integer keys hashed millions of times a pass: FxHash, not SipHash (no untrusted keys here).
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 
 /// Seconds on whatever clock the caller uses (Unix time in the gateway, trace time in replay).
 pub type Time = i64;
@@ -168,8 +170,10 @@ struct Pool {
     plan: Timeline,
     /// Running reservations on predicted ends plus every pending GPR's expected window.
     expected: Timeline,
-    /// Pending GPRs planned here (for "what if I were ahead of them" queries).
-    planned: Vec<GprId>,
+    /// Pending plans here, unordered (for "what if I were ahead of them" views).
+    planned: Reservations,
+    /// Pending GPRs' expected windows here (the same, for estimates).
+    expected_planned: Reservations,
 }
 
 #[derive(Clone, Debug)]
@@ -198,6 +202,59 @@ struct Busy {
     end: Time,
 }
 
+/// A pending GPR's window in a pool's list, with what views filter on, so building a view
+/// needs no lookups.
+#[derive(Clone, Copy, Debug)]
+struct Reservation {
+    gpr: GprId,
+    priority: i32,
+    start: Time,
+    end: Time,
+    nodes: i32,
+}
+
+/// A pool's pending windows (plans, or expected windows), unordered: what "what if I went
+/// ahead of the lower-priority ones" views take away (see `plan::View`).
+#[derive(Clone, Debug, Default)]
+struct Reservations {
+    list: Vec<Reservation>,
+}
+
+impl Reservations {
+    fn push(&mut self, r: Reservation) {
+        self.list.push(r);
+    }
+
+    fn forget(&mut self, gpr: GprId) {
+        if let Some(at) = self.list.iter().position(|r| r.gpr == gpr) {
+            self.list.swap_remove(at);
+        }
+    }
+
+    fn set_priority(&mut self, gpr: GprId, priority: i32) {
+        for r in self.list.iter_mut().filter(|r| r.gpr == gpr) {
+            r.priority = priority;
+        }
+    }
+
+    fn replace(&mut self, list: Vec<Reservation>) -> Vec<Reservation> {
+        std::mem::replace(&mut self.list, list)
+    }
+
+    fn iter(&self) -> std::slice::Iter<'_, Reservation> {
+        self.list.iter()
+    }
+
+    /// `(at, delta)` edges, sorted by time, of the windows below `priority` that touch
+    /// `[from, until)` (the others cannot change a search there).
+    fn edges_below(&self, priority: i32, from: Time, until: Time) -> Vec<(Time, i32)> {
+        let wanted = self.list.iter().filter(|r| r.priority < priority && r.start < until && r.end > from);
+        let mut edges: Vec<(Time, i32)> = wanted.flat_map(|r| [(r.start, r.nodes), (r.end, -r.nodes)]).collect();
+        edges.sort_unstable_by_key(|e| e.0);
+        edges
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Plan {
     pool: usize,
@@ -217,6 +274,8 @@ struct Pending {
     expected: Option<Time>,
     /// The expected window (pool, start, predicted end) behind `expected`.
     expected_window: Option<Plan>,
+    /// The pool of the last expected window: tried first in the next pass.
+    expected_hint: Option<usize>,
 }
 
 #[derive(Clone, Debug)]
@@ -247,6 +306,8 @@ pub struct Scheduler {
     share_epoch: Option<Time>,
     /// Something changed that a full pass should look at (a release, a failure, a requeue).
     dirty: bool,
+    /// Pending GPRs whose hold a fresh higher-priority GPR voided, not yet placed again.
+    displaced: Vec<GprId>,
 }
 
 impl Scheduler {
@@ -255,15 +316,16 @@ impl Scheduler {
         Self {
             config,
             pools: Vec::new(),
-            pool_index: HashMap::new(),
-            nodes: HashMap::new(),
-            slices: HashMap::new(),
+            pool_index: HashMap::default(),
+            nodes: HashMap::default(),
+            slices: HashMap::default(),
             queue: PendingQueue::default(),
-            pending: HashMap::new(),
+            pending: HashMap::default(),
             running: BTreeMap::new(),
             predictor,
             share_epoch: None,
             dirty: false,
+            displaced: Vec::new(),
         }
     }
 
@@ -284,7 +346,8 @@ impl Scheduler {
                     healthy: 0,
                     plan: Timeline::default(),
                     expected: Timeline::default(),
-                    planned: Vec::new(),
+                    planned: Reservations::default(),
+                    expected_planned: Reservations::default(),
                 });
                 self.pool_index.insert(spec.pool.clone(), self.pools.len() - 1);
                 self.pools.len() - 1
@@ -376,7 +439,7 @@ impl Scheduler {
         }
         self.queue.insert(key);
         let fresh = plan.is_none();
-        self.pending.insert(request.id, Pending { request, key, pools, fresh, plan, expected: None, expected_window: None });
+        self.pending.insert(request.id, Pending { request, key, pools, fresh, plan, expected: None, expected_window: None, expected_hint: None });
         self.dirty = true;
     }
 
@@ -402,23 +465,34 @@ impl Scheduler {
 
     /// Takes a pending GPR out of the queue (cancelled, rejected, edited away).
     pub fn remove_pending(&mut self, id: GprId) -> bool {
+        self.forget_expected(id);
         let Some(p) = self.pending.remove(&id) else { return false };
         self.queue.remove(&p.key);
         if let Some(slice) = self.slices.get_mut(&p.request.slice) {
             slice.pending.retain(|g| *g != id);
             slice.busy.retain(|b| b.gpr != id);
-            slice.expected_busy.retain(|b| b.gpr != id);
-        }
-        if let Some(window) = p.expected_window {
-            self.pools[window.pool].expected.add(window.start, window.end, -(p.request.nodes as i32));
         }
         if let Some(plan) = p.plan {
             let pool = &mut self.pools[plan.pool];
             pool.plan.add(plan.start, plan.end, -(p.request.nodes as i32));
-            pool.planned.retain(|g| *g != id);
+            pool.planned.forget(id);
         }
         self.dirty = true;
         true
+    }
+
+    /// Takes a pending GPR's expected window out of the expected timelines.
+    fn forget_expected(&mut self, id: GprId) {
+        let Some(p) = self.pending.get_mut(&id) else { return };
+        p.expected = None;
+        let Some(window) = p.expected_window.take() else { return };
+        let (nodes, slice) = (p.request.nodes as i32, p.request.slice);
+        let pool = &mut self.pools[window.pool];
+        pool.expected.add(window.start, window.end, -nodes);
+        pool.expected_planned.forget(id);
+        if let Some(slice) = self.slices.get_mut(&slice) {
+            slice.expected_busy.retain(|b| b.gpr != id);
+        }
     }
 
     /// Changes a pending GPR's priority: it is ranked anew (and may displace lower holds).
@@ -428,6 +502,12 @@ impl Scheduler {
         p.key.priority = priority;
         p.request.priority = priority;
         p.fresh = true;
+        let windows = [p.plan.map(|w| (w.pool, false)), p.expected_window.map(|w| (w.pool, true))];
+        for (pool, expected) in windows.into_iter().flatten() {
+            let pool = &mut self.pools[pool];
+            let list = if expected { &mut pool.expected_planned } else { &mut pool.planned };
+            list.set_priority(id, priority);
+        }
         self.queue.insert(p.key);
         self.dirty = true;
         true
@@ -570,7 +650,7 @@ impl Scheduler {
     /// Checks the invariants the property tests rely on; returns what is wrong, if anything.
     pub fn audit(&self, now: Time) -> Vec<String> {
         let mut problems = Vec::new();
-        let mut per_slice: HashMap<SliceId, usize> = HashMap::new();
+        let mut per_slice: HashMap<SliceId, usize> = HashMap::default();
         for r in self.running.values() {
             *per_slice.entry(r.spec.request.slice).or_default() += 1;
             for n in &r.spec.nodes {

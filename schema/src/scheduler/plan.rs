@@ -12,32 +12,85 @@
 //! overlaps. That is the one way a promise breaks besides capacity loss, and DESIGN §4.5 allows
 //! it ("unless a higher-priority GPR arrives later").
 
-use super::{Busy, Decision, GprId, Plan, PoolEstimate, Request, Running, RunningSpec, Scheduler, Time, Timeline, Unfit};
-use std::borrow::Cow;
+use super::{Busy, Decision, GprId, Plan, PoolEstimate, Request, Reservation, Reservations, Running, RunningSpec, Scheduler, Time, Timeline, Unfit};
 
 /// A window the expected pass gives a GPR that has overrun its predicted end: it is assumed
 /// to finish within this much more (or by its reserved end, if sooner).
 const OVERRUN_ALLOWANCE: Time = 600;
 
-/// Earliest start `>= from` in `timeline` that also leaves the slice free (one GPR at a time).
-#[allow(clippy::too_many_arguments)]
-fn fit(
-    timeline: &Timeline,
-    capacity: i32,
-    nodes: i32,
-    from: Time,
-    duration: Time,
-    limit: Time,
-    busy: &[Busy],
-    respect: impl Fn(&Busy) -> bool,
-) -> Option<Time> {
-    let mut start = timeline.earliest_fit(from, duration, nodes, capacity, limit)?;
+/// The windows a slice is busy in that a GPR must keep clear of (one GPR at a time per
+/// slice): sorted by start, overlapping ones merged. Built once per GPR, used for every pool.
+fn slice_windows(busy: &[Busy], respect: impl Fn(&Busy) -> bool) -> Vec<(Time, Time)> {
+    let mut windows: Vec<(Time, Time)> = busy.iter().filter(|b| b.start < b.end && respect(b)).map(|b| (b.start, b.end)).collect();
+    windows.sort_unstable();
+    let mut merged: Vec<(Time, Time)> = Vec::with_capacity(windows.len());
+    for (start, end) in windows {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    merged
+}
+
+/// A pool's timeline as one GPR sees it: less the windows of lower-priority GPRs it goes
+/// ahead of, which are subtracted on the fly while searching.
+struct View<'a> {
+    timeline: &'a Timeline,
+    /// `(at, delta)` sorted by time, to subtract; empty when the GPR respects every window.
+    edges: Vec<(Time, i32)>,
+}
+
+impl<'a> View<'a> {
+    fn whole(timeline: &'a Timeline) -> Self {
+        View { timeline, edges: Vec::new() }
+    }
+
+    /// `timeline` less the `reservations` below `priority` (those that could matter to a
+    /// search over `[from, until)`).
+    fn without_lower(timeline: &'a Timeline, reservations: &Reservations, priority: i32, from: Time, until: Time) -> Self {
+        View { timeline, edges: reservations.edges_below(priority, from, until) }
+    }
+
+    fn earliest_fit(&self, from: Time, duration: Time, n: i32, capacity: i32, limit: Time) -> Option<Time> {
+        if self.edges.is_empty() {
+            self.timeline.earliest_fit(from, duration, n, capacity, limit)
+        } else {
+            self.timeline.earliest_fit_without(&self.edges, from, duration, n, capacity, limit)
+        }
+    }
+}
+
+/// Earliest start `>= from` (and `<= limit`) in `view` that also keeps clear of the
+/// slice's `windows` (from [`slice_windows`]). The pool is only scanned inside the slice's
+/// free gaps: most slices are busy now and have more GPRs queued, so this skips most of a
+/// crowded pool's timeline.
+fn fit(view: &View<'_>, capacity: i32, nodes: i32, from: Time, duration: Time, limit: Time, windows: &[(Time, Time)]) -> Option<Time> {
+    let mut start = from;
+    let mut next = windows.partition_point(|w| w.1 <= start);
     loop {
-        let end = start.saturating_add(duration);
-        let blocked_until = busy.iter().filter(|b| b.start < end && b.end > start && respect(b)).map(|b| b.end).max();
-        match blocked_until {
-            None => return Some(start),
-            Some(until) => start = timeline.earliest_fit(until, duration, nodes, capacity, limit)?,
+        if start > limit {
+            return None;
+        }
+        if let Some(&(busy_from, busy_until)) = windows.get(next)
+            && busy_from < start.saturating_add(duration)
+        {
+            // The slice is busy inside `[start, start + duration)`: try after that window.
+            start = start.max(busy_until);
+            next += 1;
+            continue;
+        }
+        // The slice stays free until its next window: search the pool up to there.
+        let latest = windows.get(next).map_or(limit, |w| (w.0 - duration).min(limit));
+        if let Some(found) = view.earliest_fit(start, duration, nodes, capacity, latest) {
+            return Some(found);
+        }
+        match windows.get(next) {
+            Some(&(_, busy_until)) if latest < limit => {
+                start = busy_until;
+                next += 1;
+            }
+            _ => return None,
         }
     }
 }
@@ -56,6 +109,12 @@ impl Scheduler {
                 self.place(key.id, now, &mut decisions);
             }
         }
+        // What was displaced during the pass was placed again at its turn; requeued victims
+        // joined the queue after the pass began and are placed now.
+        self.place_displaced(now, &mut decisions);
+        for pool in &mut self.pools {
+            pool.plan.tidy();
+        }
         self.estimate_all(now);
         decisions
     }
@@ -64,16 +123,40 @@ impl Scheduler {
     /// are known when this returns. Lower-priority plans it displaces wait for the next pass.
     pub fn submit(&mut self, request: Request, now: Time) -> Result<Vec<Decision>, Unfit> {
         self.check_fit(&request)?;
+        // Plans from before a change (a restore, a failure, a re-prioritised GPR) are not a
+        // sound base for a new promise: bring them up to date first.
+        let mut decisions = if self.dirty { self.plan(now) } else { Vec::new() };
         let id = request.id;
-        let was_dirty = self.dirty;
         self.add_pending(request, None);
-        self.dirty = was_dirty;
-        let mut decisions = Vec::new();
+        self.dirty = false;
         self.place(id, now, &mut decisions);
+        for moved in self.place_displaced(now, &mut decisions) {
+            self.forget_expected(moved);
+            self.estimate_one(moved, now, false);
+        }
         if self.pending.contains_key(&id) {
             self.estimate_one(id, now, true);
         }
+        // Every pending GPR has a sound plan again; what preemption freed went to the GPR.
+        self.dirty = false;
         Ok(decisions)
+    }
+
+    /// Places GPRs left without a plan (displaced by a fresh GPR, or requeued after
+    /// preemption), in queue order, until none is left; returns the ones placed.
+    fn place_displaced(&mut self, now: Time, decisions: &mut Vec<Decision>) -> Vec<GprId> {
+        let mut placed = Vec::new();
+        while !self.displaced.is_empty() {
+            let mut keys: Vec<_> =
+                self.displaced.drain(..).filter_map(|g| self.pending.get(&g).filter(|p| p.plan.is_none()).map(|p| p.key)).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            for key in keys {
+                self.place(key.id, now, decisions);
+                placed.push(key.id);
+            }
+        }
+        placed
     }
 
     /// Timelines from what runs now plus the holds that still fit; holds that no longer fit
@@ -91,31 +174,31 @@ impl Scheduler {
                 slice.busy.push(Busy { gpr: r.spec.request.id, start: now, end });
             }
         }
-        let mut holds_by_pool: Vec<Vec<(GprId, Time, Time, i32)>> = vec![Vec::new(); self.pools.len()];
+        let mut holds_by_pool: Vec<Vec<Reservation>> = vec![Vec::new(); self.pools.len()];
         for key in order {
             let Some(p) = self.pending.get_mut(&key.id) else { continue };
             p.expected = None;
-            p.expected_window = None;
+            p.expected_hint = p.expected_window.take().map(|w| w.pool).or(p.expected_hint);
             if let Some(plan) = &mut p.plan {
                 if plan.start < now {
                     *plan = Plan { pool: plan.pool, start: now, end: now.saturating_add(p.request.duration) };
                 }
-                holds_by_pool[plan.pool].push((key.id, plan.start, plan.end, p.request.nodes as i32));
+                let nodes = p.request.nodes as i32;
+                holds_by_pool[plan.pool].push(Reservation { gpr: key.id, priority: key.priority, start: plan.start, end: plan.end, nodes });
             }
         }
         for (index, pool) in self.pools.iter_mut().enumerate() {
             let running = Timeline::with(&Timeline::default(), running_by_pool[index].iter().copied());
-            pool.plan = Timeline::with(&running, holds_by_pool[index].iter().map(|h| (h.1, h.2, h.3)));
-            pool.planned = holds_by_pool[index].iter().map(|h| h.0).collect();
+            pool.plan = Timeline::with(&running, holds_by_pool[index].iter().map(|h| (h.start, h.end, h.nodes)));
+            pool.planned.replace(std::mem::take(&mut holds_by_pool[index]));
             if pool.plan.peak_from(now) > pool.healthy.max(0) {
                 // Capacity was lost under these holds: they are re-planned from scratch.
                 pool.plan = running;
-                for (id, ..) in &holds_by_pool[index] {
-                    if let Some(p) = self.pending.get_mut(id) {
+                for hold in pool.planned.replace(Vec::new()) {
+                    if let Some(p) = self.pending.get_mut(&hold.gpr) {
                         p.plan = None;
                     }
                 }
-                pool.planned.clear();
             }
         }
         // One GPR at a time per slice: a hold overlapping one ahead of it is voided.
@@ -126,7 +209,7 @@ impl Scheduler {
             if slice.busy.iter().any(|b| b.start < plan.end && b.end > plan.start) {
                 let nodes = p.request.nodes as i32;
                 self.pools[plan.pool].plan.add(plan.start, plan.end, -nodes);
-                self.pools[plan.pool].planned.retain(|g| *g != key.id);
+                self.pools[plan.pool].planned.forget(key.id);
                 if let Some(p) = self.pending.get_mut(&key.id) {
                     p.plan = None;
                 }
@@ -136,6 +219,7 @@ impl Scheduler {
         }
         for pool in &mut self.pools {
             pool.expected = Timeline::default();
+            pool.expected_planned.replace(Vec::new());
         }
         for r in self.running.values_mut() {
             let end = r.predicted_end.max(now.saturating_add(OVERRUN_ALLOWANCE.min(r.spec.ends_at - now).max(1)));
@@ -155,8 +239,9 @@ impl Scheduler {
         let nodes = p.request.nodes as i32;
         let slice = p.request.slice;
         let pool = &mut self.pools[plan.pool];
-        pool.plan.add(plan.start, plan.end, -nodes);
-        pool.planned.retain(|g| *g != id);
+        // Often put back where it was: the breakpoints stay for that, `plan` tidies up.
+        pool.plan.add_keeping_breakpoints(plan.start, plan.end, -nodes);
+        pool.planned.forget(id);
         if let Some(slice) = self.slices.get_mut(&slice) {
             slice.busy.retain(|b| b.gpr != id);
         }
@@ -165,13 +250,25 @@ impl Scheduler {
     fn put_plan(&mut self, id: GprId, plan: Plan) {
         let Some(p) = self.pending.get_mut(&id) else { return };
         p.plan = Some(plan);
-        let (nodes, slice) = (p.request.nodes as i32, p.request.slice);
+        let (nodes, slice, priority) = (p.request.nodes as i32, p.request.slice, p.request.priority);
         let pool = &mut self.pools[plan.pool];
         pool.plan.add(plan.start, plan.end, nodes);
-        pool.planned.push(id);
+        pool.planned.push(Reservation { gpr: id, priority, start: plan.start, end: plan.end, nodes });
         if let Some(slice) = self.slices.get_mut(&slice) {
             slice.busy.push(Busy { gpr: id, start: plan.start, end: plan.end });
         }
+    }
+
+    /// The slice windows `request` must keep clear of when planning.
+    fn plan_windows(&self, request: &Request, fresh: bool) -> Vec<(Time, Time)> {
+        let busy = self.slices.get(&request.slice).map_or(&[][..], |s| &s.busy[..]);
+        slice_windows(busy, |b| b.gpr != request.id && self.respects(fresh, request.priority, b.gpr))
+    }
+
+    /// The same on expected windows, for estimates.
+    fn expected_windows(&self, request: &Request, newcomer: bool) -> Vec<(Time, Time)> {
+        let busy = self.slices.get(&request.slice).map_or(&[][..], |s| &s.expected_busy[..]);
+        slice_windows(busy, |b| b.gpr != request.id && self.respects(newcomer, request.priority, b.gpr))
     }
 
     /// Whether a GPR planning with `priority` (fresh or not) must leave `other`'s plan alone.
@@ -180,15 +277,14 @@ impl Scheduler {
     }
 
     /// The earliest window for `request` in pool `index` given the current timelines.
-    fn earliest_in_pool(&self, request: &Request, fresh: bool, index: usize, from: Time, limit: Time) -> Option<Time> {
+    fn earliest_in_pool(&self, request: &Request, fresh: bool, index: usize, from: Time, limit: Time, windows: &[(Time, Time)]) -> Option<Time> {
         let pool = &self.pools[index];
         let nodes = request.nodes as i32;
         if nodes > pool.healthy {
             return None;
         }
-        let view = self.plan_view(index, request.priority, fresh);
-        let busy = self.slices.get(&request.slice).map_or(&[][..], |s| &s.busy[..]);
-        fit(&view, pool.healthy, nodes, from, request.duration, limit, busy, |b| b.gpr != request.id && self.respects(fresh, request.priority, b.gpr))
+        let view = self.plan_view(index, request.priority, fresh, from, limit.saturating_add(request.duration));
+        fit(&view, pool.healthy, nodes, from, request.duration, limit, windows)
     }
 
     /// Plans one GPR (see the module docs), admitting or preempting when it can start now.
@@ -197,16 +293,14 @@ impl Scheduler {
         let (request, pools, fresh, old) = (p.request.clone(), p.pools.clone(), p.fresh, p.plan);
         self.unplan(id);
         let from = request.earliest_start.unwrap_or(now).max(now);
+        // The old plan's pool first: its start bounds every other pool's scan, and ties stay
+        // there (stable plans); another pool must be strictly earlier to win.
         let mut best: Option<(Time, usize)> = None;
-        for &index in &pools {
-            let limit = best.map_or(Time::MAX, |b| b.0);
-            let Some(start) = self.earliest_in_pool(&request, fresh, index, from, limit) else { continue };
-            // Ties go to the pool of the old plan (stable), then to pool order.
-            let better = match best {
-                None => true,
-                Some((t, _)) => start < t || (start == t && old.is_some_and(|o| o.pool == index)),
-            };
-            if better {
+        let old_pool = old.map(|o| o.pool).filter(|pool| pools.contains(pool));
+        let windows = self.plan_windows(&request, fresh);
+        for index in old_pool.into_iter().chain(pools.iter().copied().filter(|&i| Some(i) != old_pool)) {
+            let limit = best.map_or(Time::MAX, |b| b.0 - 1);
+            if let Some(start) = self.earliest_in_pool(&request, fresh, index, from, limit, &windows) {
                 best = Some((start, index));
             }
         }
@@ -232,7 +326,9 @@ impl Scheduler {
         }
     }
 
-    /// After a fresh GPR is placed: lower-priority plans that now overlap it lose their hold.
+    /// After a fresh GPR is placed: lower-priority plans that now overlap it lose their hold
+    /// and wait in `displaced` to be placed again — in a pass when their turn comes (they
+    /// rank after the GPR that displaced them), after a submit at once.
     fn void_displaced(&mut self, request: &Request, fresh: bool, pool: usize, _now: Time) {
         if !fresh {
             return;
@@ -242,9 +338,8 @@ impl Scheduler {
         let mut displaced: Vec<GprId> = self.pools[pool]
             .planned
             .iter()
-            .filter_map(|g| self.pending.get(g))
-            .filter(|o| o.request.id != request.id && o.request.priority < request.priority && o.plan.as_ref().is_some_and(overlaps))
-            .map(|o| o.request.id)
+            .filter(|o| o.gpr != request.id && o.priority < request.priority && o.start < plan.end && o.end > plan.start)
+            .map(|o| o.gpr)
             .collect();
         if let Some(slice) = self.slices.get(&request.slice) {
             displaced.extend(
@@ -256,12 +351,10 @@ impl Scheduler {
                     .map(|o| o.request.id),
             );
         }
-        if !displaced.is_empty() {
-            self.dirty = true;
-        }
-        for g in displaced {
+        for &g in &displaced {
             self.unplan(g);
         }
+        self.displaced.extend(displaced);
     }
 
     /// Moves a GPR planned to start now onto concrete free nodes.
@@ -277,14 +370,12 @@ impl Scheduler {
             self.dirty = true;
             return;
         }
+        self.forget_expected(id);
         let Some(p) = self.pending.remove(&id) else { return };
         self.queue.remove(&p.key);
-        self.pools[plan.pool].planned.retain(|g| *g != id);
+        self.pools[plan.pool].planned.forget(id);
         if let Some(slice) = self.slices.get_mut(&p.request.slice) {
             slice.pending.retain(|g| *g != id);
-        }
-        if let Some(window) = p.expected_window {
-            self.pools[window.pool].expected.add(window.start, window.end, -(p.request.nodes as i32));
         }
         for n in &free {
             if let Some(s) = self.nodes.get_mut(n) {
@@ -334,10 +425,16 @@ impl Scheduler {
                 continue;
             }
             candidates.sort_by_key(|r| (r.spec.request.priority, std::cmp::Reverse(r.spec.started_at), r.spec.request.id));
-            let view = self.plan_view(index, request.priority, fresh);
+            // A fresh GPR goes ahead of lower-priority plans: they do not count against it.
+            let lower: Vec<(Time, Time, i32)> = if fresh {
+                let mine = |r: &&Reservation| r.priority < request.priority && r.start < end && r.end > now;
+                pool.planned.iter().filter(mine).map(|r| (r.start, r.end, -r.nodes)).collect()
+            } else {
+                Vec::new()
+            };
             let fits = |victims: &[&Running]| {
                 let freed = victims.iter().map(|v| (now, v.spec.ends_at.max(now + 1), -v.healthy_nodes(&self.nodes)));
-                Timeline::with(&view, freed).max_used(now, end) + nodes <= pool.healthy
+                Timeline::with(&pool.plan, lower.iter().copied().chain(freed)).max_used(now, end) + nodes <= pool.healthy
             };
             let mut chosen: Vec<&Running> = Vec::new();
             for candidate in candidates {
@@ -368,6 +465,7 @@ impl Scheduler {
             let mut request = spec.request;
             request.duration = spec.ends_at - spec.started_at;
             self.add_pending(request, None);
+            self.displaced.push(victim);
         }
         decisions.push(Decision::Preempt { victim, by, requeued });
     }
@@ -386,18 +484,31 @@ impl Scheduler {
         let Some(plan) = p.plan else { return };
         let request = &p.request;
         let from = request.earliest_start.unwrap_or(now).max(now);
-        let busy = self.slices.get(&request.slice).map_or(&[][..], |s| &s.expected_busy[..]);
-        let mut best = (plan.start, plan.pool, self.expected_duration(request, plan.pool));
-        for &index in &p.pools {
+        let windows = self.expected_windows(request, newcomer);
+        // Expected use depends on the pool's shape only: ask the predictor once per shape.
+        let mut durations: Vec<(&str, Time)> = Vec::with_capacity(2);
+        let mut duration_in = |index: usize| {
+            let shape = self.pools[index].key.gpu_shape.as_str();
+            match durations.iter().find(|(s, _)| *s == shape) {
+                Some(&(_, duration)) => duration,
+                None => {
+                    let duration = self.expected_duration(request, index);
+                    durations.push((shape, duration));
+                    duration
+                }
+            }
+        };
+        let mut best = (plan.start, plan.pool, duration_in(plan.pool));
+        // The pool of the last expected window first, then the plan's: the likeliest answers
+        // bound the scans of the others, which must be strictly earlier to win.
+        let hint = p.expected_hint.filter(|h| p.pools.contains(h));
+        let first = hint.into_iter().chain(std::iter::once(plan.pool).filter(|i| Some(*i) != hint));
+        let rest = p.pools.iter().copied().filter(|&i| Some(i) != hint && i != plan.pool);
+        for index in first.chain(rest) {
             let pool = &self.pools[index];
-            let duration = self.expected_duration(request, index);
-            let view = self.expected_view(index, request.priority, newcomer);
-            let found = fit(&view, pool.healthy, request.nodes as i32, from, duration, best.0, busy, |b| {
-                b.gpr != id && self.respects(newcomer, request.priority, b.gpr)
-            });
-            if let Some(start) = found
-                && start < best.0
-            {
+            let duration = duration_in(index);
+            let view = self.expected_view(index, request.priority, newcomer, from, best.0.saturating_add(duration));
+            if let Some(start) = fit(&view, pool.healthy, request.nodes as i32, from, duration, best.0 - 1, &windows) {
                 best = (start, index, duration);
             }
         }
@@ -406,6 +517,7 @@ impl Scheduler {
         let nodes = request.nodes as i32;
         let slice = request.slice;
         self.pools[pool].expected.add(window.start, window.end, nodes);
+        self.pools[pool].expected_planned.push(Reservation { gpr: id, priority: request.priority, start: window.start, end: window.end, nodes });
         if let Some(s) = self.slices.get_mut(&slice) {
             s.expected_busy.push(Busy { gpr: id, start: window.start, end: window.end });
         }
@@ -415,37 +527,18 @@ impl Scheduler {
         }
     }
 
-    /// A pool's plan timeline as a GPR of `priority` sees it: a `fresh` one goes ahead of
-    /// lower-priority plans, so they do not hold it back.
-    fn plan_view(&self, index: usize, priority: i32, fresh: bool) -> Cow<'_, Timeline> {
+    /// A pool's plan timeline as a GPR of `priority` sees it over `[from, until)`: a `fresh`
+    /// one goes ahead of lower-priority plans, so they do not hold it back.
+    fn plan_view(&self, index: usize, priority: i32, fresh: bool, from: Time, until: Time) -> View<'_> {
         let pool = &self.pools[index];
-        if !fresh {
-            return Cow::Borrowed(&pool.plan);
-        }
-        let lower: Vec<(Time, Time, i32)> = pool
-            .planned
-            .iter()
-            .filter_map(|g| self.pending.get(g))
-            .filter(|o| o.request.priority < priority)
-            .filter_map(|o| o.plan.map(|plan| (plan.start, plan.end, -(o.request.nodes as i32))))
-            .collect();
-        if lower.is_empty() { Cow::Borrowed(&pool.plan) } else { Cow::Owned(Timeline::with(&pool.plan, lower)) }
+        if fresh { View::without_lower(&pool.plan, &pool.planned, priority, from, until) } else { View::whole(&pool.plan) }
     }
 
     /// A pool's expected timeline, without the expected windows of GPRs a newcomer of
     /// `priority` would go ahead of.
-    fn expected_view(&self, index: usize, priority: i32, newcomer: bool) -> Cow<'_, Timeline> {
+    fn expected_view(&self, index: usize, priority: i32, newcomer: bool, from: Time, until: Time) -> View<'_> {
         let pool = &self.pools[index];
-        if !newcomer {
-            return Cow::Borrowed(&pool.expected);
-        }
-        let lower: Vec<(Time, Time, i32)> = self
-            .pending
-            .values()
-            .filter(|o| o.request.priority < priority)
-            .filter_map(|o| o.expected_window.filter(|w| w.pool == index).map(|w| (w.start, w.end, -(o.request.nodes as i32))))
-            .collect();
-        if lower.is_empty() { Cow::Borrowed(&pool.expected) } else { Cow::Owned(Timeline::with(&pool.expected, lower)) }
+        if newcomer { View::without_lower(&pool.expected, &pool.expected_planned, priority, from, until) } else { View::whole(&pool.expected) }
     }
 
     fn expected_duration(&self, request: &Request, pool: usize) -> Time {
@@ -455,17 +548,26 @@ impl Scheduler {
     /// "Get wait time": the promise and the expected start `request` would get in every pool
     /// it may use if it were submitted now, soonest first. Changes nothing.
     pub fn wait_time(&self, request: &Request, now: Time) -> Vec<PoolEstimate> {
+        if self.dirty {
+            // Plans from before a change are not a sound base: answer from a copy brought up
+            // to date (the gateway plans before it asks, so this is for other callers).
+            let mut current = self.clone();
+            current.plan(now);
+            return current.wait_time_on_current_plans(request, now);
+        }
+        self.wait_time_on_current_plans(request, now)
+    }
+
+    fn wait_time_on_current_plans(&self, request: &Request, now: Time) -> Vec<PoolEstimate> {
         let from = request.earliest_start.unwrap_or(now).max(now);
         let mut rows = Vec::new();
+        let (windows, expected_windows) = (self.plan_windows(request, true), self.expected_windows(request, true));
         for index in self.matching_pools(request) {
-            let Some(promise) = self.earliest_in_pool(request, true, index, from, Time::MAX) else { continue };
+            let Some(promise) = self.earliest_in_pool(request, true, index, from, Time::MAX, &windows) else { continue };
             let pool = &self.pools[index];
-            let view = self.expected_view(index, request.priority, true);
-            let busy = self.slices.get(&request.slice).map_or(&[][..], |s| &s.expected_busy[..]);
             let duration = self.expected_duration(request, index);
-            let expected =
-                fit(&view, pool.healthy, request.nodes as i32, from, duration, promise, busy, |b| self.respects(true, request.priority, b.gpr))
-                    .unwrap_or(promise);
+            let view = self.expected_view(index, request.priority, true, from, promise.saturating_add(duration));
+            let expected = fit(&view, pool.healthy, request.nodes as i32, from, duration, promise, &expected_windows).unwrap_or(promise);
             rows.push(PoolEstimate {
                 pool: pool.key.clone(),
                 start_no_later_than: promise,

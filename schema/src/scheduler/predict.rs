@@ -3,7 +3,8 @@
 //! everywhere, else a configured prior. Feeds `estimated_start` (never `start_no_later_than`).
 
 use super::{SliceId, Time};
-use std::collections::HashMap;
+// Small integer and short string keys, hashed millions of times a pass: FxHash, not SipHash.
+use rustc_hash::FxHashMap as HashMap;
 
 /// Weight of the newest observation in the moving averages.
 const ALPHA: f64 = 0.2;
@@ -38,24 +39,25 @@ fn length_class(reserved: Time) -> u32 {
     (reserved.max(60) as u64 / 60).ilog2()
 }
 
+/// Averages for one GPU shape. Keyed by shape first so a lookup borrows the `&str` instead
+/// of building a `String` key (the planner asks once per GPR and pool).
+#[derive(Clone, Debug, Default)]
+struct ShapeHistory {
+    by_slice: HashMap<(SliceId, u32), Average>,
+    by_length: HashMap<u32, Average>,
+}
+
 #[derive(Clone, Debug)]
 pub struct UsagePredictor {
     prior: f64,
-    by_slice_shape: HashMap<(SliceId, String, u32), Average>,
-    by_shape: HashMap<(String, u32), Average>,
+    by_shape: HashMap<String, ShapeHistory>,
     by_length: HashMap<u32, Average>,
     overall: Average,
 }
 
 impl UsagePredictor {
     pub fn new(prior: f64) -> Self {
-        Self {
-            prior: prior.clamp(0.0, 1.0),
-            by_slice_shape: HashMap::new(),
-            by_shape: HashMap::new(),
-            by_length: HashMap::new(),
-            overall: Average::default(),
-        }
+        Self { prior: prior.clamp(0.0, 1.0), by_shape: HashMap::default(), by_length: HashMap::default(), overall: Average::default() }
     }
 
     /// A window of `reserved` seconds ended after `used` seconds.
@@ -65,8 +67,12 @@ impl UsagePredictor {
         }
         let class = length_class(reserved);
         let (used, reserved) = (used.clamp(0, reserved) as f64, reserved as f64);
-        self.by_slice_shape.entry((slice, shape.to_owned(), class)).or_default().add(used, reserved);
-        self.by_shape.entry((shape.to_owned(), class)).or_default().add(used, reserved);
+        let history = match self.by_shape.get_mut(shape) {
+            Some(history) => history,
+            None => self.by_shape.entry(shape.to_owned()).or_default(),
+        };
+        history.by_slice.entry((slice, class)).or_default().add(used, reserved);
+        history.by_length.entry(class).or_default().add(used, reserved);
         self.by_length.entry(class).or_default().add(used, reserved);
         self.overall.add(used, reserved);
     }
@@ -74,10 +80,11 @@ impl UsagePredictor {
     /// Expected share of a `reserved`-second window used, in `[0, 1]`.
     pub fn ratio(&self, slice: SliceId, shape: &str, reserved: Time) -> f64 {
         let class = length_class(reserved);
-        self.by_slice_shape
-            .get(&(slice, shape.to_owned(), class))
+        let history = self.by_shape.get(shape);
+        history
+            .and_then(|h| h.by_slice.get(&(slice, class)))
             .and_then(Average::trusted)
-            .or_else(|| self.by_shape.get(&(shape.to_owned(), class)).and_then(Average::trusted))
+            .or_else(|| history.and_then(|h| h.by_length.get(&class)).and_then(Average::trusted))
             .or_else(|| self.by_length.get(&class).and_then(Average::trusted))
             .or_else(|| self.overall.trusted())
             .unwrap_or(self.prior)

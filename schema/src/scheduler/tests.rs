@@ -1102,3 +1102,26 @@ fn idle_and_expired_follow_the_windows_and_timeouts() {
     both.sort_unstable();
     assert_eq!(both, vec![1, 2]);
 }
+
+#[test]
+fn submit_after_a_restore_or_a_bump_promises_what_a_pass_would() {
+    let mut core = Scheduler::new(Config::default());
+    let p = pool_key(1, "H100");
+    add_nodes(&mut core, &p, 1..=2);
+    slices(&mut core, &[1, 2, 3, 4], &[1], false);
+    running(&mut core, request(1, 1, 2, 100, 100), &p, vec![1, 2], 0);
+    // Restored from storage with its hold at 100, and no pass run since.
+    core.add_pending(request(10, 2, 2, 100, 50), Some(Hold { pool: p.clone(), start: 100 }));
+    let asked = core.wait_time(&request(11, 3, 2, 100, 50), 0);
+    assert_eq!(asked.iter().map(|row| row.start_no_later_than).collect::<Vec<_>>(), vec![150]);
+    core.submit(request(11, 3, 2, 100, 50), 0).expect("fits");
+    assert_eq!((promise(&core, 10), promise(&core, 11)), (Some(100), Some(150)), "the new GPR must not take the restored hold");
+    // 11 is bumped above 10 but not re-planned yet; 12 arrives between them in priority.
+    core.set_priority(11, 200);
+    core.submit(request(12, 4, 2, 150, 50), 0).expect("fits");
+    assert_eq!((promise(&core, 11), promise(&core, 12), promise(&core, 10)), (Some(100), Some(150), Some(200)));
+    // The next pass keeps every promise the submit made.
+    core.plan(0);
+    assert_eq!((promise(&core, 11), promise(&core, 12), promise(&core, 10)), (Some(100), Some(150), Some(200)));
+    assert!(core.audit(0).is_empty());
+}

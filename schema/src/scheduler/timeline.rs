@@ -28,27 +28,40 @@ impl Default for Timeline {
 
 impl Timeline {
     /// Builds the sum of `base` and `intervals` (`[start, end)` reserving `n`; a negative `n`
-    /// removes) in one sort, instead of one vector shift per interval.
+    /// removes): the intervals' edges are sorted and merged into `base`'s steps, which are
+    /// already in order, instead of one vector shift per interval.
     pub fn with(base: &Timeline, intervals: impl IntoIterator<Item = (Time, Time, i32)>) -> Timeline {
-        let mut deltas: Vec<(Time, i32)> = Vec::with_capacity(base.steps.len() + 16);
-        let mut previous = 0;
-        for step in &base.steps {
-            deltas.push((step.at, step.used - previous));
-            previous = step.used;
-        }
+        let mut edges: Vec<(Time, i32)> = Vec::new();
         for (start, end, n) in intervals {
             if start < end && n != 0 {
-                deltas.push((start, n));
-                deltas.push((end, -n));
+                edges.push((start, n));
+                edges.push((end, -n));
             }
         }
-        deltas.sort_unstable_by_key(|d| d.0);
-        let mut steps: Vec<Step> = Vec::with_capacity(deltas.len());
-        let mut used = 0;
-        for (at, delta) in deltas {
-            used += delta;
-            match steps.last_mut() {
-                Some(last) if last.at == at => last.used = used,
+        edges.sort_unstable_by_key(|e| e.0);
+        let mut steps: Vec<Step> = Vec::with_capacity(base.steps.len() + edges.len());
+        let (mut edges, mut i) = (edges.into_iter().peekable(), 0);
+        // `base_used` is base's count at the current instant, `extra` the edges' running sum.
+        let (mut base_used, mut extra) = (0, 0);
+        loop {
+            let next_base = base.steps.get(i).map(|s| s.at);
+            let next_edge = edges.peek().map(|e| e.0);
+            let at = match (next_base, next_edge) {
+                (None, None) => break,
+                (Some(b), Some(e)) => b.min(e),
+                (Some(b), None) => b,
+                (None, Some(e)) => e,
+            };
+            while let Some(step) = base.steps.get(i).filter(|s| s.at == at) {
+                base_used = step.used;
+                i += 1;
+            }
+            while let Some((_, n)) = edges.next_if(|e| e.0 == at) {
+                extra += n;
+            }
+            let used = base_used + extra;
+            match steps.last() {
+                Some(last) if last.used == used => {}
                 _ => steps.push(Step { at, used }),
             }
         }
@@ -76,14 +89,7 @@ impl Timeline {
 
     /// Reserves `n` nodes over `[start, end)`; a negative `n` gives them back.
     pub fn add(&mut self, start: Time, end: Time, n: i32) {
-        if start >= end || n == 0 {
-            return;
-        }
-        let first = self.split_at(start);
-        let last = self.split_at(end);
-        for step in &mut self.steps[first..last] {
-            step.used += n;
-        }
+        let Some((first, last)) = self.add_keeping_breakpoints(start, end, n) else { return };
         // Merge equal neighbours at the two edges so the vector stays minimal.
         if last < self.steps.len() && self.steps[last].used == self.steps[last - 1].used {
             self.steps.remove(last);
@@ -91,6 +97,26 @@ impl Timeline {
         if first > 0 && self.steps[first].used == self.steps[first - 1].used {
             self.steps.remove(first);
         }
+    }
+
+    /// [`Timeline::add`] without merging equal neighbours afterwards: a planner that takes a
+    /// window out to put it back (often in the same place) saves two vector shifts each way.
+    /// [`Timeline::tidy`] merges them later. Returns the indices of the changed steps.
+    pub fn add_keeping_breakpoints(&mut self, start: Time, end: Time, n: i32) -> Option<(usize, usize)> {
+        if start >= end || n == 0 {
+            return None;
+        }
+        let first = self.split_at(start);
+        let last = self.split_at(end);
+        for step in &mut self.steps[first..last] {
+            step.used += n;
+        }
+        Some((first, last))
+    }
+
+    /// Merges equal neighbouring steps left by [`Timeline::add_keeping_breakpoints`].
+    pub fn tidy(&mut self) {
+        self.coalesce();
     }
 
     /// Nodes reserved at instant `t`.
@@ -118,29 +144,38 @@ impl Timeline {
     /// The earliest `s >= from` such that `n` more nodes fit within `capacity` over
     /// `[s, s + duration)`, or `None` when none does by `limit` (inclusive) or ever.
     pub fn earliest_fit(&self, from: Time, duration: Time, n: i32, capacity: i32, limit: Time) -> Option<Time> {
-        if n > capacity {
-            return None;
-        }
-        let room = capacity - n;
-        let mut start = from;
+        let steps = self.steps[self.covering(from)..].iter().map(|s| (s.at, s.used));
+        first_fit(steps, from, duration, n, capacity, limit)
+    }
+
+    /// [`Timeline::earliest_fit`] on this timeline less the `edges` (`(at, delta)`, sorted
+    /// by time), subtracted on the fly instead of built: a "what if these were gone" view
+    /// costs only the part of the timeline the search walks.
+    pub fn earliest_fit_without(&self, edges: &[(Time, i32)], from: Time, duration: Time, n: i32, capacity: i32, limit: Time) -> Option<Time> {
         let mut i = self.covering(from);
-        loop {
-            if start > limit {
-                return None;
+        let mut j = edges.partition_point(|e| e.0 <= from);
+        let mut removed: i32 = edges[..j].iter().map(|e| e.1).sum();
+        let mut base = self.steps[i].used;
+        let first = (self.steps[i].at, base - removed);
+        i += 1;
+        let rest = std::iter::from_fn(move || {
+            let at = match (self.steps.get(i), edges.get(j)) {
+                (None, None) => return None,
+                (Some(step), Some(edge)) => step.at.min(edge.0),
+                (Some(step), None) => step.at,
+                (None, Some(edge)) => edge.0,
+            };
+            while let Some(step) = self.steps.get(i).filter(|s| s.at == at) {
+                base = step.used;
+                i += 1;
             }
-            let step = self.steps[i];
-            let next_at = self.steps.get(i + 1).map_or(Time::MAX, |s| s.at);
-            if step.used > room {
-                // Blocked: the window can begin no earlier than where this step ends.
-                if next_at == Time::MAX {
-                    return None;
-                }
-                start = next_at;
-            } else if next_at >= start.saturating_add(duration) {
-                return Some(start);
+            while let Some(edge) = edges.get(j).filter(|e| e.0 == at) {
+                removed += edge.1;
+                j += 1;
             }
-            i += 1;
-        }
+            Some((at, base - removed))
+        });
+        first_fit(std::iter::once(first).chain(rest), from, duration, n, capacity, limit)
     }
 
     /// Drops breakpoints before `now` (history the planner no longer needs).
@@ -168,6 +203,33 @@ impl Timeline {
     /// `(at, used)` pairs, for views that draw the schedule.
     pub fn steps(&self) -> impl Iterator<Item = (Time, i32)> + '_ {
         self.steps.iter().map(|s| (s.at, s.used))
+    }
+}
+
+/// The search behind [`Timeline::earliest_fit`], over `(at, used)` steps whose first one
+/// covers `from`.
+fn first_fit(mut steps: impl Iterator<Item = (Time, i32)>, from: Time, duration: Time, n: i32, capacity: i32, limit: Time) -> Option<Time> {
+    if n > capacity {
+        return None;
+    }
+    let room = capacity - n;
+    let mut start = from;
+    let (_, mut used) = steps.next()?;
+    loop {
+        if start > limit {
+            return None;
+        }
+        let Some((next_at, next_used)) = steps.next() else {
+            // The last step lasts forever: it fits unless it is blocked.
+            return (used <= room).then_some(start);
+        };
+        if used > room {
+            // Blocked: the window can begin no earlier than where this step ends.
+            start = next_at;
+        } else if next_at >= start.saturating_add(duration) {
+            return Some(start);
+        }
+        used = next_used;
     }
 }
 
@@ -199,6 +261,29 @@ mod tests {
         assert_eq!(t.earliest_fit(0, 50, 2, 4, Time::MAX), Some(130));
         assert_eq!(t.earliest_fit(0, 20, 2, 4, Time::MAX), Some(100));
         assert_eq!(t.earliest_fit(0, 20, 5, 4, Time::MAX), None);
+    }
+
+    #[test]
+    fn fit_with_edges_matches_fit_on_the_built_sum() {
+        let mut t = Timeline::default();
+        t.add(0, 100, 3);
+        t.add(50, 200, 1);
+        t.add(120, 130, 4);
+        let removed = [(0, 60, 2), (110, 140, 1), (150, 400, -2), (20, 130, 1)];
+        let built = Timeline::with(&t, removed.iter().map(|&(s, e, n)| (s, e, -n)));
+        let mut edges: Vec<(Time, i32)> = removed.iter().flat_map(|&(s, e, n)| [(s, n), (e, -n)]).collect();
+        edges.sort_unstable();
+        for from in [-10, 0, 30, 55, 99, 100, 125, 145, 300, 500] {
+            for (duration, n) in [(10, 1), (40, 2), (60, 3), (5, 5), (1000, 1)] {
+                for limit in [Time::MAX, 120, 50] {
+                    assert_eq!(
+                        t.earliest_fit_without(&edges, from, duration, n, 5, limit),
+                        built.earliest_fit(from, duration, n, 5, limit),
+                        "from {from} duration {duration} n {n} limit {limit}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

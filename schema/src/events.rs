@@ -1,0 +1,144 @@
+//! Live GPR events. The stored `gpr_events` rows are the truth; the [`EventHub`] tails that
+//! table and fans new rows out to this process's subscribers. A write anywhere only has to
+//! *wake* the tailer: here through [`EventHub::changed`], on other replicas through an
+//! [`EventFanout`] (Redis pub/sub), and a slow timer catches whatever a lost wake-up missed.
+//! So subscribers never miss a stored event while Redis is down; they hear of other replicas'
+//! events a little later, and one query per wake-up serves every subscriber.
+
+use egs_entities::gpr_event;
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::{Duration, Instant};
+use tokio::sync::{Notify, broadcast, watch};
+
+/// Events a subscriber may fall behind by before it lags (it then re-reads the database).
+const CHANNEL_CAPACITY: usize = 4096;
+/// The tailer looks this often even without a wake-up (events from a replica whose
+/// announcement was lost, or from Redis being down).
+const FALLBACK_POLL: Duration = Duration::from_millis(500);
+/// PostgreSQL hands out ids before commit, so a row may become visible after a higher one.
+/// An id missing for this long belonged to a transaction that rolled back.
+const GAP_PATIENCE: Duration = Duration::from_secs(10);
+/// Gaps wider than this are not tracked id by id (a sequence jump, not commits in flight).
+const MAX_TRACKED_GAP: i64 = 10_000;
+const BATCH: u64 = 1000;
+
+/// Tells the other replicas that events were stored (Redis pub/sub when configured).
+pub trait EventFanout: Send + Sync {
+    fn announce(&self);
+}
+
+/// One replica: nobody else to tell.
+pub struct NoFanout;
+
+impl EventFanout for NoFanout {
+    fn announce(&self) {}
+}
+
+pub struct EventHub {
+    db: DatabaseConnection,
+    sender: broadcast::Sender<Arc<gpr_event::Model>>,
+    wake: Notify,
+    fanout: Arc<dyn EventFanout>,
+    /// Every event with an id at or below this has been published (or given up on).
+    settled: AtomicI64,
+    /// Bumped whenever queue positions or estimates may have changed (queue views re-read).
+    queue: watch::Sender<u64>,
+}
+
+impl EventHub {
+    /// Starts at the newest stored event: history is for subscribers to read.
+    pub async fn new(db: DatabaseConnection, fanout: Arc<dyn EventFanout>) -> Result<Arc<Self>, sea_orm::DbErr> {
+        let newest = gpr_event::Entity::find().order_by_desc(gpr_event::Column::Id).one(&db).await?.map_or(0, |e| e.id);
+        let (sender, _) = broadcast::channel(CHANNEL_CAPACITY);
+        let (queue, _) = watch::channel(0);
+        Ok(Arc::new(Self { db, sender, wake: Notify::new(), fanout, settled: AtomicI64::new(newest), queue }))
+    }
+
+    /// Something was stored here (events, queue positions, estimates): look now, and tell
+    /// the other replicas.
+    pub fn changed(&self) {
+        self.wake();
+        self.fanout.announce();
+    }
+
+    /// Another replica stored something.
+    pub fn wake(&self) {
+        self.wake.notify_one();
+        self.queue.send_modify(|version| *version = version.wrapping_add(1));
+    }
+
+    /// Tells when queue views may have changed.
+    pub fn watch_queue(&self) -> watch::Receiver<u64> {
+        self.queue.subscribe()
+    }
+
+    /// Live events from now on, and the id up to which everything was already published:
+    /// what a subscriber must read from the database itself.
+    pub fn subscribe(&self) -> (broadcast::Receiver<Arc<gpr_event::Model>>, i64) {
+        let receiver = self.sender.subscribe();
+        (receiver, self.settled.load(Ordering::Acquire))
+    }
+
+    /// Tails the table until `stop` completes.
+    pub async fn run(self: Arc<Self>, stop: impl Future<Output = ()>) {
+        let settled = self.settled.load(Ordering::Acquire);
+        let mut tail = Tail { settled, newest: settled, missing: BTreeMap::new() };
+        tokio::pin!(stop);
+        loop {
+            tokio::select! {
+                _ = &mut stop => return,
+                _ = self.wake.notified() => {}
+                _ = tokio::time::sleep(FALLBACK_POLL) => {}
+            }
+            if let Err(error) = self.poll(&mut tail).await {
+                tracing::warn!(%error, "the event tailer failed to read new events; retrying");
+            }
+        }
+    }
+
+    async fn poll(&self, tail: &mut Tail) -> Result<(), sea_orm::DbErr> {
+        loop {
+            let rows = gpr_event::Entity::find()
+                .filter(gpr_event::Column::Id.gt(tail.settled))
+                .order_by_asc(gpr_event::Column::Id)
+                .limit(BATCH)
+                .all(&self.db)
+                .await?;
+            let fetched = rows.len() as u64;
+            let now = Instant::now();
+            for row in rows {
+                let fresh = if row.id > tail.newest {
+                    if row.id - tail.newest <= MAX_TRACKED_GAP {
+                        tail.missing.extend((tail.newest + 1..row.id).map(|id| (id, now)));
+                    }
+                    tail.newest = row.id;
+                    true
+                } else {
+                    // A late commit fills a gap; anything else was published already.
+                    tail.missing.remove(&row.id).is_some()
+                };
+                if fresh {
+                    // No subscriber is fine: nobody is listening yet.
+                    let _ = self.sender.send(Arc::new(row));
+                }
+            }
+            tail.missing.retain(|_, since| now.duration_since(*since) < GAP_PATIENCE);
+            tail.settled = tail.missing.keys().next().map_or(tail.newest, |first| first - 1);
+            self.settled.store(tail.settled, Ordering::Release);
+            if fetched < BATCH {
+                return Ok(());
+            }
+        }
+    }
+}
+
+struct Tail {
+    settled: i64,
+    newest: i64,
+    /// Ids below `newest` not seen yet, with when the gap was noticed.
+    missing: BTreeMap<i64, Instant>,
+}

@@ -1,0 +1,444 @@
+//! In-memory GPU metrics history, and the live feed of accepted samples.
+//!
+//! Every GPU that reports gets two fixed rings, allocated once on its first sample:
+//!
+//! - **1 s resolution for the last 10 minutes**: [`SECOND_SLOTS`] slots of [`SecondSlot`]
+//!   (24 bytes: the second and five `f32` values);
+//! - **1 min resolution for 24 hours**: [`MINUTE_SLOTS`] slots of [`MinuteSlot`] (52 bytes:
+//!   the minute, a 60-bit map of the seconds seen in it, and the average and maximum of the five
+//!   values). The seconds map makes deduplication by (GPU, second) exact for the whole 24 h, and
+//!   its population count is the number of samples behind the average.
+//!
+//! **Memory bound**: [`BYTES_PER_GPU`] = 600 × 24 + 1,440 × 52 + 64 (ring header and map
+//! entry) = 89,344 bytes (87.25 KiB) per GPU, so 89.3 MB (85.2 MiB) per 1,000 GPUs, whatever
+//! the sample rate (plus the hash map's spare capacity, at most 16 bytes per GPU). Histories of GPUs silent for more than 24 h are dropped by a sweep, so GPUs that
+//! left the inventory do not accumulate. The live feed ([`MetricsStore::subscribe`]) holds at
+//! most [`LIVE_CAPACITY`] batches of at most one sample per GPU of a node (≤ 64), ≈ 6 MiB at worst.
+//!
+//! Timestamps are whole seconds (Unix time); two samples of one GPU in the same second are the
+//! same sample. History is per process: replicas each keep what was reported to them (the
+//! latest sample of each GPU is in the database for all of them).
+
+use std::collections::HashMap;
+use std::mem::size_of;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{broadcast, watch};
+
+/// 1 s slots: 10 minutes.
+pub const SECOND_SLOTS: usize = 600;
+/// 1 min slots: 24 hours.
+pub const MINUTE_SLOTS: usize = 1440;
+/// Batches a live subscriber may fall behind by before it skips to the newest.
+pub const LIVE_CAPACITY: usize = 1024;
+/// Bytes one GPU's history takes, all included (see the module docs).
+pub const BYTES_PER_GPU: usize = size_of::<GpuHistory>()
+    + SECOND_SLOTS * size_of::<SecondSlot>()
+    + MINUTE_SLOTS * size_of::<MinuteSlot>()
+    // The shard map's entry: key, boxed pointer, and hashbrown's control byte (rounded up).
+    + size_of::<i64>() + size_of::<usize>() + 8;
+/// Lock shards: concurrent batches of different nodes rarely wait for each other.
+const SHARDS: usize = 16;
+/// Histories whose newest sample is older than this are dropped.
+const KEEP_SECS: i64 = MINUTE_SLOTS as i64 * 60;
+/// How often the sweep for silent GPUs runs (from the ingest path).
+const SWEEP_EVERY_SECS: i64 = 600;
+
+/// The five values history keeps, in the units of the API (%, %, MiB, °C, W).
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct Values {
+    pub util: f32,
+    pub mem_util: f32,
+    pub mem_used_mib: f32,
+    pub temperature: f32,
+    pub power: f32,
+}
+
+impl Values {
+    fn fields(self) -> [f32; 5] {
+        [self.util, self.mem_util, self.mem_used_mib, self.temperature, self.power]
+    }
+
+    fn from_fields([util, mem_util, mem_used_mib, temperature, power]: [f32; 5]) -> Self {
+        Self { util, mem_util, mem_used_mib, temperature, power }
+    }
+
+    fn zip(self, other: Self, f: impl Fn(f32, f32) -> f32) -> Self {
+        let (a, b) = (self.fields(), other.fields());
+        Self::from_fields(std::array::from_fn(|i| f(a[i], b[i])))
+    }
+}
+
+/// One accepted sample, as history, the database and live subscribers see it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    pub gpu_id: i64,
+    pub uuid: Arc<str>,
+    pub node_id: i64,
+    /// Unix seconds.
+    pub at: i64,
+    pub values: Values,
+    pub sm_clock_mhz: f32,
+    pub xid_errors: Vec<i32>,
+    pub ecc_corrected: Option<i64>,
+    pub ecc_uncorrected: Option<i64>,
+}
+
+/// What one report added, as the live feed carries it: the newest new sample of each GPU.
+#[derive(Debug)]
+pub struct SampleBatch {
+    pub node_id: i64,
+    pub samples: Vec<Sample>,
+}
+
+/// One point of a history query: the samples of `[at, at + step)`.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Point {
+    /// Start of the step, Unix seconds (a multiple of the step).
+    pub at: i64,
+    pub samples: u32,
+    pub avg: Values,
+    pub max: Values,
+}
+
+#[derive(Copy, Clone, Debug, Default)]
+struct SecondSlot {
+    /// Unix seconds; 0 when empty.
+    at: u32,
+    values: Values,
+}
+
+#[derive(Copy, Clone, Debug, Default)]
+struct MinuteSlot {
+    /// Unix minutes; 0 when empty.
+    minute: u32,
+    /// Bit `s` of word `s / 32`: second `s` of the minute was stored. Two words keep the slot
+    /// 4-byte aligned (52 bytes, not 56).
+    seen: [u32; 2],
+    avg: Values,
+    max: Values,
+}
+
+impl MinuteSlot {
+    fn count(&self) -> u32 {
+        self.seen[0].count_ones() + self.seen[1].count_ones()
+    }
+}
+
+struct GpuHistory {
+    /// Newest second stored, for the sweep.
+    newest: u32,
+    seconds: Box<[SecondSlot]>,
+    minutes: Box<[MinuteSlot]>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Stored {
+    New,
+    Duplicate,
+}
+
+impl GpuHistory {
+    fn new() -> Self {
+        Self { newest: 0, seconds: vec![SecondSlot::default(); SECOND_SLOTS].into(), minutes: vec![MinuteSlot::default(); MINUTE_SLOTS].into() }
+    }
+
+    fn insert(&mut self, at: u32, values: Values) -> Stored {
+        let (minute, second) = (at / 60, at % 60);
+        let slot = &mut self.minutes[minute as usize % MINUTE_SLOTS];
+        let (word, bit) = ((second / 32) as usize, 1u32 << (second % 32));
+        if slot.minute == minute {
+            if slot.seen[word] & bit != 0 {
+                return Stored::Duplicate;
+            }
+            slot.seen[word] |= bit;
+            // Running mean: exact enough in f32 for at most 60 samples.
+            let n = slot.count() as f32;
+            slot.avg = slot.avg.zip(values, |avg, x| avg + (x - avg) / n);
+            slot.max = slot.max.zip(values, f32::max);
+        } else if slot.minute < minute {
+            let mut seen = [0; 2];
+            seen[word] = bit;
+            *slot = MinuteSlot { minute, seen, avg: values, max: values };
+        }
+        // else: more than 24 h older than newer data in this slot; kept in neither ring.
+        let slot = &mut self.seconds[at as usize % SECOND_SLOTS];
+        if slot.at < at {
+            *slot = SecondSlot { at, values };
+        }
+        self.newest = self.newest.max(at);
+        Stored::New
+    }
+
+    fn seconds(&self, from: u32, to: u32) -> Vec<(u32, Values)> {
+        let mut found: Vec<(u32, Values)> =
+            self.seconds.iter().filter(|s| s.at != 0 && (from..=to).contains(&s.at)).map(|s| (s.at, s.values)).collect();
+        found.sort_unstable_by_key(|(at, _)| *at);
+        found
+    }
+
+    fn minutes(&self, from: u32, to: u32) -> Vec<MinuteSlot> {
+        let (from, to) = (from / 60, to / 60);
+        let mut found: Vec<MinuteSlot> = self.minutes.iter().filter(|m| m.minute != 0 && (from..=to).contains(&m.minute)).copied().collect();
+        found.sort_unstable_by_key(|m| m.minute);
+        found
+    }
+}
+
+/// The GPR holding a node, as live filtering sees it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Holder {
+    pub gpr_id: i64,
+    pub slice_id: i64,
+    /// When the node was assigned to the GPR (Unix seconds): its slice reads samples from here on.
+    pub since: i64,
+}
+
+/// Held nodes by id: who may receive a node's live samples. One copy per process, refreshed
+/// when GPRs change (see [`super::live::refresh_allocation`]), so live filtering costs no query.
+pub type Allocation = HashMap<i64, Holder>;
+
+/// Accepted and duplicate counts of one report.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ingested {
+    pub accepted: usize,
+    pub duplicates: usize,
+}
+
+/// Bounded per-GPU history and the live feed; one per process, in `Services`.
+pub struct MetricsStore {
+    shards: Vec<Mutex<HashMap<i64, Box<GpuHistory>>>>,
+    live: broadcast::Sender<Arc<SampleBatch>>,
+    last_sweep: AtomicI64,
+    /// The shared allocation while live subscribers exist (its refresher stops with the last).
+    allocation: Mutex<Option<watch::Sender<Arc<Allocation>>>>,
+}
+
+impl Default for MetricsStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MetricsStore {
+    pub fn new() -> Self {
+        let (live, _) = broadcast::channel(LIVE_CAPACITY);
+        Self { shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(), live, last_sweep: AtomicI64::new(0), allocation: Mutex::new(None) }
+    }
+
+    fn shard(&self, gpu_id: i64) -> std::sync::MutexGuard<'_, HashMap<i64, Box<GpuHistory>>> {
+        // A panic while holding a shard cannot leave a ring half-written in a harmful way.
+        self.shards[gpu_id.rem_euclid(SHARDS as i64) as usize].lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Stores new samples, skipping those already stored (same GPU and second, in this batch
+    /// or before), and publishes the newest new sample of each GPU to live subscribers.
+    /// Samples must be validated (and within 24 h of `now`, Unix seconds) by the caller.
+    pub fn ingest(&self, node_id: i64, samples: Vec<Sample>, now: i64) -> Ingested {
+        let mut counts = Ingested::default();
+        let mut newest: HashMap<i64, Sample> = HashMap::new();
+        for sample in samples {
+            let Ok(at) = u32::try_from(sample.at) else { continue };
+            let stored = self.shard(sample.gpu_id).entry(sample.gpu_id).or_insert_with(|| Box::new(GpuHistory::new())).insert(at, sample.values);
+            if stored == Stored::Duplicate {
+                counts.duplicates += 1;
+                continue;
+            }
+            counts.accepted += 1;
+            match newest.get(&sample.gpu_id) {
+                Some(kept) if kept.at >= sample.at => {}
+                _ => {
+                    newest.insert(sample.gpu_id, sample);
+                }
+            }
+        }
+        if !newest.is_empty() {
+            let mut samples: Vec<Sample> = newest.into_values().collect();
+            samples.sort_unstable_by_key(|s| s.gpu_id);
+            // No subscribers is not an error; a full channel drops its oldest batch.
+            let _ = self.live.send(Arc::new(SampleBatch { node_id, samples }));
+        }
+        self.maybe_sweep(now);
+        counts
+    }
+
+    /// Accepted samples from now on. A receiver that falls [`LIVE_CAPACITY`] batches behind
+    /// gets `Lagged` and continues with the newest.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<SampleBatch>> {
+        self.live.subscribe()
+    }
+
+    /// The shared allocation, if a refresher keeps it current (some live subscriber exists).
+    pub fn allocation(&self) -> Option<watch::Receiver<Arc<Allocation>>> {
+        let slot = self.allocation.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        slot.as_ref().filter(|tx| !tx.is_closed()).map(watch::Sender::subscribe)
+    }
+
+    /// Installs a freshly loaded allocation, unless another subscriber did meanwhile. Returns a
+    /// receiver, and the sender when the caller must start the refresher for it.
+    pub fn install_allocation(&self, loaded: Allocation) -> (watch::Receiver<Arc<Allocation>>, Option<watch::Sender<Arc<Allocation>>>) {
+        let mut slot = self.allocation.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(tx) = slot.as_ref().filter(|tx| !tx.is_closed()) {
+            return (tx.subscribe(), None);
+        }
+        let (tx, rx) = watch::channel(Arc::new(loaded));
+        *slot = Some(tx.clone());
+        (rx, Some(tx))
+    }
+
+    /// History of one GPU over `[from, to]` (Unix seconds) in steps of `step` seconds: from the
+    /// 1 s ring when `step < 60`, else from the 1 min ring (`step` then a whole number of
+    /// minutes). Steps with no sample are left out.
+    pub fn points(&self, gpu_id: i64, from: i64, to: i64, step: i64) -> Vec<Point> {
+        let (Ok(from), Ok(to), true) = (u32::try_from(from.max(0)), u32::try_from(to.max(0)), step > 0) else { return Vec::new() };
+        let shard = self.shard(gpu_id);
+        let Some(history) = shard.get(&gpu_id) else { return Vec::new() };
+        let mut points: Vec<Point> = Vec::new();
+        let mut add = |at: i64, samples: u32, avg: Values, max: Values| {
+            let bucket = at - at.rem_euclid(step);
+            match points.last_mut() {
+                Some(p) if p.at == bucket => {
+                    let total = (p.samples + samples) as f32;
+                    let (w_old, w_new) = (p.samples as f32 / total, samples as f32 / total);
+                    p.avg = p.avg.zip(avg, |a, b| a * w_old + b * w_new);
+                    p.max = p.max.zip(max, f32::max);
+                    p.samples += samples;
+                }
+                _ => points.push(Point { at: bucket, samples, avg, max }),
+            }
+        };
+        if step < 60 {
+            for (at, values) in history.seconds(from, to) {
+                add(at.into(), 1, values, values);
+            }
+        } else {
+            for m in history.minutes(from, to) {
+                add(i64::from(m.minute) * 60, m.count(), m.avg, m.max);
+            }
+        }
+        points
+    }
+
+    /// GPUs with a history (for tests and the bench).
+    pub fn gpu_count(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).len()).sum()
+    }
+
+    fn maybe_sweep(&self, now: i64) {
+        let last = self.last_sweep.load(Ordering::Relaxed);
+        if now - last < SWEEP_EVERY_SECS || self.last_sweep.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_err() {
+            return;
+        }
+        let cutoff = now - KEEP_SECS;
+        for shard in &self.shards {
+            shard.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).retain(|_, h| i64::from(h.newest) >= cutoff);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0: i64 = 1_800_000_000; // a whole minute (divisible by 60)
+
+    fn values(util: f32) -> Values {
+        Values { util, mem_util: util / 2.0, mem_used_mib: 1000.0 + util, temperature: 40.0 + util / 10.0, power: 100.0 + util }
+    }
+
+    fn sample(gpu_id: i64, at: i64, util: f32) -> Sample {
+        Sample {
+            gpu_id,
+            uuid: Arc::from(format!("GPU-{gpu_id}")),
+            node_id: 1,
+            at,
+            values: values(util),
+            sm_clock_mhz: 1980.0,
+            xid_errors: Vec::new(),
+            ecc_corrected: None,
+            ecc_uncorrected: None,
+        }
+    }
+
+    #[test]
+    fn the_memory_bound_in_the_docs_holds() {
+        assert_eq!(size_of::<SecondSlot>(), 24);
+        assert_eq!(size_of::<MinuteSlot>(), 52);
+        let history = GpuHistory::new();
+        let rings = history.seconds.len() * size_of::<SecondSlot>() + history.minutes.len() * size_of::<MinuteSlot>();
+        assert_eq!(rings, 89_280);
+        assert_eq!(BYTES_PER_GPU, rings + size_of::<GpuHistory>() + 24);
+        assert_eq!(BYTES_PER_GPU, 89_344, "the figure in the module docs");
+        assert_eq!(BYTES_PER_GPU * 1000 / (1024 * 1024), 85, "MiB per 1,000 GPUs, as documented");
+    }
+
+    #[test]
+    fn duplicates_are_found_in_the_batch_and_against_history() {
+        let store = MetricsStore::new();
+        let batch: Vec<Sample> = (0..10).map(|s| sample(7, T0 + s, 50.0)).chain([sample(7, T0 + 3, 99.0)]).collect();
+        assert_eq!(store.ingest(1, batch, T0), Ingested { accepted: 10, duplicates: 1 });
+        // A resend after a reconnect: the old half is known, the new half is not.
+        let resend: Vec<Sample> = (5..15).map(|s| sample(7, T0 + s, 50.0)).collect();
+        assert_eq!(store.ingest(1, resend, T0), Ingested { accepted: 5, duplicates: 5 });
+        // Beyond the 1 s ring, the minute ring still knows which seconds it has.
+        let old: Vec<Sample> = (0..3).map(|s| sample(7, T0 + s, 50.0)).collect();
+        store.ingest(1, vec![sample(7, T0 + 3600, 1.0)], T0);
+        assert_eq!(store.ingest(1, old, T0), Ingested { accepted: 0, duplicates: 3 });
+        let minute = store.points(7, T0, T0 + 59, 60);
+        assert_eq!(minute.len(), 1);
+        assert_eq!(minute[0].samples, 15, "no sample counted twice");
+        assert_eq!(minute[0].avg.util, 50.0, "the first of two samples in one second wins");
+    }
+
+    #[test]
+    fn seconds_and_minutes_come_from_their_rings() {
+        let store = MetricsStore::new();
+        // 3 minutes of 1 Hz samples, util = second of the minute.
+        let batch: Vec<Sample> = (0..180).map(|s| sample(1, T0 + s, (s % 60) as f32)).collect();
+        store.ingest(1, batch, T0);
+        let seconds = store.points(1, T0 + 10, T0 + 19, 1);
+        assert_eq!(seconds.len(), 10);
+        assert_eq!((seconds[0].at, seconds[0].avg.util), (T0 + 10, 10.0));
+        let fives = store.points(1, T0, T0 + 59, 5);
+        assert_eq!(fives.len(), 12);
+        assert_eq!((fives[1].at, fives[1].samples, fives[1].max.util), (T0 + 5, 5, 9.0));
+        assert!((fives[1].avg.util - 7.0).abs() < 1e-4, "{:?}", fives[1]);
+        let minutes = store.points(1, T0, T0 + 179, 60);
+        assert_eq!(minutes.len(), 3);
+        assert!(minutes.iter().all(|m| m.samples == 60 && (m.avg.util - 29.5).abs() < 1e-3 && m.max.util == 59.0), "{minutes:?}");
+        let two_minutes = store.points(1, T0, T0 + 179, 120);
+        assert_eq!(two_minutes.iter().map(|p| p.samples).collect::<Vec<_>>(), vec![120, 60]);
+    }
+
+    #[test]
+    fn the_second_ring_keeps_only_the_last_ten_minutes() {
+        let store = MetricsStore::new();
+        store.ingest(1, (0..900).map(|s| sample(1, T0 + s, 1.0)).collect(), T0);
+        let seconds = store.points(1, T0, T0 + 900, 1);
+        assert_eq!(seconds.len(), SECOND_SLOTS);
+        assert_eq!(seconds[0].at, T0 + 300);
+        // The minute ring still has all 15 minutes.
+        let late = store.points(1, T0, T0 + 900, 60);
+        assert_eq!(late.iter().map(|p| p.samples).sum::<u32>(), 900);
+    }
+
+    #[test]
+    fn the_live_feed_carries_the_newest_new_sample_per_gpu() {
+        let store = MetricsStore::new();
+        let mut live = store.subscribe();
+        store.ingest(3, vec![sample(1, T0 + 2, 2.0), sample(1, T0 + 1, 1.0), sample(2, T0, 5.0)], T0);
+        let batch = live.try_recv().expect("a batch");
+        assert_eq!(batch.node_id, 3);
+        assert_eq!(batch.samples.iter().map(|s| (s.gpu_id, s.at)).collect::<Vec<_>>(), vec![(1, T0 + 2), (2, T0)]);
+        store.ingest(3, vec![sample(1, T0 + 2, 2.0)], T0);
+        assert!(live.try_recv().is_err(), "a pure resend publishes nothing");
+    }
+
+    #[test]
+    fn silent_gpus_are_swept_after_a_day() {
+        let store = MetricsStore::new();
+        store.ingest(1, vec![sample(1, T0, 1.0)], T0);
+        store.ingest(1, vec![sample(2, T0 + KEEP_SECS, 1.0)], T0 + KEEP_SECS + SWEEP_EVERY_SECS + 1);
+        assert_eq!(store.gpu_count(), 1);
+    }
+}

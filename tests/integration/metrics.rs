@@ -1,0 +1,560 @@
+//! GPU metrics through the real gateway: agents report batches of samples, dashboards read
+//! history, latest samples and summaries, isolation holds, and samples drive the scheduler's
+//! idle timeout and the node's liveness.
+
+use chrono::{DateTime, Utc};
+use egs_tests::TestApp;
+use egs_tests::fixtures::*;
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const REPORT: &str = "mutation($input: ReportGpuSamplesInput!) {
+    reportGpuSamples(input: $input) { accepted duplicates userErrors { field message code } } }";
+const NODES: &str = "query($cluster: ID!) { nodes(filter: { clusterId: $cluster }, first: 100) { nodes { id name gpus { id uuid } } } }";
+const GPU: &str = "query($id: ID!, $step: Duration, $from: DateTime) { node(id: $id) { ... on Gpu {
+    uuid latestSample { time util memUtil memUsedMib temperature power smClockMhz xidErrors eccCorrected eccUncorrected }
+    metrics(step: $step, from: $from) { time samples util temperature power max { util temperature power } } } } }";
+
+/// A node as the fixtures create it, with its GPUs' (id, uuid).
+struct Node {
+    id: String,
+    name: String,
+    gpus: Vec<(String, String)>,
+}
+
+async fn nodes(app: &TestApp, cluster: &str) -> Vec<Node> {
+    let data = app.ok(&app.admin_token, NODES, json!({ "cluster": cluster })).await;
+    let str_of = |v: &Value| v.as_str().expect("a string").to_owned();
+    data["nodes"]["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .map(|n| Node {
+            id: str_of(&n["id"]),
+            name: str_of(&n["name"]),
+            gpus: n["gpus"].as_array().expect("gpus").iter().map(|g| (str_of(&g["id"]), str_of(&g["uuid"]))).collect(),
+        })
+        .collect()
+}
+
+async fn agent_token(app: &TestApp, cluster: &str, node: &str) -> String {
+    let create = "mutation($input: CreateTokenInput!) { createToken(input: $input) { secret userErrors { field message code } } }";
+    let input = json!({ "name": format!("agent {node}"), "role": "AGENT", "clusterId": cluster, "nodeName": node });
+    app.mutate(&app.admin_token, "createToken", create, input).await["secret"].as_str().expect("secret").to_owned()
+}
+
+fn sample(uuid: &str, at: DateTime<Utc>, util: f64) -> Value {
+    json!({
+        "uuid": uuid, "timestamp": at.to_rfc3339(), "util": util, "memUtil": util / 2.0, "memUsedMib": 1000.0 + util,
+        "temperature": 40.0 + util / 4.0, "power": 100.0 + util * 5.0, "smClockMhz": 1980.0,
+    })
+}
+
+/// Reports as `token` for node `name` of `cluster` (the agent's way of naming it).
+async fn report(app: &TestApp, token: &str, cluster: &str, name: &str, samples: Vec<Value>) -> Value {
+    let input = json!({ "clusterId": cluster, "nodeName": name, "samples": samples });
+    app.gql(token, REPORT, json!({ "input": input })).await
+}
+
+/// Whole seconds, as the gateway stores them.
+fn second(at: DateTime<Utc>) -> DateTime<Utc> {
+    DateTime::from_timestamp(at.timestamp(), 0).expect("a time")
+}
+
+fn time(value: &Value) -> DateTime<Utc> {
+    value.as_str().and_then(|s| DateTime::parse_from_rfc3339(s).ok()).unwrap_or_else(|| panic!("not a time: {value}")).to_utc()
+}
+
+async fn gpu_row(app: &TestApp, uuid: &str) -> egs_entities::gpu::Model {
+    egs_entities::gpu::Entity::find().filter(egs_entities::gpu::Column::Uuid.eq(uuid)).one(&app.db).await.expect("query").expect("the GPU")
+}
+
+#[tokio::test]
+async fn an_agent_reports_a_batch_and_dashboards_read_it_back() {
+    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let cluster = register_cluster(&app, "c1").await;
+    add_nodes(&app, &cluster, "h100", 2, SHAPE_H100, 8).await;
+    let node = nodes(&app, &cluster).await.remove(0);
+    let agent = agent_token(&app, &cluster, &node.name).await;
+    let now = Utc::now();
+    // Three GPUs, five seconds each, in one batch and in no particular order.
+    let mut samples = Vec::new();
+    for s in (0..5).rev() {
+        for (g, (_, uuid)) in node.gpus.iter().take(3).enumerate() {
+            samples.push(sample(uuid, now - chrono::Duration::seconds(10 - s), (g * 30 + s as usize) as f64));
+        }
+    }
+    let mut with_errors = sample(&node.gpus[0].1, now, 95.0);
+    with_errors["xidErrors"] = json!([79]);
+    with_errors["eccUncorrected"] = json!(2);
+    samples.push(with_errors);
+    let body = report(&app, &agent, &cluster, &node.name, samples).await;
+    assert_eq!(body["data"]["reportGpuSamples"], json!({ "accepted": 16, "duplicates": 0, "userErrors": [] }), "{body}");
+
+    let gpu0 = app.ok(&app.admin_token, GPU, json!({ "id": node.gpus[0].0, "step": "1s" })).await["node"].clone();
+    let latest = &gpu0["latestSample"];
+    assert_eq!(time(&latest["time"]), second(now));
+    assert_eq!((&latest["util"], &latest["xidErrors"], &latest["eccUncorrected"]), (&json!(95.0), &json!([79]), &json!(2)), "{latest}");
+    let points = gpu0["metrics"].as_array().expect("points");
+    assert_eq!(points.len(), 6, "one point per second: {points:?}");
+    assert_eq!(time(&points[0]["time"]), second(now - chrono::Duration::seconds(10)));
+    assert_eq!(points.iter().map(|p| p["util"].as_f64().unwrap_or(-1.0)).collect::<Vec<_>>(), vec![0.0, 1.0, 2.0, 3.0, 4.0, 95.0]);
+    // The minute ring: averages and maxima of the same samples.
+    let minutes = app.ok(&app.admin_token, GPU, json!({ "id": node.gpus[1].0, "step": "1m" })).await["node"]["metrics"].clone();
+    let minutes = minutes.as_array().expect("points");
+    assert_eq!(minutes.iter().map(|p| p["samples"].as_i64().unwrap_or_default()).sum::<i64>(), 5, "{minutes:?}");
+    assert_eq!(minutes.iter().map(|p| p["max"]["util"].as_f64().unwrap_or_default()).fold(0.0, f64::max), 34.0);
+    // Not reported: nothing to show, not an error.
+    let quiet = app.ok(&app.admin_token, GPU, json!({ "id": node.gpus[7].0 })).await["node"].clone();
+    assert_eq!((&quiet["latestSample"], &quiet["metrics"]), (&Value::Null, &json!([])));
+
+    let summary = "query($id: ID!) { node(id: $id) { ... on GpuNode { health lastHeartbeatAt utilization gpuSummary {
+        gpuCount reportingGpuCount idleGpuCount averageUtilization hottestGpu { uuid } highestPowerGpu { uuid } } } }
+        gpuSummary(nodeId: $id) { gpuCount reportingGpuCount } }";
+    let data = app.ok(&app.admin_token, summary, json!({ "id": node.id })).await;
+    let n = &data["node"];
+    assert_eq!(n["health"], "HEALTHY");
+    assert!(n["lastHeartbeatAt"].is_string(), "an agent's report is a heartbeat: {n}");
+    let s = &n["gpuSummary"];
+    assert_eq!((&s["gpuCount"], &s["reportingGpuCount"], &s["idleGpuCount"]), (&json!(8), &json!(3), &json!(0)), "{s}");
+    // Latest utilisations: 95, 34, 64.
+    assert!((n["utilization"].as_f64().unwrap_or_default() - 193.0 / 3.0).abs() < 1e-6, "{n}");
+    assert_eq!(s["hottestGpu"]["uuid"].as_str(), Some(node.gpus[0].1.as_str()));
+    assert_eq!(data["gpuSummary"], json!({ "gpuCount": 8, "reportingGpuCount": 3 }));
+
+    // Hot spots first: GPU 0 (95 %), then 2 (64 %), then 1 (34 %), then the silent ones by id.
+    let hot = app.ok(&app.admin_token, "{ gpus(orderBy: HOT_SPOTS_FIRST, first: 4) { totalCount nodes { uuid } } }", json!({})).await;
+    let order: Vec<&str> = hot["gpus"]["nodes"].as_array().expect("gpus").iter().map(|g| g["uuid"].as_str().unwrap_or_default()).collect();
+    assert_eq!(order, vec![node.gpus[0].1.as_str(), &node.gpus[2].1, &node.gpus[1].1, &node.gpus[3].1]);
+    assert_eq!(hot["gpus"]["totalCount"], 16);
+
+    // An admin may report too, naming the node by id; that is no heartbeat.
+    let input = json!({ "nodeId": node.id, "samples": [sample(&node.gpus[7].1, now, 0.0)] });
+    let by_admin = app.mutate(&app.admin_token, "reportGpuSamples", REPORT, input).await;
+    assert_eq!(by_admin["accepted"], 1);
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn a_resend_after_a_reconnect_is_not_counted_twice() {
+    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let cluster = register_cluster(&app, "c1").await;
+    add_nodes(&app, &cluster, "h100", 1, SHAPE_H100, 2).await;
+    let node = nodes(&app, &cluster).await.remove(0);
+    let agent = agent_token(&app, &cluster, &node.name).await;
+    let uuid = node.gpus[0].1.clone();
+    let start = Utc::now() - chrono::Duration::seconds(30);
+    let at = |s: i64| start + chrono::Duration::seconds(s);
+    // The same second twice in one batch: one sample.
+    let first: Vec<Value> = (0..10).map(|s| sample(&uuid, at(s), 50.0)).chain([sample(&uuid, at(3), 99.0)]).collect();
+    let body = report(&app, &agent, &cluster, &node.name, first).await;
+    assert_eq!(body["data"]["reportGpuSamples"], json!({ "accepted": 10, "duplicates": 1, "userErrors": [] }), "{body}");
+    // The agent lost its connection after sending 5..10 and sends them again with 10..20.
+    let again: Vec<Value> = (5..20).map(|s| sample(&uuid, at(s), 50.0)).collect();
+    let body = report(&app, &agent, &cluster, &node.name, again).await;
+    assert_eq!(body["data"]["reportGpuSamples"], json!({ "accepted": 10, "duplicates": 5, "userErrors": [] }), "{body}");
+
+    let gpu = app.ok(&app.admin_token, GPU, json!({ "id": node.gpus[0].0, "step": "1m" })).await["node"].clone();
+    let points = gpu["metrics"].as_array().expect("points");
+    assert_eq!(points.iter().map(|p| p["samples"].as_i64().unwrap_or_default()).sum::<i64>(), 20, "{points:?}");
+    assert!(points.iter().all(|p| p["util"] == 50.0 && p["max"]["util"] == 50.0), "the duplicate's 99 % counted nowhere: {points:?}");
+    assert_eq!(time(&gpu["latestSample"]["time"]), second(at(19)));
+    // A late resend of old samples does not move the latest sample back.
+    report(&app, &agent, &cluster, &node.name, vec![sample(&uuid, at(2), 50.0)]).await;
+    assert_eq!(gpu_row(&app, &uuid).await.last_sample_at, Some(second(at(19))));
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn malformed_or_foreign_samples_are_refused_and_nothing_is_stored() {
+    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let two = two_slices(&app).await;
+    let all = nodes(&app, &two.cluster).await;
+    let (mine, other) = (&all[0], &all[1]);
+    let agent = agent_token(&app, &two.cluster, &mine.name).await;
+    let now = Utc::now();
+    let good = sample(&mine.gpus[0].1, now, 10.0);
+    let refused = |body: &Value| body["data"]["reportGpuSamples"].clone();
+    let fields = |payload: &Value| -> Vec<(String, String)> {
+        payload["userErrors"]
+            .as_array()
+            .expect("userErrors")
+            .iter()
+            .map(|e| {
+                let path: Vec<&str> = e["field"].as_array().expect("a path").iter().map(|p| p.as_str().unwrap_or_default()).collect();
+                (path.join("."), e["code"].as_str().unwrap_or_default().to_owned())
+            })
+            .collect()
+    };
+
+    let mut bad = good.clone();
+    bad["util"] = json!(150.0);
+    bad["temperature"] = json!(-80.0);
+    let mut ahead = sample(&mine.gpus[1].1, now + chrono::Duration::minutes(5), 10.0);
+    ahead["memUsedMib"] = json!(1e9);
+    let stale = sample(&mine.gpus[2].1, now - chrono::Duration::hours(25), 10.0);
+    let body = report(&app, &agent, &two.cluster, &mine.name, vec![good.clone(), bad, ahead, stale]).await;
+    let payload = refused(&body);
+    assert_eq!(payload["accepted"], 0, "{body}");
+    let invalid = |f: &str| (f.to_owned(), "INVALID_INPUT".to_owned());
+    assert_eq!(
+        fields(&payload),
+        vec![
+            invalid("input.samples.1.util"),
+            invalid("input.samples.1.temperature"),
+            invalid("input.samples.2.timestamp"),
+            invalid("input.samples.2.memUsedMib"),
+            invalid("input.samples.3.timestamp"),
+        ]
+    );
+
+    // A GPU of another node, reported as this node's: refused, the good sample with it.
+    let foreign = sample(&other.gpus[0].1, now, 10.0);
+    let payload = refused(&report(&app, &agent, &two.cluster, &mine.name, vec![good.clone(), foreign.clone()]).await);
+    assert_eq!(fields(&payload), vec![invalid("input.samples.1.uuid")]);
+    // Reporting as the other node, by name or by id: forbidden outright.
+    let body = report(&app, &agent, &two.cluster, &other.name, vec![foreign.clone()]).await;
+    assert_eq!(body["errors"][0]["extensions"]["code"], "FORBIDDEN", "{body}");
+    let body = app.gql(&agent, REPORT, json!({ "input": { "nodeId": other.id, "samples": [foreign] } })).await;
+    assert_eq!(body["errors"][0]["extensions"]["code"], "FORBIDDEN", "{body}");
+    // Users report nothing.
+    let body = report(&app, &two.token_a, &two.cluster, &mine.name, vec![good.clone()]).await;
+    assert_eq!(body["errors"][0]["extensions"]["code"], "FORBIDDEN", "{body}");
+    // Node named both ways, or neither.
+    let body =
+        app.gql(&agent, REPORT, json!({ "input": { "nodeId": mine.id, "clusterId": two.cluster, "nodeName": mine.name, "samples": [] } })).await;
+    assert_eq!(fields(&refused(&body)), vec![invalid("input.nodeId")]);
+
+    for node in [mine, other] {
+        for (_, uuid) in &node.gpus {
+            let row = gpu_row(&app, uuid).await;
+            assert_eq!((row.last_sample_at, row.latest_util, row.last_busy_at), (None, None, None), "{uuid} stored something");
+        }
+    }
+    let gpu = app.ok(&app.admin_token, GPU, json!({ "id": mine.gpus[0].0 })).await["node"].clone();
+    assert_eq!((&gpu["latestSample"], &gpu["metrics"]), (&Value::Null, &json!([])), "nothing in history either");
+    // And the agent can still report properly afterwards.
+    let body = report(&app, &agent, &two.cluster, &mine.name, vec![good]).await;
+    assert_eq!(refused(&body)["accepted"], 1, "{body}");
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn history_queries_refuse_ranges_history_does_not_hold() {
+    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let cluster = register_cluster(&app, "c1").await;
+    add_nodes(&app, &cluster, "h100", 1, SHAPE_H100, 1).await;
+    let node = nodes(&app, &cluster).await.remove(0);
+    let hour_ago = (Utc::now() - chrono::Duration::hours(1)).to_rfc3339();
+    for (step, from, field) in [("1s", Some(hour_ago.as_str()), "input.from"), ("90s", None, "input.step"), ("0s", None, "input.step")] {
+        let body = app.gql(&app.admin_token, GPU, json!({ "id": node.gpus[0].0, "step": step, "from": from })).await;
+        let error = &body["errors"][0];
+        assert_eq!(
+            (error["extensions"]["code"].as_str(), error["extensions"]["field"].as_str()),
+            (Some("INVALID_INPUT"), Some(field)),
+            "{step}: {body}"
+        );
+    }
+    let body = app.gql(&app.admin_token, GPU, json!({ "id": node.gpus[0].0, "step": "5m", "from": hour_ago })).await;
+    assert!(body["errors"].is_null(), "older data at minute steps: {body}");
+    app.finish().await;
+}
+
+/// Polls a GPR until it is provisioned; returns it with its nodes.
+async fn provisioned(app: &TestApp, token: &str, id: &str) -> Value {
+    let query = "query($id: ID!) { gpr(id: $id) { phase releaseReason nodes { id name gpus { id uuid } } } }";
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let gpr = app.ok(token, query, json!({ "id": id })).await["gpr"].clone();
+        if gpr["phase"] == "PROVISIONED" {
+            return gpr;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "not provisioned: {gpr}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn gpus_of(gpr: &Value) -> (String, String, Vec<(String, String)>) {
+    let node = &gpr["nodes"][0];
+    let gpus = node["gpus"]
+        .as_array()
+        .expect("gpus")
+        .iter()
+        .map(|g| (g["id"].as_str().unwrap_or_default().to_owned(), g["uuid"].as_str().unwrap_or_default().to_owned()))
+        .collect();
+    (node["id"].as_str().unwrap_or_default().to_owned(), node["name"].as_str().unwrap_or_default().to_owned(), gpus)
+}
+
+#[tokio::test]
+async fn only_the_slice_holding_a_node_reads_its_metrics() {
+    let app = TestApp::spawn().await;
+    let two = two_slices(&app).await;
+    let created = create_gpr(&app, &two.token_a, &two.slice_a, "train", json!({ "nodeCount": 1 })).await;
+    let gpr_a = created["id"].as_str().expect("id").to_owned();
+    let (node_id, node_name, gpus) = gpus_of(&provisioned(&app, &two.token_a, &gpr_a).await);
+    let agent = agent_token(&app, &two.cluster, &node_name).await;
+    let now = Utc::now();
+    let samples = gpus.iter().enumerate().map(|(i, (_, uuid))| sample(uuid, now, 10.0 * i as f64)).collect();
+    let body = report(&app, &agent, &two.cluster, &node_name, samples).await;
+    assert_eq!(body["data"]["reportGpuSamples"]["accepted"], 8, "{body}");
+
+    // Alice's slice holds the node: she reads it all.
+    let read = app.ok(&two.token_a, GPU, json!({ "id": gpus[7].0 })).await["node"].clone();
+    assert_eq!(read["latestSample"]["util"], 70.0);
+    assert_eq!(read["metrics"].as_array().map(Vec::len), Some(1));
+    let summaries =
+        "query($node: ID, $gpr: ID, $slice: ID) { gpuSummary(nodeId: $node, gprId: $gpr, sliceId: $slice) { gpuCount hottestGpu { uuid } } }";
+    for vars in [json!({ "node": node_id }), json!({ "gpr": gpr_a }), json!({ "slice": two.slice_a })] {
+        let s = app.ok(&two.token_a, summaries, vars.clone()).await["gpuSummary"].clone();
+        assert_eq!((&s["gpuCount"], s["hottestGpu"]["uuid"].as_str()), (&json!(8), Some(gpus[7].1.as_str())), "{vars}: {s}");
+    }
+    let hot = app.ok(&two.token_a, "{ gpus(orderBy: HOT_SPOTS_FIRST, first: 1) { nodes { uuid } } }", json!({})).await;
+    assert_eq!(hot["gpus"]["nodes"][0]["uuid"].as_str(), Some(gpus[7].1.as_str()));
+
+    // Bob's slice does not: the metrics read exactly like those of a GPU that does not exist.
+    use base64::Engine;
+    let missing = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode("Gpu:999999");
+    let hidden = app.gql(&two.token_b, GPU, json!({ "id": gpus[7].0 })).await;
+    let absent = app.gql(&two.token_b, GPU, json!({ "id": missing })).await;
+    let error = |body: &Value| (body["errors"][0]["extensions"]["code"].clone(), body["errors"][0]["message"].clone());
+    assert_eq!(error(&hidden), (json!("NOT_FOUND"), json!("GPU not found")), "{hidden}");
+    assert_eq!(error(&hidden), error(&absent));
+    assert_eq!(hidden["data"]["node"]["latestSample"], Value::Null, "{hidden}");
+    let fields = "query($id: ID!) { node(id: $id) { ... on GpuNode { utilization gpuSummary { gpuCount } gpus { latestSample { util } } } } }";
+    let node = app.ok(&two.token_b, fields, json!({ "id": node_id })).await["node"].clone();
+    assert_eq!((&node["utilization"], &node["gpuSummary"]), (&Value::Null, &Value::Null), "{node}");
+    assert!(node["gpus"].as_array().expect("gpus").iter().all(|g| g["latestSample"].is_null()), "{node}");
+    for vars in [json!({ "node": node_id }), json!({ "gpr": gpr_a }), json!({ "slice": two.slice_a })] {
+        let body = app.gql(&two.token_b, summaries, vars.clone()).await;
+        assert_eq!(body["errors"][0]["extensions"]["code"], "NOT_FOUND", "{vars}: {body}");
+    }
+    // Bob's ranking knows nothing of Alice's GPUs: they sort like GPUs without samples.
+    let hot = app.ok(&two.token_b, "{ gpus(orderBy: HOT_SPOTS_FIRST) { nodes { id } } }", json!({})).await;
+    let ids: Vec<&str> = hot["gpus"]["nodes"].as_array().expect("gpus").iter().map(|g| g["id"].as_str().unwrap_or_default()).collect();
+    let by_id = app.ok(&two.token_b, "{ gpus { nodes { id } } }", json!({})).await;
+    let plain: Vec<&str> = by_id["gpus"]["nodes"].as_array().expect("gpus").iter().map(|g| g["id"].as_str().unwrap_or_default()).collect();
+    assert_eq!(ids, plain);
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn the_next_holder_of_a_node_does_not_read_what_the_previous_one_ran() {
+    let app = TestApp::spawn().await;
+    let two = two_slices(&app).await; // four nodes
+    let release = "mutation($input: GprActionInput!) { earlyReleaseGpr(input: $input) { gpr { phase } userErrors { field message code } } }";
+    let phase = "query($id: ID!) { gpr(id: $id) { phase } }";
+    let first = create_gpr(&app, &two.token_a, &two.slice_a, "first", json!({ "nodeCount": 4 })).await["id"].as_str().expect("id").to_owned();
+    let (_, node_name, gpus) = gpus_of(&provisioned(&app, &two.token_a, &first).await);
+    let gpu = gpus[0].clone();
+    let agent = agent_token(&app, &two.cluster, &node_name).await;
+    let body = report(&app, &agent, &two.cluster, &node_name, vec![sample(&gpu.1, Utc::now(), 77.0)]).await;
+    assert_eq!(body["data"]["reportGpuSamples"]["accepted"], 1, "{body}");
+    assert_eq!(app.ok(&two.token_a, GPU, json!({ "id": gpu.0 })).await["node"]["latestSample"]["util"], 77.0);
+    // Its next holder is assigned in a later second than that sample.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    app.mutate(&two.token_a, "earlyReleaseGpr", release, json!({ "id": first })).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while app.ok(&two.token_a, phase, json!({ "id": first })).await["gpr"]["phase"] != "COMPLETED" {
+        assert!(tokio::time::Instant::now() < deadline, "not released");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let gone = app.gql(&two.token_a, GPU, json!({ "id": gpu.0 })).await;
+    assert_eq!(gone["errors"][0]["extensions"]["code"], "NOT_FOUND", "no longer held: {gone}");
+
+    let second_gpr = create_gpr(&app, &two.token_b, &two.slice_b, "second", json!({ "nodeCount": 4 })).await["id"].as_str().expect("id").to_owned();
+    provisioned(&app, &two.token_b, &second_gpr).await;
+    let read = app.ok(&two.token_b, GPU, json!({ "id": gpu.0, "step": "1m" })).await["node"].clone();
+    assert_eq!((&read["latestSample"], &read["metrics"]), (&Value::Null, &json!([])), "slice A's sample is not slice B's: {read}");
+    let summary = "query($id: ID!) { gpuSummary(gprId: $id) { gpuCount reportingGpuCount averageUtilization } }";
+    let s = app.ok(&two.token_b, summary, json!({ "id": second_gpr })).await["gpuSummary"].clone();
+    assert_eq!(s, json!({ "gpuCount": 32, "reportingGpuCount": 0, "averageUtilization": null }));
+    // Its own samples, it reads.
+    report(&app, &agent, &two.cluster, &node_name, vec![sample(&gpu.1, Utc::now() + chrono::Duration::seconds(1), 12.0)]).await;
+    let read = app.ok(&two.token_b, GPU, json!({ "id": gpu.0 })).await["node"].clone();
+    assert_eq!(read["latestSample"]["util"], 12.0, "{read}");
+    assert_eq!(read["metrics"].as_array().map(Vec::len), Some(1), "only its own second: {read}");
+    // Admins read it all.
+    let all = app.ok(&app.admin_token, GPU, json!({ "id": gpu.0 })).await["node"]["metrics"].clone();
+    assert_eq!(all.as_array().map(Vec::len), Some(2));
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn samples_move_last_busy_at_and_idle_gpus_end_the_gpr() {
+    let app = TestApp::spawn().await;
+    let two = two_slices(&app).await;
+    let created = create_gpr(&app, &two.token_a, &two.slice_a, "idle", json!({ "nodeCount": 1, "idleTimeout": "30m" })).await;
+    let id = created["id"].as_str().expect("id").to_owned();
+    let (_, node_name, gpus) = gpus_of(&provisioned(&app, &two.token_a, &id).await);
+    let agent = agent_token(&app, &two.cluster, &node_name).await;
+    // Whole seconds after the window began (samples count at second resolution).
+    let t = Utc::now() + chrono::Duration::seconds(2);
+    let at = |s: i64| t + chrono::Duration::seconds(s);
+    let all = |s: i64, util: f64| gpus.iter().map(|(_, uuid)| sample(uuid, at(s), util)).collect::<Vec<_>>();
+    let uuid = &gpus[0].1;
+
+    let body = report(&app, &agent, &two.cluster, &node_name, all(0, 0.0)).await;
+    assert_eq!(body["data"]["reportGpuSamples"]["accepted"], 8, "{body}");
+    let row = gpu_row(&app, uuid).await;
+    assert_eq!((row.last_sample_at, row.last_busy_at), (Some(second(at(0))), None), "idle: not busy");
+    report(&app, &agent, &two.cluster, &node_name, all(1, 35.0)).await;
+    let row = gpu_row(&app, uuid).await;
+    assert_eq!((row.last_sample_at, row.last_busy_at), (Some(second(at(1))), Some(second(at(1)))), "busy");
+    report(&app, &agent, &two.cluster, &node_name, all(2, 0.5)).await;
+    let row = gpu_row(&app, uuid).await;
+    assert_eq!((row.last_sample_at, row.last_busy_at), (Some(second(at(2))), Some(second(at(1)))), "below 1 % is idle");
+    // A busy sample that arrives late still counts, without moving the latest sample back.
+    report(&app, &agent, &two.cluster, &node_name, vec![sample(uuid, at(-1), 80.0)]).await;
+    let row = gpu_row(&app, uuid).await;
+    assert_eq!((row.last_sample_at, row.last_busy_at, row.latest_util), (Some(second(at(2))), Some(second(at(1))), Some(0.5)));
+
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let phase = "query($id: ID!) { gpr(id: $id) { phase releaseReason } }";
+    assert_eq!(app.ok(&two.token_a, phase, json!({ "id": id })).await["gpr"]["phase"], "PROVISIONED", "not idle for long yet");
+    app.clock.advance(Duration::from_secs(31 * 60));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let gpr = app.ok(&two.token_a, phase, json!({ "id": id })).await["gpr"].clone();
+        if gpr["phase"] == "COMPLETED" {
+            assert_eq!(gpr["releaseReason"], "IDLE_TIMEOUT");
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "not released for idleness: {gpr}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn a_node_whose_agent_falls_silent_reads_as_stale() {
+    use sea_orm::sea_query::Expr;
+    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let cluster = register_cluster(&app, "c1").await;
+    add_nodes(&app, &cluster, "h100", 2, SHAPE_H100, 1).await;
+    let all = nodes(&app, &cluster).await;
+    let node = &all[0];
+    let agent = agent_token(&app, &cluster, &node.name).await;
+    report(&app, &agent, &cluster, &node.name, vec![sample(&node.gpus[0].1, Utc::now(), 5.0)]).await;
+    let health = "query($id: ID!) { node(id: $id) { ... on GpuNode { health } } }";
+    let filtered = "query($h: Health!) { nodes(filter: { health: $h }) { nodes { name } } }";
+    let names = |data: Value| -> Vec<String> {
+        data["nodes"]["nodes"].as_array().expect("nodes").iter().map(|n| n["name"].as_str().unwrap_or_default().to_owned()).collect()
+    };
+    assert_eq!(app.ok(&app.admin_token, health, json!({ "id": node.id })).await["node"]["health"], "HEALTHY");
+
+    // The agent's last word was 31 s ago.
+    egs_entities::node::Entity::update_many()
+        .col_expr(egs_entities::node::Column::LastHeartbeatAt, Expr::value(Utc::now() - chrono::Duration::seconds(31)))
+        .filter(egs_entities::node::Column::Name.eq(node.name.as_str()))
+        .exec(&app.db)
+        .await
+        .expect("age the heartbeat");
+    assert_eq!(app.ok(&app.admin_token, health, json!({ "id": node.id })).await["node"]["health"], "STALE");
+    assert_eq!(names(app.ok(&app.admin_token, filtered, json!({ "h": "STALE" })).await), vec![node.name.clone()]);
+    assert_eq!(names(app.ok(&app.admin_token, filtered, json!({ "h": "HEALTHY" })).await), vec![all[1].name.clone()], "no agent yet: as registered");
+
+    // It reports again: healthy again.
+    report(&app, &agent, &cluster, &node.name, vec![sample(&node.gpus[0].1, Utc::now(), 5.0)]).await;
+    assert_eq!(app.ok(&app.admin_token, health, json!({ "id": node.id })).await["node"]["health"], "HEALTHY");
+    app.finish().await;
+}
+
+mod live {
+    use super::*;
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    use tokio_tungstenite::tungstenite::http::HeaderValue;
+
+    type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+    const SUBSCRIBE: &str = "subscription($node: ID, $gpu: ID, $interval: Duration) {
+        gpuMetrics(nodeId: $node, gpuId: $gpu, interval: $interval) { samples { gpuId uuid time util temperature } } }";
+
+    async fn open(app: &TestApp, token: &str) -> Socket {
+        let mut request = app.url("/graphql/ws").replacen("http", "ws", 1).into_client_request().expect("a request");
+        request.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static("graphql-transport-ws"));
+        let (mut ws, _) = tokio_tungstenite::connect_async(request).await.expect("the socket opens");
+        send(&mut ws, json!({ "type": "connection_init", "payload": { "authorization": format!("Bearer {token}") } })).await;
+        assert_eq!(recv(&mut ws).await["type"], "connection_ack");
+        ws
+    }
+
+    async fn send(ws: &mut Socket, message: Value) {
+        ws.send(Message::text(message.to_string())).await.expect("send");
+    }
+
+    async fn recv(ws: &mut Socket) -> Value {
+        loop {
+            let frame = tokio::time::timeout(Duration::from_secs(10), ws.next()).await.expect("a message within 10 s");
+            if let Message::Text(text) = frame.expect("open").expect("a frame") {
+                let message: Value = serde_json::from_str(&text).expect("JSON");
+                if message["type"] != "ping" {
+                    return message;
+                }
+                send(ws, json!({ "type": "pong" })).await;
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn live_samples_arrive_coalesced_and_only_for_the_holding_slice() {
+        let app = TestApp::spawn().await;
+        let two = two_slices(&app).await;
+        let created = create_gpr(&app, &two.token_a, &two.slice_a, "watch", json!({ "nodeCount": 1 })).await;
+        let gpr = created["id"].as_str().expect("id").to_owned();
+        let (node_id, node_name, gpus) = gpus_of(&provisioned(&app, &two.token_a, &gpr).await);
+        let agent = agent_token(&app, &two.cluster, &node_name).await;
+
+        let mut bob = open(&app, &two.token_b).await;
+        send(&mut bob, json!({ "id": "m", "type": "subscribe", "payload": { "query": SUBSCRIBE, "variables": { "node": node_id } } })).await;
+        let refused = recv(&mut bob).await;
+        // A resolver error arrives as a result with errors (`next`), or as an `error` message.
+        let errors = if refused["type"] == "error" { &refused["payload"] } else { &refused["payload"]["errors"] };
+        assert_eq!(errors[0]["extensions"]["code"], "NOT_FOUND", "{refused}");
+
+        let mut alice = open(&app, &two.token_a).await;
+        send(
+            &mut alice,
+            json!({ "id": "m", "type": "subscribe", "payload": { "query": SUBSCRIBE, "variables": { "node": node_id, "interval": "2s" } } }),
+        )
+        .await;
+        // Let the subscription start before reporting.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let now = Utc::now();
+        for s in 0..3 {
+            let batch = gpus.iter().take(2).map(|(_, uuid)| sample(uuid, now + chrono::Duration::seconds(s), 10.0 * (s + 1) as f64)).collect();
+            report(&app, &agent, &two.cluster, &node_name, batch).await;
+        }
+        // The first report goes out at once; the next two coalesce into one update 2 s later.
+        let mut seen: Vec<Value> = Vec::new();
+        while seen.last().is_none_or(|u: &Value| u["samples"][0]["util"] != 30.0) {
+            let message = recv(&mut alice).await;
+            assert_eq!(message["type"], "next", "{message}");
+            seen.push(message["payload"]["data"]["gpuMetrics"].clone());
+        }
+        assert!(seen.len() <= 2, "coalesced: {seen:?}");
+        let last = &seen[seen.len() - 1]["samples"];
+        assert_eq!(last.as_array().map(Vec::len), Some(2), "the newest of each GPU: {last}");
+        assert_eq!(time(&last[0]["time"]), second(now + chrono::Duration::seconds(2)));
+
+        // The GPR ends: the node's samples stop reaching the slice at once.
+        let release = "mutation($input: GprActionInput!) { earlyReleaseGpr(input: $input) { gpr { phase } userErrors { field message code } } }";
+        app.mutate(&two.token_a, "earlyReleaseGpr", release, json!({ "id": gpr })).await;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+        while app.ok(&two.token_a, "query($id: ID!) { gpr(id: $id) { phase } }", json!({ "id": gpr })).await["gpr"]["phase"] != "COMPLETED" {
+            assert!(tokio::time::Instant::now() < deadline, "not released");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await; // the allocation view follows the event
+        let later = gpus.iter().map(|(_, uuid)| sample(uuid, Utc::now() + chrono::Duration::seconds(5), 50.0)).collect();
+        report(&app, &agent, &two.cluster, &node_name, later).await;
+        match tokio::time::timeout(Duration::from_millis(2500), alice.next()).await {
+            Err(_) => {}
+            Ok(Some(Ok(Message::Text(text)))) if text.contains("\"ping\"") => {}
+            Ok(other) => panic!("expected nothing after the release, got {other:?}"),
+        }
+        app.finish().await;
+    }
+}

@@ -1,0 +1,223 @@
+//! GPR events over a real WebSocket (`graphql-transport-ws`): live delivery, resuming with
+//! `after` across a gateway restart, slice isolation, and a subscriber on one replica seeing
+//! a change made on another.
+
+use egs_tests::TestApp;
+use egs_tests::fixtures::*;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+
+type Stream = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+const EVENTS: &str = "subscription($gpr: ID, $slice: ID, $after: ID) {
+    gprEvents(gprId: $gpr, sliceId: $slice, after: $after) { id sequence kind message gpr { id name } } }";
+const SET_PRIORITY: &str =
+    "mutation($input: SetGprPriorityInput!) { setGprPriority(input: $input) { gpr { id priority } userErrors { field message code } } }";
+
+/// A `graphql-transport-ws` client, acknowledged with `token`.
+struct Socket {
+    ws: Stream,
+}
+
+impl Socket {
+    async fn open(app: &TestApp, token: &str) -> Socket {
+        let url = app.url("/graphql/ws").replacen("http", "ws", 1);
+        let mut request = url.into_client_request().expect("a websocket request");
+        request.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static("graphql-transport-ws"));
+        let (ws, _) = tokio_tungstenite::connect_async(request).await.expect("the socket opens");
+        let mut socket = Socket { ws };
+        socket.send(json!({ "type": "connection_init", "payload": { "authorization": format!("Bearer {token}") } })).await;
+        let ack = socket.recv().await;
+        assert_eq!(ack["type"], "connection_ack", "{ack}");
+        socket
+    }
+
+    async fn send(&mut self, message: Value) {
+        self.ws.send(Message::text(message.to_string())).await.expect("send");
+    }
+
+    /// The next protocol message, answering pings on the way.
+    async fn recv(&mut self) -> Value {
+        loop {
+            let frame = tokio::time::timeout(Duration::from_secs(10), self.ws.next()).await.expect("a message within 10 s");
+            match frame.expect("the socket stays open").expect("a frame") {
+                Message::Text(text) => {
+                    let message: Value = serde_json::from_str(&text).expect("JSON");
+                    if message["type"] == "ping" {
+                        self.send(json!({ "type": "pong" })).await;
+                        continue;
+                    }
+                    return message;
+                }
+                Message::Close(frame) => panic!("closed: {frame:?}"),
+                _ => {}
+            }
+        }
+    }
+
+    async fn subscribe(&mut self, id: &str, variables: Value) {
+        self.send(json!({ "id": id, "type": "subscribe", "payload": { "query": EVENTS, "variables": variables } })).await;
+    }
+
+    /// The next event of subscription `id`.
+    async fn event(&mut self, id: &str) -> Value {
+        let message = self.recv().await;
+        assert_eq!((message["type"].as_str(), message["id"].as_str()), (Some("next"), Some(id)), "{message}");
+        assert!(message["payload"]["errors"].is_null(), "{message}");
+        message["payload"]["data"]["gprEvents"].clone()
+    }
+
+    /// Nothing arrives for `quiet`.
+    async fn silent_for(&mut self, quiet: Duration) {
+        match tokio::time::timeout(quiet, self.ws.next()).await {
+            Err(_) => {}
+            Ok(Some(Ok(Message::Text(text)))) if text.contains("\"ping\"") => {}
+            Ok(other) => panic!("expected silence, got {other:?}"),
+        }
+    }
+}
+
+async fn bump(app: &TestApp, gpr: &str, priority: i32) {
+    app.mutate(&app.admin_token, "setGprPriority", SET_PRIORITY, json!({ "id": gpr, "priority": priority })).await;
+}
+
+fn gpr_id(created: &Value) -> String {
+    created["id"].as_str().expect("a GPR id").to_owned()
+}
+
+#[tokio::test]
+async fn events_arrive_live_and_a_resumed_stream_has_no_gap_or_repeat_across_a_restart() {
+    // The API alone: the events here come from the mutations, nothing else moves the GPR.
+    let mut app = TestApp::spawn_with(egs_tests::api_only).await;
+    let setup = two_slices(&app).await;
+    let gpr = gpr_id(&create_gpr(&app, &setup.token_a, &setup.slice_a, "watched", json!({})).await);
+
+    let mut socket = Socket::open(&app, &setup.token_a).await;
+    socket.subscribe("1", json!({ "gpr": gpr })).await;
+    // Subscribed without `after`: only what happens from now on.
+    socket.silent_for(Duration::from_millis(300)).await;
+    bump(&app, &gpr, 120).await;
+    let first = socket.event("1").await;
+    assert_eq!((first["kind"].as_str(), first["gpr"]["id"].as_str()), (Some("PRIORITY_CHANGED"), Some(gpr.as_str())), "{first}");
+
+    // The gateway goes away; while it is down, a replica on the same database takes changes.
+    let replica = app.spawn_replica_with(egs_tests::api_only).await;
+    app.stop().await;
+    drop(socket);
+    bump(&replica, &gpr, 130).await;
+    bump(&replica, &gpr, 140).await;
+
+    // Reconnect with the last id seen: the two missed events, then live ones, each once.
+    let mut socket = Socket::open(&replica, &setup.token_a).await;
+    socket.subscribe("2", json!({ "gpr": gpr, "after": first["id"] })).await;
+    let missed = [socket.event("2").await, socket.event("2").await];
+    bump(&replica, &gpr, 150).await;
+    let live = socket.event("2").await;
+    let sequences: Vec<i64> = missed.iter().chain([&live]).map(|e| e["sequence"].as_i64().expect("sequence")).collect();
+    assert!(sequences.windows(2).all(|w| w[0] < w[1]) && sequences[0] > first["sequence"].as_i64().expect("sequence"), "{sequences:?}");
+    for (event, priority) in missed.iter().chain([&live]).zip([130, 140, 150]) {
+        assert_eq!(event["kind"], "PRIORITY_CHANGED");
+        assert!(event["message"].as_str().unwrap_or_default().contains(&priority.to_string()), "{event}");
+    }
+    socket.silent_for(Duration::from_millis(700)).await;
+    replica.finish().await;
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn a_subscriber_never_receives_another_slices_events() {
+    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let setup = two_slices(&app).await;
+    let theirs = gpr_id(&create_gpr(&app, &setup.token_a, &setup.slice_a, "theirs", json!({})).await);
+    let mine = gpr_id(&create_gpr(&app, &setup.token_b, &setup.slice_b, "mine", json!({})).await);
+
+    let mut socket = Socket::open(&app, &setup.token_b).await;
+    // Naming another slice's GPR reads as missing, like every other way of asking.
+    socket.subscribe("hidden", json!({ "gpr": theirs })).await;
+    let refused = socket.recv().await;
+    // A resolver error arrives as a result with errors (`next`), or as an `error` message.
+    let errors = if refused["type"] == "error" { &refused["payload"] } else { &refused["payload"]["errors"] };
+    assert_eq!(errors[0]["extensions"]["code"], "NOT_FOUND", "{refused}");
+    if refused["type"] == "next" {
+        assert_eq!(socket.recv().await["type"], "complete");
+    }
+
+    // Everything the caller may see, from the start of history: only slice B's events.
+    socket.subscribe("all", json!({ "after": "0" })).await;
+    let history = [socket.event("all").await, socket.event("all").await];
+    assert!(history.iter().all(|e| e["gpr"]["id"] == mine.as_str()), "{history:?}");
+    bump(&app, &theirs, 150).await;
+    bump(&app, &mine, 150).await;
+    let live = socket.event("all").await;
+    assert_eq!((live["gpr"]["id"].as_str(), live["kind"].as_str()), (Some(mine.as_str()), Some("PRIORITY_CHANGED")), "{live}");
+    socket.silent_for(Duration::from_millis(700)).await;
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn a_subscriber_on_one_replica_sees_a_change_made_on_another() {
+    // Two gateways on one database (and one Redis when the tests have it).
+    let app = TestApp::spawn().await;
+    let setup = two_slices(&app).await;
+    let replica = app.spawn_replica().await;
+    let gpr = gpr_id(&create_gpr(&app, &setup.token_a, &setup.slice_a, "shared", json!({ "nodeCount": 2 })).await);
+
+    let mut socket = Socket::open(&replica, &setup.token_a).await;
+    socket.subscribe("1", json!({ "gpr": gpr, "after": "0" })).await;
+    // History first (created, queued, and whatever the scheduler did meanwhile), then live.
+    let mut kinds = Vec::new();
+    while !kinds.contains(&"PROVISIONED".to_owned()) {
+        kinds.push(socket.event("1").await["kind"].as_str().expect("kind").to_owned());
+    }
+    let started = std::time::Instant::now();
+    app.mutate(
+        &setup.token_a,
+        "earlyReleaseGpr",
+        "mutation($input: GprActionInput!) { earlyReleaseGpr(input: $input) { gpr { phase } userErrors { field message code } } }",
+        json!({ "id": gpr }),
+    )
+    .await;
+    let released = socket.event("1").await;
+    assert_eq!(released["kind"], "EARLY_RELEASED", "{released}");
+    // Over Redis this is milliseconds; without it the replica's tailer polls every 500 ms.
+    assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
+    assert_eq!(kinds[..2], ["CREATED", "QUEUED"], "{kinds:?}");
+    replica.finish().await;
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn queue_views_update_live_as_gprs_join_the_queue() {
+    let app = TestApp::spawn().await;
+    let setup = two_slices(&app).await; // four nodes
+    create_gpr(&app, &setup.token_b, &setup.slice_b, "all-four", json!({ "nodeCount": 4, "duration": "4h" })).await;
+    let mut socket = Socket::open(&app, &setup.token_a).await;
+    let query = "subscription($slice: ID) { queueChanged(sliceId: $slice) { id name queuePosition startNoLaterThan } }";
+    socket.send(json!({ "id": "q", "type": "subscribe", "payload": { "query": query, "variables": { "slice": setup.slice_a } } })).await;
+    let first = socket.recv().await;
+    assert_eq!(first["type"], "next", "{first}");
+    assert_eq!(first["payload"]["data"]["queueChanged"], json!([]), "slice A has nothing waiting yet");
+
+    // Slice B holds every node: slice A's GPR waits, and the view shows it with its promise.
+    let waiting = create_gpr(&app, &setup.token_a, &setup.slice_a, "waits", json!({ "nodeCount": 2 })).await;
+    loop {
+        let message = socket.recv().await;
+        assert_eq!(message["type"], "next", "{message}");
+        let view = &message["payload"]["data"]["queueChanged"];
+        if view[0]["id"] == waiting["id"] && !view[0]["startNoLaterThan"].is_null() {
+            assert_eq!(view[0]["queuePosition"], 1, "{view}");
+            break;
+        }
+    }
+    // Another slice's member cannot watch slice A's queue.
+    let mut outsider = Socket::open(&app, &setup.token_b).await;
+    outsider.send(json!({ "id": "q", "type": "subscribe", "payload": { "query": query, "variables": { "slice": setup.slice_a } } })).await;
+    let refused = outsider.recv().await;
+    let errors = if refused["type"] == "error" { &refused["payload"] } else { &refused["payload"]["errors"] };
+    assert!(errors[0]["extensions"]["code"].as_str().is_some_and(|c| c == "NOT_FOUND" || c == "FORBIDDEN"), "{refused}");
+    app.finish().await;
+}

@@ -1,0 +1,200 @@
+//! The WebSocket transport against the real gateway (`/graphql/ws`): authentication in
+//! `connection_init` with real tokens, the spec's close codes, queries and mutations over the
+//! socket, and closing with 1001 on shutdown.
+
+use egs_tests::TestApp;
+use egs_tests::fixtures::{self, TwoSlices};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+
+type Stream = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+struct Socket(Stream);
+
+impl Socket {
+    async fn connect(app: &TestApp, protocol: &'static str) -> Socket {
+        let url = app.url("/graphql/ws").replacen("http", "ws", 1);
+        let mut request = url.into_client_request().expect("a websocket request");
+        request.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static(protocol));
+        let (ws, response) = tokio_tungstenite::connect_async(request).await.expect("the socket opens");
+        assert_eq!(response.headers().get("sec-websocket-protocol").map(HeaderValue::as_bytes), Some(protocol.as_bytes()));
+        Socket(ws)
+    }
+
+    /// A `graphql-transport-ws` socket, acknowledged with `token`.
+    async fn ready(app: &TestApp, token: &str) -> Socket {
+        let mut socket = Self::connect(app, "graphql-transport-ws").await;
+        socket.send(json!({ "type": "connection_init", "payload": { "authorization": format!("Bearer {token}") } })).await;
+        assert_eq!(socket.recv().await, json!({ "type": "connection_ack" }));
+        socket
+    }
+
+    async fn send(&mut self, message: Value) {
+        self.0.send(Message::text(message.to_string())).await.expect("send");
+    }
+
+    async fn subscribe(&mut self, id: &str, query: &str, variables: Value) {
+        self.send(json!({ "id": id, "type": "subscribe", "payload": { "query": query, "variables": variables } })).await;
+    }
+
+    /// The next protocol message.
+    async fn recv(&mut self) -> Value {
+        loop {
+            let frame = tokio::time::timeout(Duration::from_secs(10), self.0.next()).await.expect("a message within 10 s");
+            match frame.expect("the socket stays open").expect("a frame") {
+                Message::Text(text) => return serde_json::from_str(&text).expect("JSON"),
+                Message::Close(frame) => panic!("closed: {frame:?}"),
+                _ => {}
+            }
+        }
+    }
+
+    /// Reads until the server's close frame; its code and reason.
+    async fn closed(&mut self) -> (u16, String) {
+        loop {
+            let frame = tokio::time::timeout(Duration::from_secs(10), self.0.next()).await.expect("closed within 10 s");
+            match frame {
+                Some(Ok(Message::Close(Some(frame)))) => {
+                    // Reading on sends our answer, completing the closing handshake.
+                    let _ = tokio::time::timeout(Duration::from_secs(1), async { while let Some(Ok(_)) = self.0.next().await {} }).await;
+                    return (frame.code.into(), frame.reason.to_string());
+                }
+                Some(Ok(Message::Close(None))) => panic!("closed without a code"),
+                Some(Ok(_)) => {}
+                other => panic!("the socket ended without a close frame: {other:?}"),
+            }
+        }
+    }
+
+    /// Runs a one-shot operation: its one `next` payload, then `complete`.
+    async fn run(&mut self, id: &str, query: &str, variables: Value) -> Value {
+        self.subscribe(id, query, variables).await;
+        let next = self.recv().await;
+        assert_eq!((next["type"].as_str(), next["id"].as_str()), (Some("next"), Some(id)), "{next}");
+        assert_eq!(self.recv().await, json!({ "id": id, "type": "complete" }));
+        next["payload"].clone()
+    }
+}
+
+#[tokio::test]
+async fn a_real_token_in_connection_init_is_acknowledged() {
+    let app = TestApp::spawn().await;
+    let mut socket = Socket::ready(&app, &app.admin_token).await;
+    // `{"token": ...}` works as well.
+    let mut other = Socket::connect(&app, "graphql-transport-ws").await;
+    other.send(json!({ "type": "connection_init", "payload": { "token": app.admin_token } })).await;
+    assert_eq!(other.recv().await, json!({ "type": "connection_ack" }));
+    socket.send(json!({ "type": "ping" })).await;
+    assert_eq!(socket.recv().await, json!({ "type": "pong" }));
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn a_bad_or_missing_token_is_closed_with_4403() {
+    let app = TestApp::spawn().await;
+    for payload in [json!({ "authorization": "Bearer not-a-token" }), json!({ "authorization": format!("Basic {}", app.admin_token) }), json!({})] {
+        let mut socket = Socket::connect(&app, "graphql-transport-ws").await;
+        socket.send(json!({ "type": "connection_init", "payload": payload })).await;
+        assert_eq!(socket.closed().await, (4403, "Forbidden".to_owned()), "{payload}");
+    }
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn a_client_that_never_inits_is_closed_with_4408() {
+    let app = TestApp::spawn_with(|settings| settings.ws.init_timeout_secs = 1).await;
+    let mut socket = Socket::connect(&app, "graphql-transport-ws").await;
+    let started = std::time::Instant::now();
+    assert_eq!(socket.closed().await, (4408, "Connection initialisation timeout".to_owned()));
+    assert!(started.elapsed() >= Duration::from_millis(900) && started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn a_query_over_the_socket_answers_as_the_caller() {
+    let app = TestApp::spawn().await;
+    let TwoSlices { token_a, .. } = fixtures::two_slices(&app).await;
+    let over_http = app.ok(&token_a, "{ viewer { id name role } }", json!({})).await;
+    let mut socket = Socket::ready(&app, &token_a).await;
+    let payload = socket.run("me", "{ viewer { id name role } }", json!({})).await;
+    assert_eq!(payload, json!({ "data": over_http }));
+    assert_eq!(payload["data"]["viewer"]["name"], "alice");
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn a_mutation_over_the_socket_takes_effect() {
+    let app = TestApp::spawn().await;
+    let mut socket = Socket::ready(&app, &app.admin_token).await;
+    let payload = socket
+        .run(
+            "m",
+            "mutation($input: RegisterClusterInput!) { registerCluster(input: $input) { cluster { id name } userErrors { code } } }",
+            json!({ "input": { "name": "over-the-socket", "provider": "SIMULATED" } }),
+        )
+        .await;
+    let registered = &payload["data"]["registerCluster"];
+    assert_eq!(registered["userErrors"], json!([]), "{payload}");
+    let id = registered["cluster"]["id"].clone();
+    let seen = app.ok(&app.admin_token, "query($id: ID!) { node(id: $id) { ... on Cluster { name } } }", json!({ "id": id })).await;
+    assert_eq!(seen["node"]["name"], "over-the-socket");
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn a_document_that_does_not_validate_is_an_error_message_with_a_code() {
+    let app = TestApp::spawn().await;
+    let mut socket = Socket::ready(&app, &app.admin_token).await;
+    socket.subscribe("bad", "{ noSuchField }", json!({})).await;
+    let message = socket.recv().await;
+    assert_eq!((message["type"].as_str(), message["id"].as_str()), (Some("error"), Some("bad")), "{message}");
+    assert_eq!(message["payload"][0]["extensions"]["code"], "INVALID_INPUT", "{message}");
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn a_token_revoked_while_the_socket_is_open_stops_working_there_too() {
+    let app = TestApp::spawn().await;
+    let TwoSlices { token_a, .. } = fixtures::two_slices(&app).await;
+    let mut socket = Socket::ready(&app, &token_a).await;
+    let before = socket.run("1", "{ viewer { token { id } } }", json!({})).await;
+    app.mutate(
+        &app.admin_token,
+        "revokeToken",
+        "mutation($input: RevokeTokenInput!) { revokeToken(input: $input) { token { revokedAt } userErrors { field message code } } }",
+        json!({ "id": before["data"]["viewer"]["token"]["id"] }),
+    )
+    .await;
+    socket.subscribe("2", "{ viewer { name } }", json!({})).await;
+    let refused = socket.recv().await;
+    assert_eq!((refused["type"].as_str(), refused["id"].as_str()), (Some("error"), Some("2")), "{refused}");
+    assert_eq!(refused["payload"][0]["extensions"]["code"], "UNAUTHENTICATED", "{refused}");
+    assert!(refused["payload"][0]["message"].as_str().unwrap_or_default().contains("revoked"), "{refused}");
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn the_legacy_protocol_runs_a_query_with_a_real_token() {
+    let app = TestApp::spawn().await;
+    let mut socket = Socket::connect(&app, "graphql-ws").await;
+    socket.send(json!({ "type": "connection_init", "payload": { "Authorization": format!("Bearer {}", app.admin_token) } })).await;
+    socket.send(json!({ "id": "1", "type": "start", "payload": { "query": "{ viewer { role } }" } })).await;
+    assert_eq!(socket.recv().await, json!({ "type": "connection_ack" }));
+    assert_eq!(socket.recv().await, json!({ "type": "ka" }));
+    assert_eq!(socket.recv().await, json!({ "id": "1", "type": "data", "payload": { "data": { "viewer": { "role": "ADMIN" } } } }));
+    assert_eq!(socket.recv().await, json!({ "id": "1", "type": "complete" }));
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn shutting_down_closes_open_sockets_with_1001() {
+    let mut app = TestApp::spawn().await;
+    let mut socket = Socket::ready(&app, &app.admin_token).await;
+    app.stop().await;
+    assert_eq!(socket.closed().await.0, 1001);
+    app.finish().await;
+}
