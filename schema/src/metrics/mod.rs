@@ -23,7 +23,7 @@ use sea_orm::Select;
 use service::{Access, Rank, Scope};
 use std::sync::Arc;
 use store::Holder;
-pub use store::MetricsStore;
+pub use store::{Feed, MetricsFanout, MetricsStore, NoMetricsFanout};
 
 /// Shortest `gpuMetrics` interval.
 pub const MIN_INTERVAL_SECS: i64 = 1;
@@ -368,9 +368,15 @@ impl MetricsSubscription {
         }
         let scope = scope(gpu_id, node_id, gpr_id, slice_id)?;
         let services = services(ctx)?;
-        // Subscribe before checking, so nothing reported in between is missed.
-        let live = services.metrics.subscribe();
-        service::scope_gpus(db, caller, scope).await?;
+        let gpus = service::scope_gpus(db, caller, scope).await?;
+        // A GPU's or a node's subscriber hears that node's feed only. (A sample reported
+        // between the check and here arrives with the next report, a second later.)
+        let feed = match scope {
+            Scope::Node(node_id) => Feed::Node(node_id),
+            Scope::Gpu(_) => gpus.first().map_or(Feed::All, |g| Feed::Node(g.node_id)),
+            Scope::Gpr(_) | Scope::Slice(_) => Feed::All,
+        };
+        let live = services.metrics.subscribe(feed);
         let visible = caller.visible_slices(db).await?;
         let allocation = match services.metrics.allocation() {
             Some(shared) => shared,

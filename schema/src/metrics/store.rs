@@ -16,8 +16,13 @@
 //! most [`LIVE_CAPACITY`] batches of at most one sample per GPU of a node (≤ 64), ≈ 6 MiB at worst.
 //!
 //! Timestamps are whole seconds (Unix time); two samples of one GPU in the same second are the
-//! same sample. History is per process: replicas each keep what was reported to them (the
-//! latest sample of each GPU is in the database for all of them).
+//! same sample. Every replica keeps the whole history: a replica that accepts a report hands
+//! the batch to a [`MetricsFanout`] (Redis pub/sub when configured), and the others store it
+//! with [`MetricsStore::ingest_remote`], so history and live subscribers are the same on each.
+//!
+//! **Live feeds**: a subscriber to one GPU or node listens to that node's feed only, so a
+//! batch wakes the subscribers of its node and not the other thousands; GPR and slice scopes
+//! (whose nodes change as GPRs come and go) listen to the feed of every batch.
 
 use std::collections::HashMap;
 use std::mem::size_of;
@@ -29,8 +34,10 @@ use tokio::sync::{broadcast, watch};
 pub const SECOND_SLOTS: usize = 600;
 /// 1 min slots: 24 hours.
 pub const MINUTE_SLOTS: usize = 1440;
-/// Batches a live subscriber may fall behind by before it skips to the newest.
+/// Batches a live subscriber of every batch may fall behind by before it skips to the newest.
 pub const LIVE_CAPACITY: usize = 1024;
+/// The same for a subscriber of one node's feed (a node reports about once a second).
+pub const NODE_FEED_CAPACITY: usize = 64;
 /// Bytes one GPU's history takes, all included (see the module docs).
 pub const BYTES_PER_GPU: usize = size_of::<GpuHistory>()
     + SECOND_SLOTS * size_of::<SecondSlot>()
@@ -85,7 +92,7 @@ pub struct Sample {
 }
 
 /// What one report added, as the live feed carries it: the newest new sample of each GPU.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SampleBatch {
     pub node_id: i64,
     pub samples: Vec<Sample>,
@@ -205,10 +212,35 @@ pub struct Ingested {
     pub duplicates: usize,
 }
 
-/// Bounded per-GPU history and the live feed; one per process, in `Services`.
+/// Which batches a live subscriber hears.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Feed {
+    /// One node's batches.
+    Node(i64),
+    /// Every batch.
+    All,
+}
+
+/// Hands the samples this replica accepted to the other replicas (Redis pub/sub when
+/// configured). Fire and forget: a lost batch costs the others a point of history.
+pub trait MetricsFanout: Send + Sync {
+    fn publish(&self, node_id: i64, samples: &[Sample]);
+}
+
+/// One replica: nobody else to tell.
+pub struct NoMetricsFanout;
+
+impl MetricsFanout for NoMetricsFanout {
+    fn publish(&self, _: i64, _: &[Sample]) {}
+}
+
+/// Bounded per-GPU history and the live feeds; one per process, in `Services`.
 pub struct MetricsStore {
     shards: Vec<Mutex<HashMap<i64, Box<GpuHistory>>>>,
     live: broadcast::Sender<Arc<SampleBatch>>,
+    /// Per-node feeds with subscribers (created on subscription, dropped when unheard).
+    node_feeds: Mutex<HashMap<i64, broadcast::Sender<Arc<SampleBatch>>>>,
+    fanout: Arc<dyn MetricsFanout>,
     last_sweep: AtomicI64,
     /// The shared allocation while live subscribers exist (its refresher stops with the last).
     allocation: Mutex<Option<watch::Sender<Arc<Allocation>>>>,
@@ -222,8 +254,19 @@ impl Default for MetricsStore {
 
 impl MetricsStore {
     pub fn new() -> Self {
+        Self::with_fanout(Arc::new(NoMetricsFanout))
+    }
+
+    pub fn with_fanout(fanout: Arc<dyn MetricsFanout>) -> Self {
         let (live, _) = broadcast::channel(LIVE_CAPACITY);
-        Self { shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(), live, last_sweep: AtomicI64::new(0), allocation: Mutex::new(None) }
+        Self {
+            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            live,
+            node_feeds: Mutex::new(HashMap::new()),
+            fanout,
+            last_sweep: AtomicI64::new(0),
+            allocation: Mutex::new(None),
+        }
     }
 
     fn shard(&self, gpu_id: i64) -> std::sync::MutexGuard<'_, HashMap<i64, Box<GpuHistory>>> {
@@ -231,20 +274,48 @@ impl MetricsStore {
         self.shards[gpu_id.rem_euclid(SHARDS as i64) as usize].lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Stores new samples, skipping those already stored (same GPU and second, in this batch
-    /// or before), and publishes the newest new sample of each GPU to live subscribers.
-    /// Samples must be validated (and within 24 h of `now`, Unix seconds) by the caller.
+    /// Stores new samples reported to this replica, skipping those already stored (same GPU
+    /// and second, in this batch or before), publishes the newest new sample of each GPU to
+    /// live subscribers, and hands the new samples to the other replicas. Samples must be
+    /// validated (and within 24 h of `now`, Unix seconds) by the caller.
     pub fn ingest(&self, node_id: i64, samples: Vec<Sample>, now: i64) -> Ingested {
+        let (counts, stored) = self.store(samples, now);
+        if !stored.is_empty() {
+            self.fanout.publish(node_id, &stored);
+        }
+        self.publish(node_id, stored);
+        counts
+    }
+
+    /// Stores and publishes samples another replica accepted (not handed on again).
+    pub fn ingest_remote(&self, node_id: i64, samples: Vec<Sample>, now: i64) -> Ingested {
+        let (counts, stored) = self.store(samples, now);
+        self.publish(node_id, stored);
+        counts
+    }
+
+    /// Stores what is new; returns the counts and the new samples.
+    fn store(&self, samples: Vec<Sample>, now: i64) -> (Ingested, Vec<Sample>) {
         let mut counts = Ingested::default();
-        let mut newest: HashMap<i64, Sample> = HashMap::new();
+        let mut stored = Vec::with_capacity(samples.len());
         for sample in samples {
             let Ok(at) = u32::try_from(sample.at) else { continue };
-            let stored = self.shard(sample.gpu_id).entry(sample.gpu_id).or_insert_with(|| Box::new(GpuHistory::new())).insert(at, sample.values);
-            if stored == Stored::Duplicate {
+            let outcome = self.shard(sample.gpu_id).entry(sample.gpu_id).or_insert_with(|| Box::new(GpuHistory::new())).insert(at, sample.values);
+            if outcome == Stored::Duplicate {
                 counts.duplicates += 1;
                 continue;
             }
             counts.accepted += 1;
+            stored.push(sample);
+        }
+        self.maybe_sweep(now);
+        (counts, stored)
+    }
+
+    /// Sends the newest of `stored` per GPU to the feeds that have listeners.
+    fn publish(&self, node_id: i64, stored: Vec<Sample>) {
+        let mut newest: HashMap<i64, Sample> = HashMap::new();
+        for sample in stored {
             match newest.get(&sample.gpu_id) {
                 Some(kept) if kept.at >= sample.at => {}
                 _ => {
@@ -252,20 +323,34 @@ impl MetricsStore {
                 }
             }
         }
-        if !newest.is_empty() {
-            let mut samples: Vec<Sample> = newest.into_values().collect();
-            samples.sort_unstable_by_key(|s| s.gpu_id);
-            // No subscribers is not an error; a full channel drops its oldest batch.
-            let _ = self.live.send(Arc::new(SampleBatch { node_id, samples }));
+        if newest.is_empty() {
+            return;
         }
-        self.maybe_sweep(now);
-        counts
+        let mut samples: Vec<Sample> = newest.into_values().collect();
+        samples.sort_unstable_by_key(|s| s.gpu_id);
+        let batch = Arc::new(SampleBatch { node_id, samples });
+        // No subscribers is not an error; a full channel drops its oldest batch.
+        let _ = self.live.send(batch.clone());
+        let mut feeds = self.node_feeds.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(feed) = feeds.get(&node_id) {
+            if feed.receiver_count() == 0 {
+                feeds.remove(&node_id);
+            } else {
+                let _ = feed.send(batch);
+            }
+        }
     }
 
-    /// Accepted samples from now on. A receiver that falls [`LIVE_CAPACITY`] batches behind
-    /// gets `Lagged` and continues with the newest.
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<SampleBatch>> {
-        self.live.subscribe()
+    /// Accepted samples of `feed` from now on. A receiver that falls behind by the feed's
+    /// capacity gets `Lagged` and continues with the newest.
+    pub fn subscribe(&self, feed: Feed) -> broadcast::Receiver<Arc<SampleBatch>> {
+        match feed {
+            Feed::All => self.live.subscribe(),
+            Feed::Node(node_id) => {
+                let mut feeds = self.node_feeds.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                feeds.entry(node_id).or_insert_with(|| broadcast::channel(NODE_FEED_CAPACITY).0).subscribe()
+            }
+        }
     }
 
     /// The shared allocation, if a refresher keeps it current (some live subscriber exists).
@@ -425,13 +510,52 @@ mod tests {
     #[test]
     fn the_live_feed_carries_the_newest_new_sample_per_gpu() {
         let store = MetricsStore::new();
-        let mut live = store.subscribe();
+        let mut live = store.subscribe(Feed::All);
         store.ingest(3, vec![sample(1, T0 + 2, 2.0), sample(1, T0 + 1, 1.0), sample(2, T0, 5.0)], T0);
         let batch = live.try_recv().expect("a batch");
         assert_eq!(batch.node_id, 3);
         assert_eq!(batch.samples.iter().map(|s| (s.gpu_id, s.at)).collect::<Vec<_>>(), vec![(1, T0 + 2), (2, T0)]);
         store.ingest(3, vec![sample(1, T0 + 2, 2.0)], T0);
         assert!(live.try_recv().is_err(), "a pure resend publishes nothing");
+    }
+
+    #[test]
+    fn a_node_feed_hears_only_its_node() {
+        let store = MetricsStore::new();
+        let mut node3 = store.subscribe(Feed::Node(3));
+        let mut all = store.subscribe(Feed::All);
+        store.ingest(4, vec![sample(7, T0, 1.0)], T0);
+        store.ingest(3, vec![sample(1, T0, 1.0)], T0);
+        assert_eq!(node3.try_recv().expect("node 3's batch").node_id, 3);
+        assert!(node3.try_recv().is_err(), "node 4's batch is not on node 3's feed");
+        assert_eq!([all.try_recv().expect("first").node_id, all.try_recv().expect("second").node_id], [4, 3]);
+        // A feed nobody hears any more is dropped on the next batch of its node.
+        drop(node3);
+        store.ingest(3, vec![sample(1, T0 + 1, 1.0)], T0);
+        assert!(store.node_feeds.lock().expect("feeds").is_empty());
+    }
+
+    struct Recorded(Mutex<Vec<(i64, Vec<i64>)>>);
+
+    impl MetricsFanout for Recorded {
+        fn publish(&self, node_id: i64, samples: &[Sample]) {
+            self.0.lock().expect("recorded").push((node_id, samples.iter().map(|s| s.at).collect()));
+        }
+    }
+
+    #[test]
+    fn new_local_samples_go_to_the_other_replicas_and_remote_ones_do_not_come_back() {
+        let fanout = Arc::new(Recorded(Mutex::new(Vec::new())));
+        let store = MetricsStore::with_fanout(fanout.clone());
+        let mut live = store.subscribe(Feed::Node(3));
+        store.ingest(3, vec![sample(1, T0, 1.0), sample(1, T0 + 1, 1.0)], T0);
+        store.ingest(3, vec![sample(1, T0 + 1, 1.0)], T0);
+        store.ingest_remote(3, vec![sample(1, T0 + 2, 1.0), sample(1, T0, 1.0)], T0);
+        assert_eq!(*fanout.0.lock().expect("recorded"), vec![(3, vec![T0, T0 + 1])], "every new local sample once; no resend, no echo");
+        // Remote samples join history (deduplicated) and reach live subscribers.
+        assert_eq!(store.points(1, T0, T0 + 2, 1).len(), 3);
+        assert_eq!(live.try_recv().expect("local").samples[0].at, T0 + 1);
+        assert_eq!(live.try_recv().expect("remote").samples[0].at, T0 + 2);
     }
 
     #[test]
