@@ -1,5 +1,6 @@
 //! `/healthz` (the process answers), `/readyz` (it can serve: database reachable, migrations
-//! applied, Redis reachable when configured) and `/metrics`.
+//! applied, Redis reachable when configured) and `/metrics` (OpenMetrics text: the gateway's own
+//! metrics and the GPUs' latest samples under dcgm-exporter's names; see [`crate::metrics`]).
 
 use crate::app::AppState;
 use crate::db;
@@ -53,7 +54,9 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
             response
         }
         Err(e) => {
-            tracing::error!(error = %e, "failed to read metrics from the database");
+            // The cause (the database's error) goes to the log only, never to the scraper.
+            let cause = std::error::Error::source(&e).map(ToString::to_string);
+            tracing::error!(error = %e, cause = cause.as_deref().unwrap_or(""), "failed to render /metrics");
             StatusCode::SERVICE_UNAVAILABLE.into_response()
         }
     }

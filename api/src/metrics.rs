@@ -1,16 +1,62 @@
-//! Prometheus metrics: GraphQL requests and latencies by operation, SQL statements, and GPRs
-//! by phase (counted from the database at scrape time, so every replica reports the truth).
+//! Prometheus metrics: GraphQL requests and latencies by operation, SQL statements, GPRs by
+//! phase, and the latest sample of every GPU under NVIDIA dcgm-exporter's names. Everything read
+//! from the database is read at scrape time, so every replica reports the same truth.
+//!
+//! # GPU metrics (dcgm-exporter names)
+//!
+//! So that dashboards built for dcgm-exporter (Grafana's "NVIDIA DCGM Exporter Dashboard",
+//! 12239) work against the gateway, the latest sample of each GPU is exported unprefixed, under
+//! the names and label names dcgm-exporter uses:
+//!
+//! | family | value |
+//! | --- | --- |
+//! | `DCGM_FI_DEV_SM_CLOCK` | SM clock, MHz |
+//! | `DCGM_FI_DEV_GPU_TEMP` | GPU temperature, °C |
+//! | `DCGM_FI_DEV_POWER_USAGE` | power draw, W |
+//! | `DCGM_FI_DEV_GPU_UTIL` | GPU utilisation, % |
+//! | `DCGM_FI_DEV_MEM_COPY_UTIL` | memory-controller utilisation, % |
+//! | `DCGM_FI_DEV_XID_ERRORS` | the last XID code of the latest sample, 0 when it carried none |
+//! | `DCGM_FI_DEV_FB_FREE` | framebuffer free, MiB: the GPU's registered memory less what is used (absent when the size is unknown) |
+//! | `DCGM_FI_DEV_FB_USED` | framebuffer used, MiB |
+//! | `DCGM_FI_DEV_ECC_SBE_VOL_TOTAL` | corrected (single-bit) volatile ECC errors, when the agent reports them |
+//! | `DCGM_FI_DEV_ECC_DBE_VOL_TOTAL` | uncorrected (double-bit) volatile ECC errors, when the agent reports them |
+//!
+//! All are gauges. dcgm-exporter declares the two ECC families counters in its (Prometheus)
+//! text format; in OpenMetrics, which `/metrics` speaks, a counter's samples must end in
+//! `_total`, which would rename them, so they are declared gauges and keep dcgm's names (PromQL's
+//! `rate`/`increase` work on them all the same).
+//!
+//! Labels, in dcgm-exporter's order: `gpu` (the index on its node), `UUID`, `device`
+//! (`nvidia<index>`), `modelName` (the GPU's model), `Hostname` (the node's name),
+//! `DCGM_FI_DRIVER_VERSION` (when the node reported one); then EGS's: `cluster` (the cluster's
+//! name) and, where dcgm-exporter adds the `namespace` and `pod` using a GPU, `slice` and `gpr`:
+//! the names of the slice and the GPR holding the node. Names, not ids, as dcgm-exporter's are;
+//! a slice runs one GPR at a time, so the pair names one GPR. They are present only when the
+//! sample was taken after the node was handed to that GPR (what its slice may read), so a new
+//! holder is never credited with the previous one's work.
+//!
+//! GPUs that never reported are left out, and so are those of nodes whose agent is silent
+//! (`STALE`, see [`service::effective_health`]): a stale value must not look live. One SQL
+//! statement reads them all, whatever the GPU count.
 
 use async_graphql::parser::types::OperationType;
-use egs_entities::{GprPhase, gpr};
-use prometheus_client::encoding::EncodeLabelSet;
+use chrono::{DateTime, Utc};
+use egs_entities::gpu::XidErrors;
+use egs_entities::{GprPhase, Health, cluster, gpr, gpr_node, gpu, node, slice};
+use egs_schema::metrics::service;
+use egs_schema::metrics::store::Holder;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::text::{encode_eof, encode_registry};
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet};
+use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
-use sea_orm::Iterable;
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QuerySelect};
+use sea_orm::{
+    ColumnTrait, Condition, DatabaseConnection, DbErr, EntityTrait, FromQueryResult, Iterable, JoinType, QueryFilter, QueryOrder, QuerySelect,
+};
 use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -85,8 +131,9 @@ impl Metrics {
         self.latency.get_or_create(&OperationLabels { operation }).observe(elapsed.as_secs_f64());
     }
 
-    /// Refreshes database-derived gauges and encodes everything in the OpenMetrics text format.
-    pub async fn render(&self, db: &DatabaseConnection) -> Result<String, sea_orm::DbErr> {
+    /// Refreshes database-derived gauges, reads the latest GPU samples and encodes everything
+    /// in the OpenMetrics text format (one `# EOF` at the end). Two SQL statements.
+    pub async fn render(&self, db: &DatabaseConnection) -> Result<String, RenderError> {
         let counts: Vec<(GprPhase, i64)> = gpr::Entity::find()
             .select_only()
             .column(gpr::Column::Phase)
@@ -99,10 +146,220 @@ impl Metrics {
             let count = counts.iter().find(|(p, _)| *p == phase).map_or(0, |(_, n)| *n);
             self.gprs.get_or_create(&PhaseLabels { phase: phase.as_str().into() }).set(count);
         }
+        // A registry of its own: no `egs_` prefix, and built per scrape, so a GPU that stopped
+        // reporting leaves no series behind.
+        let mut dcgm = Registry::default();
+        dcgm.register_collector(Box::new(DcgmGauges(live_gpus(db, Utc::now()).await?)));
         let mut text = String::new();
-        if let Err(e) = prometheus_client::encoding::text::encode(&mut text, &self.registry) {
-            tracing::error!(error = %e, "failed to encode metrics");
-        }
+        encode_registry(&mut text, &self.registry)?;
+        encode_registry(&mut text, &dcgm)?;
+        encode_eof(&mut text)?;
         Ok(text)
+    }
+}
+
+/// Why `/metrics` could not be rendered.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("failed to read metrics from the database")]
+    Database(#[from] DbErr),
+    #[error("failed to encode metrics")]
+    Encode(#[from] std::fmt::Error),
+}
+
+// ---- GPU metrics under dcgm-exporter's names (see the module docs) ----
+
+/// The latest sample of one GPU, with what its labels name.
+#[derive(Debug, FromQueryResult)]
+struct GpuRow {
+    uuid: String,
+    gpu_index: i32,
+    model: String,
+    memory_mib: i64,
+    last_sample_at: DateTime<Utc>,
+    latest_util: Option<f64>,
+    latest_mem_util: Option<f64>,
+    latest_mem_used_mib: Option<f64>,
+    latest_temperature_c: Option<f64>,
+    latest_power_w: Option<f64>,
+    latest_sm_clock_mhz: Option<f64>,
+    latest_xid_errors: Option<XidErrors>,
+    latest_ecc_corrected: Option<i64>,
+    latest_ecc_uncorrected: Option<i64>,
+    node_name: String,
+    driver_version: Option<String>,
+    cluster_name: String,
+    gpr_id: Option<i64>,
+    gpr_name: Option<String>,
+    slice_id: Option<i64>,
+    slice_name: Option<String>,
+    /// When the node was handed to the GPR holding it.
+    assigned_at: Option<DateTime<Utc>>,
+}
+
+/// The latest samples of the GPUs that reported, on nodes that are not `STALE` at `now`, with
+/// their node, cluster and holder: one statement, by cluster, node and GPU index.
+async fn live_gpus(db: &DatabaseConnection, now: DateTime<Utc>) -> Result<Vec<ExportedGpu>, DbErr> {
+    // Every health but STALE, as `nodes(filter: { health })` reads it.
+    let not_stale = Health::iter().filter(|h| *h != Health::Stale).fold(Condition::any(), |any, h| any.add(service::health_condition(h, now)));
+    let rows = gpu::Entity::find()
+        .select_only()
+        .columns([
+            gpu::Column::Uuid,
+            gpu::Column::GpuIndex,
+            gpu::Column::Model,
+            gpu::Column::MemoryMib,
+            gpu::Column::LastSampleAt,
+            gpu::Column::LatestUtil,
+            gpu::Column::LatestMemUtil,
+            gpu::Column::LatestMemUsedMib,
+            gpu::Column::LatestTemperatureC,
+            gpu::Column::LatestPowerW,
+            gpu::Column::LatestSmClockMhz,
+            gpu::Column::LatestXidErrors,
+            gpu::Column::LatestEccCorrected,
+            gpu::Column::LatestEccUncorrected,
+        ])
+        .column_as(node::Column::Name, "node_name")
+        .column_as(node::Column::DriverVersion, "driver_version")
+        .column_as(cluster::Column::Name, "cluster_name")
+        .column_as(node::Column::AllocatedGprId, "gpr_id")
+        .column_as(gpr::Column::Name, "gpr_name")
+        .column_as(gpr::Column::SliceId, "slice_id")
+        .column_as(slice::Column::Name, "slice_name")
+        .column_as(gpr_node::Column::AssignedAt, "assigned_at")
+        .join(JoinType::InnerJoin, gpu::Entity::belongs_to(node::Entity).from(gpu::Column::NodeId).to(node::Column::Id).into())
+        .join(JoinType::InnerJoin, node::Entity::belongs_to(cluster::Entity).from(node::Column::ClusterId).to(cluster::Column::Id).into())
+        .join(JoinType::LeftJoin, node::Entity::belongs_to(gpr::Entity).from(node::Column::AllocatedGprId).to(gpr::Column::Id).into())
+        .join(JoinType::LeftJoin, gpr::Entity::belongs_to(slice::Entity).from(gpr::Column::SliceId).to(slice::Column::Id).into())
+        .join(
+            JoinType::LeftJoin,
+            node::Entity::belongs_to(gpr_node::Entity)
+                .from((node::Column::AllocatedGprId, node::Column::Id))
+                .to((gpr_node::Column::GprId, gpr_node::Column::NodeId))
+                .into(),
+        )
+        .filter(gpu::Column::LastSampleAt.is_not_null())
+        .filter(not_stale)
+        .order_by_asc(cluster::Column::Name)
+        .order_by_asc(node::Column::Name)
+        .order_by_asc(gpu::Column::GpuIndex)
+        .into_model::<GpuRow>()
+        .all(db)
+        .await?;
+    Ok(rows.into_iter().map(ExportedGpu::from).collect())
+}
+
+/// One GPU as exported: its labels and its latest sample.
+#[derive(Debug)]
+struct ExportedGpu {
+    labels: Vec<(&'static str, String)>,
+    row: GpuRow,
+}
+
+impl From<GpuRow> for ExportedGpu {
+    fn from(mut row: GpuRow) -> Self {
+        // The holder's names only on samples its slice may read: taken since the assignment.
+        let holder = match (row.gpr_id, row.slice_id, row.assigned_at) {
+            (Some(gpr_id), Some(slice_id), Some(at)) => Some(Holder { gpr_id, slice_id, since: at.timestamp() }),
+            _ => None,
+        };
+        let held = service::Access::of(holder, true).allows(Some(row.last_sample_at));
+        let mut labels = vec![
+            ("gpu", row.gpu_index.to_string()),
+            ("UUID", std::mem::take(&mut row.uuid)),
+            ("device", format!("nvidia{}", row.gpu_index)),
+            ("modelName", std::mem::take(&mut row.model)),
+            ("Hostname", std::mem::take(&mut row.node_name)),
+        ];
+        if let Some(version) = row.driver_version.take() {
+            labels.push(("DCGM_FI_DRIVER_VERSION", version));
+        }
+        labels.push(("cluster", std::mem::take(&mut row.cluster_name)));
+        if let (true, Some(slice), Some(gpr)) = (held, row.slice_name.take(), row.gpr_name.take()) {
+            labels.push(("slice", slice));
+            labels.push(("gpr", gpr));
+        }
+        Self { labels, row }
+    }
+}
+
+/// A value as dcgm-exporter writes it: measurements as floats, codes and counts as integers.
+#[derive(Copy, Clone, Debug)]
+enum Reading {
+    Float(f64),
+    Count(i64),
+}
+
+/// One exported family: its name, its help, and how to read it off a GPU's latest sample
+/// (`None`: this GPU has no value for it).
+struct DcgmFamily {
+    name: &'static str,
+    help: &'static str,
+    read: fn(&GpuRow) -> Option<Reading>,
+}
+
+/// The families, in the order of dcgm-exporter's `default-counters.csv`.
+const DCGM_FAMILIES: [DcgmFamily; 10] = [
+    DcgmFamily { name: "DCGM_FI_DEV_SM_CLOCK", help: "SM clock, MHz (latest sample).", read: |g| g.latest_sm_clock_mhz.map(Reading::Float) },
+    DcgmFamily {
+        name: "DCGM_FI_DEV_GPU_TEMP",
+        help: "GPU temperature, degrees C (latest sample).",
+        read: |g| g.latest_temperature_c.map(Reading::Float),
+    },
+    DcgmFamily { name: "DCGM_FI_DEV_POWER_USAGE", help: "Power draw, W (latest sample).", read: |g| g.latest_power_w.map(Reading::Float) },
+    DcgmFamily { name: "DCGM_FI_DEV_GPU_UTIL", help: "GPU utilisation, % (latest sample).", read: |g| g.latest_util.map(Reading::Float) },
+    DcgmFamily {
+        name: "DCGM_FI_DEV_MEM_COPY_UTIL",
+        help: "Memory-controller utilisation, % (latest sample).",
+        read: |g| g.latest_mem_util.map(Reading::Float),
+    },
+    DcgmFamily {
+        name: "DCGM_FI_DEV_XID_ERRORS",
+        help: "Last XID error code of the latest sample (0: none).",
+        read: |g| Some(Reading::Count(g.latest_xid_errors.as_ref().and_then(|x| x.0.last()).map_or(0, |&code| i64::from(code)))),
+    },
+    DcgmFamily {
+        name: "DCGM_FI_DEV_FB_FREE",
+        help: "Framebuffer free, MiB: registered memory less used (latest sample).",
+        read: |g| {
+            let used = g.latest_mem_used_mib?;
+            (g.memory_mib > 0).then(|| Reading::Float((g.memory_mib as f64 - used).max(0.0)))
+        },
+    },
+    DcgmFamily { name: "DCGM_FI_DEV_FB_USED", help: "Framebuffer used, MiB (latest sample).", read: |g| g.latest_mem_used_mib.map(Reading::Float) },
+    DcgmFamily {
+        name: "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",
+        help: "Corrected (single-bit) volatile ECC errors (latest sample).",
+        read: |g| g.latest_ecc_corrected.map(Reading::Count),
+    },
+    DcgmFamily {
+        name: "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+        help: "Uncorrected (double-bit) volatile ECC errors (latest sample).",
+        read: |g| g.latest_ecc_uncorrected.map(Reading::Count),
+    },
+];
+
+/// The GPU families of one scrape. A family no GPU has a value for is left out.
+#[derive(Debug)]
+struct DcgmGauges(Vec<ExportedGpu>);
+
+impl Collector for DcgmGauges {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        for family in &DCGM_FAMILIES {
+            let mut readings = self.0.iter().filter_map(|g| Some((g, (family.read)(&g.row)?))).peekable();
+            if readings.peek().is_none() {
+                continue;
+            }
+            let mut metric = encoder.encode_descriptor(family.name, family.help, None, MetricType::Gauge)?;
+            for (gpu, reading) in readings {
+                let mut sample = metric.encode_family(&gpu.labels)?;
+                match reading {
+                    Reading::Float(value) => sample.encode_gauge(&value)?,
+                    Reading::Count(value) => sample.encode_gauge(&value)?,
+                }
+            }
+        }
+        Ok(())
     }
 }

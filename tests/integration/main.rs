@@ -5,6 +5,7 @@
 mod auth;
 mod cli;
 mod dataloader;
+mod exporter;
 mod gprs;
 mod http_spec;
 mod input_errors;

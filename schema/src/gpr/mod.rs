@@ -198,6 +198,11 @@ impl Gpr {
         nodes.sort_by(|a, b| a.0.name.cmp(&b.0.name));
         Ok(nodes)
     }
+    /// Utilisation, temperature and power over the latest samples of the GPUs on the nodes it
+    /// holds now (what `gpuSummary(gprId:)` gives); null while it holds none.
+    async fn gpu_summary(&self, ctx: &Context<'_>) -> Result<Option<crate::metrics::GpuSummary>> {
+        crate::metrics::gpr_summary(ctx, &self.0).await
+    }
     async fn provisioned_at(&self) -> Option<DateTime<Utc>> {
         self.0.provisioned_at
     }

@@ -530,3 +530,40 @@ fn decode_rank_cursor(cursor: &str) -> Result<usize> {
         .and_then(|text| text.strip_prefix("r:").and_then(|n| n.parse().ok()))
         .ok_or_else(|| Error::invalid("after", format!("`{cursor}` is not a cursor of this ordering")))
 }
+
+/// `Gpr.gpuSummary`: what `gpuSummary(gprId:)` gives, under the same rules (admins read every
+/// sample; members of the GPR's slice those taken since each node was handed to it), read
+/// through the request's loaders so that a page of GPRs costs a fixed number of statements.
+/// Null while the GPR holds no nodes, or when the caller may not see its slice.
+pub(crate) async fn gpr_summary(ctx: &Context<'_>, gpr: &egs_entities::gpr::Model) -> Result<Option<GpuSummary>> {
+    let (caller, db) = session(ctx)?;
+    caller.require_person()?;
+    if !caller.can_see_slice(db, gpr.slice_id).await? {
+        return Ok(None);
+    }
+    let loaders = loaders(ctx)?;
+    let links = loaded(loaders.node_links_by_gpr().load_one(gpr.id).await)?.unwrap_or_default();
+    let nodes = loaded(loaders.node().load_many(links.iter().map(|l| l.node_id)).await)?;
+    // The nodes it holds now: linked to it and still allocated to it.
+    let held: Vec<_> = links.iter().filter(|l| nodes.get(&l.node_id).is_some_and(|n| n.allocated_gpr_id == Some(gpr.id))).collect();
+    if held.is_empty() {
+        return Ok(None);
+    }
+    let mut by_node = loaded(loaders.gpus_by_node().load_many(held.iter().map(|l| l.node_id)).await)?;
+    let mut gpus = Vec::new();
+    for link in held {
+        let access = if caller.is_admin() {
+            Access::All
+        } else {
+            Access::of(Some(Holder { gpr_id: gpr.id, slice_id: gpr.slice_id, since: link.assigned_at.timestamp() }), true)
+        };
+        for mut g in by_node.remove(&link.node_id).unwrap_or_default() {
+            if !access.allows(g.last_sample_at) {
+                service::redact(&mut g);
+            }
+            gpus.push(g);
+        }
+    }
+    gpus.sort_unstable_by_key(|g| g.id);
+    Ok(Some(service::summarize(gpus).into()))
+}

@@ -3,9 +3,10 @@
 pub mod service;
 
 use crate::cluster::Cluster;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gpr::{Gpr, GprFilter};
 use crate::ids::{self, Kind};
+use crate::metrics::{self, GpuSummary};
 use crate::pagination::{Order, Page, PageRequest, keyset_page};
 use crate::scalars::Duration;
 use crate::user::User;
@@ -55,6 +56,20 @@ impl Slice {
         let (caller, db) = session(ctx)?;
         let filter = filter.unwrap_or_default().within_slice(self.0.id);
         crate::gpr::list_gprs_page(db, caller, filter, first, after).await
+    }
+    /// Utilisation, temperature and power over the latest samples of the GPUs on the nodes its
+    /// GPRs hold now (what `gpuSummary(sliceId:)` gives, under the same rules); null while they
+    /// hold none.
+    async fn gpu_summary(&self, ctx: &Context<'_>) -> Result<Option<GpuSummary>> {
+        let (caller, db) = session(ctx)?;
+        match metrics::service::scope_gpus(db, caller, metrics::service::Scope::Slice(self.0.id)).await {
+            Ok(gpus) if gpus.is_empty() => Ok(None),
+            Ok(gpus) => Ok(Some(metrics::service::summarize(gpus).into())),
+            // A slice the caller may not see reads as one without metrics, not as an error on
+            // an object they already hold.
+            Err(Error::NotFound(_)) => Ok(None),
+            Err(other) => Err(other),
+        }
     }
     async fn created_at(&self) -> DateTime<Utc> {
         self.0.created_at
