@@ -51,6 +51,8 @@ pub const MAX_QUEUED_MESSAGES: usize = 256;
 pub const STALL_TIMEOUT: Duration = Duration::from_secs(5);
 /// Operations one connection may run at once; a dashboard needs a handful.
 pub const MAX_OPERATIONS: usize = 100;
+/// Each socket's read buffer (see [`GraphqlWs::upgrade`]).
+const READ_BUFFER_BYTES: usize = 8 * 1024;
 /// How long a closing socket waits for its close frame to go out and for the client's reply.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(5);
 /// What a stalled client is told; it reconnects and resumes its event streams from there.
@@ -240,6 +242,10 @@ impl<E: Executor> GraphqlWs<E> {
     pub fn upgrade(self, upgrade: WebSocketUpgrade) -> HttpResponse {
         let upgrade = upgrade
             .protocols([TRANSPORT_WS, LEGACY_WS])
+            // tungstenite fills its whole read buffer before each read: the 128 KiB default
+            // would make every idle subscriber cost 128 KiB. Larger messages still fit (the
+            // buffer grows to the frame); clients send little.
+            .read_buffer_size(READ_BUFFER_BYTES)
             .max_message_size(self.config.max_message_bytes)
             .max_frame_size(self.config.max_message_bytes);
         let protocol = match upgrade.selected_protocol().map(HeaderValue::as_bytes) {

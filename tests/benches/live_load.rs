@@ -33,6 +33,7 @@ use tokio::sync::Semaphore;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 /// Set in the child: run the gateway instead of the driver.
 const ROLE: &str = "EGS_LIVE_LOAD_ROLE";
@@ -107,7 +108,7 @@ async fn gateway() {
         gpus.sort();
         nodes.push(SeededNode { id, name, agent_token, gpus: gpus.into_iter().map(|(_, id, uuid)| (id, uuid)).collect() });
     }
-    let seeded = Seeded { base: app.url(""), admin_token: app.admin_token.clone(), cluster, nodes };
+    let seeded = Seeded { base: app.url("/"), admin_token: app.admin_token.clone(), cluster, nodes };
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", serde_json::to_string(&seeded).expect("seeded JSON")).expect("stdout");
     out.flush().expect("stdout");
@@ -375,7 +376,9 @@ async fn subscriber(url: &str, token: &str, query: &str, id: &str, shared: &Shar
     let permit = connecting.acquire().await.map_err(|e| e.to_string())?;
     let mut request = url.into_client_request().map_err(|e| e.to_string())?;
     request.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static("graphql-transport-ws"));
-    let (mut ws, _) = tokio_tungstenite::connect_async(request).await.map_err(|e| format!("connect: {e}"))?;
+    // Small read buffers: 10,000 sockets at tungstenite's default 128 KiB would take 1.2 GiB here.
+    let config = WebSocketConfig::default().read_buffer_size(8 * 1024);
+    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(request, Some(config), false).await.map_err(|e| format!("connect: {e}"))?;
     let init = json!({ "type": "connection_init", "payload": { "authorization": format!("Bearer {token}") } });
     ws.send(Message::text(init.to_string())).await.map_err(|e| e.to_string())?;
     let mut permit = Some(permit);
