@@ -62,6 +62,7 @@ fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> Ser
         no_scheduler: false,
         simulated_step_ms: 20,
         ws: Default::default(),
+        alerts: Default::default(),
     }
 }
 

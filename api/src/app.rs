@@ -11,10 +11,14 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderValue, Method, header};
 use axum::response::Redirect;
 use axum::routing::get;
+use egs_schema::alerts::hub::AlertHub;
+use egs_schema::alerts::webhook::Webhook;
 use egs_schema::auth::{NoReplicas, RevocationBroadcast, TokenCache};
 use egs_schema::events::{EventFanout, EventHub, NoFanout};
+use egs_schema::inventory::live::InventoryFeed;
 use egs_schema::lifecycle::provider::SimulatedProvider;
 use egs_schema::lifecycle::{Clock, Lifecycle, LifecycleConfig, SchedulerHandle, SystemClock};
+use egs_schema::{Alone, Announce};
 use egs_schema::{EgsSchema, Services, build_schema};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -42,6 +46,12 @@ pub struct Application {
     pub admin_token: Option<String>,
     /// `None` when this replica serves the API only.
     lifecycle: Option<Arc<Lifecycle>>,
+    /// Posts alert transitions, when a webhook is configured.
+    webhook: Option<Arc<Webhook>>,
+    /// How often the time-driven alert rules run.
+    alert_sweep: std::time::Duration,
+    /// The lifecycle's clock, which the idle-GPR alert reads like the idle release.
+    clock: Arc<dyn Clock>,
 }
 
 impl Application {
@@ -60,30 +70,40 @@ impl Application {
         let keys = bootstrap::load_signing_key(&settings.storage)?;
         let admin_token = bootstrap::ensure_initialized(&db, &keys, &settings.storage.data_dir).await?;
         let token_cache = Arc::new(TokenCache::default());
-        let (redis, revocations, fanout): (_, Arc<dyn RevocationBroadcast>, Arc<dyn EventFanout>) = match &settings.redis_url {
+        let redis = match &settings.redis_url {
             Some(url) => {
                 let client = redis::Client::open(url.expose()).context("the Redis URL is not valid")?;
                 let manager = connect_redis(client.clone()).await?;
                 replicas::spawn_revocation_listener(client.clone(), token_cache.clone());
-                (
-                    Some((manager.clone(), client)),
-                    Arc::new(replicas::RedisRevocations::new(manager.clone())),
-                    Arc::new(replicas::RedisEvents::new(manager)),
-                )
+                Some((manager, client))
             }
-            None => (None, Arc::new(NoReplicas), Arc::new(NoFanout)),
+            None => None,
         };
-        let events = EventHub::new(db.clone(), fanout).await.context("failed to read the newest GPR event")?;
+        let fanouts = Fanouts::new(redis.as_ref().map(|(manager, _)| manager));
+        let webhook = match settings.alerts.webhook_url.as_ref().filter(|url| !url.expose().trim().is_empty()) {
+            Some(url) => {
+                let webhook = Webhook::new(url.expose())?;
+                tracing::info!(webhook = %webhook.shown(), "alerts are posted to a webhook");
+                Some(webhook)
+            }
+            None => None,
+        };
+        let events = EventHub::new(db.clone(), fanouts.events).await.context("failed to read the newest GPR event")?;
+        let alerts = AlertHub::new(db.clone(), fanouts.alerts, webhook.clone()).await.context("failed to read the newest alert transition")?;
+        let inventory = InventoryFeed::new(db.clone(), fanouts.inventory, events.clone());
         let redis = redis.map(|(manager, client)| {
-            replicas::spawn_event_listener(client, events.clone());
+            replicas::spawn_event_listener(client.clone(), events.clone());
+            replicas::spawn_alert_listener(client.clone(), alerts.clone());
+            replicas::spawn_inventory_listener(client, inventory.clone());
             manager
         });
-        let scheduler = Arc::new(SchedulerHandle::new(clock));
+        let scheduler = Arc::new(SchedulerHandle::new(clock.clone()));
         let provider = Arc::new(SimulatedProvider::new(std::time::Duration::from_millis(settings.simulated_step_ms)));
         let lifecycle =
             (!settings.no_scheduler).then(|| Lifecycle::new(db.clone(), scheduler.clone(), provider, LifecycleConfig::default(), events.clone()));
         let metrics = Arc::new(egs_schema::metrics::MetricsStore::new());
-        let services = Services { db, keys: Arc::new(keys), token_cache, revocations, scheduler, events, metrics };
+        let services =
+            Services { db, keys: Arc::new(keys), token_cache, revocations: fanouts.revocations, scheduler, events, metrics, alerts, inventory };
         if settings.demo {
             demo::seed(&services, &settings.storage.data_dir).await.context("failed to seed the demo data")?;
         }
@@ -98,7 +118,8 @@ impl Application {
         };
         let router = router(state.clone(), &settings)?;
         let listener = TcpListener::bind(settings.listen).await.with_context(|| format!("failed to listen on {}", settings.listen))?;
-        Ok(Self { listener, router, state, admin_token, lifecycle })
+        let alert_sweep = std::time::Duration::from_millis(settings.alerts.sweep_interval_ms);
+        Ok(Self { listener, router, state, admin_token, lifecycle, webhook, alert_sweep, clock })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -121,6 +142,16 @@ impl Application {
             }
         };
         let tailer = tokio::spawn(self.state.services.events.clone().run(until_stopped()));
+        let services = &self.state.services;
+        let alert_tailer = tokio::spawn(services.alerts.clone().run(until_stopped()));
+        let sweeper = tokio::spawn(egs_schema::alerts::service::run_sweeper(
+            services.db.clone(),
+            services.alerts.clone(),
+            self.clock.clone(),
+            self.alert_sweep,
+            until_stopped(),
+        ));
+        let webhook = self.webhook.map(|webhook| tokio::spawn(webhook.run(until_stopped())));
         let lifecycle = self.lifecycle.map(|lifecycle| tokio::spawn(lifecycle.run(until_stopped())));
         let served = axum::serve(self.listener, self.router)
             .with_graceful_shutdown(self.state.sockets.shut_down_on(shutdown))
@@ -128,6 +159,11 @@ impl Application {
             .context("the HTTP server failed");
         let _ = stop.send(true);
         let _ = tailer.await;
+        let _ = alert_tailer.await;
+        let _ = sweeper.await;
+        if let Some(webhook) = webhook {
+            let _ = webhook.await;
+        }
         if let Some(task) = lifecycle
             && let Err(error) = task.await
         {
@@ -136,6 +172,28 @@ impl Application {
         // Sockets were told to close when shutdown began; let their close frames go out.
         self.state.sockets.closed().await;
         served
+    }
+}
+
+/// How this replica tells the others what it stored: over Redis, or to nobody.
+struct Fanouts {
+    revocations: Arc<dyn RevocationBroadcast>,
+    events: Arc<dyn EventFanout>,
+    alerts: Arc<dyn Announce>,
+    inventory: Arc<dyn Announce>,
+}
+
+impl Fanouts {
+    fn new(redis: Option<&redis::aio::ConnectionManager>) -> Self {
+        match redis {
+            Some(manager) => Self {
+                revocations: Arc::new(replicas::RedisRevocations::new(manager.clone())),
+                events: Arc::new(replicas::RedisEvents::new(manager.clone())),
+                alerts: Arc::new(replicas::RedisAnnounce::new(manager.clone(), replicas::ALERTS_CHANNEL)),
+                inventory: Arc::new(replicas::RedisAnnounce::new(manager.clone(), replicas::INVENTORY_CHANNEL)),
+            },
+            None => Self { revocations: Arc::new(NoReplicas), events: Arc::new(NoFanout), alerts: Arc::new(Alone), inventory: Arc::new(Alone) },
+        }
     }
 }
 

@@ -1,10 +1,14 @@
 //! Replicas talk over Redis pub/sub: a replica that revokes a token publishes its id and every
-//! replica (itself included) drops it from its token cache; a replica that stores GPR events
-//! says so and the others' event tailers look at once (they also look on a timer, so a lost
-//! message only delays).
+//! replica (itself included) drops it from its token cache; a replica that stores GPR events,
+//! alert transitions or node changes says so and the others' tailers and watchers look at once
+//! (they also look on a timer, so a lost message only delays). What changed always comes from
+//! the database, never from the message.
 
+use egs_schema::Announce;
+use egs_schema::alerts::hub::AlertHub;
 use egs_schema::auth::{RevocationBroadcast, TokenCache};
 use egs_schema::events::{EventFanout, EventHub};
+use egs_schema::inventory::live::InventoryFeed;
 use futures_util::StreamExt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,6 +17,10 @@ use std::time::Duration;
 pub const REVOKED_TOKENS_CHANNEL: &str = "egs:tokens:revoked";
 /// The channel "new GPR events are stored" travels on.
 pub const GPR_EVENTS_CHANNEL: &str = "egs:gpr-events";
+/// The channel "alert transitions are stored" travels on.
+pub const ALERTS_CHANNEL: &str = "egs:alerts";
+/// The channel "nodes were written" travels on.
+pub const INVENTORY_CHANNEL: &str = "egs:inventory";
 /// Longest wait between reconnection attempts of the subscriber.
 const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(10);
 
@@ -103,4 +111,40 @@ impl EventFanout for RedisEvents {
 /// polls, so what was stored while the subscription was down is found anyway.)
 pub fn spawn_event_listener(client: redis::Client, hub: Arc<EventHub>) {
     spawn_listener(client, GPR_EVENTS_CHANNEL, move |_| hub.wake());
+}
+
+/// Announces "something was stored" on one channel; the message carries nothing else.
+pub struct RedisAnnounce {
+    connection: redis::aio::ConnectionManager,
+    channel: &'static str,
+}
+
+impl RedisAnnounce {
+    pub fn new(connection: redis::aio::ConnectionManager, channel: &'static str) -> Self {
+        Self { connection, channel }
+    }
+}
+
+impl Announce for RedisAnnounce {
+    fn announce(&self) {
+        let mut connection = self.connection.clone();
+        let channel = self.channel;
+        // Fire and forget: what changed is stored; the others poll anyway.
+        tokio::spawn(async move {
+            let published: Result<i64, _> = redis::cmd("PUBLISH").arg(channel).arg(1).query_async(&mut connection).await;
+            if let Err(e) = published {
+                tracing::debug!(channel, error = %e, "failed to announce a change; other replicas see it on their next poll");
+            }
+        });
+    }
+}
+
+/// Wakes the local alert tailer whenever a replica announces stored alert transitions.
+pub fn spawn_alert_listener(client: redis::Client, hub: Arc<AlertHub>) {
+    spawn_listener(client, ALERTS_CHANNEL, move |_| hub.wake());
+}
+
+/// Wakes the local inventory watcher whenever a replica announces written nodes.
+pub fn spawn_inventory_listener(client: redis::Client, feed: Arc<InventoryFeed>) {
+    spawn_listener(client, INVENTORY_CHANNEL, move |_| feed.wake());
 }

@@ -114,6 +114,31 @@ pub struct ServeArgs {
     pub cors_origins: Vec<String>,
     #[command(flatten)]
     pub ws: WsArgs,
+    #[command(flatten)]
+    pub alerts: AlertArgs,
+}
+
+/// Alerts: the webhook they are posted to, and how often time-driven rules run.
+#[derive(Args, Debug, Clone)]
+pub struct AlertArgs {
+    /// Slack-compatible incoming webhook every alert raise and clear is POSTed to (JSON with
+    /// `text` and `attachments`); default: none. Logged as its scheme and host only.
+    #[arg(long = "alert-webhook-url", env = "EGS_ALERT_WEBHOOK_URL", hide_env_values = true)]
+    pub webhook_url: Option<Secret>,
+    /// How often the time-driven alert rules (stale nodes, idle GPRs, quiet periods) run, in ms.
+    #[arg(long = "alert-sweep-interval-ms", env = "EGS_ALERT_SWEEP_INTERVAL_MS", default_value_t = AlertArgs::DEFAULT_SWEEP_INTERVAL_MS, value_parser = clap::value_parser!(u64).range(50..=600_000), hide = true)]
+    pub sweep_interval_ms: u64,
+}
+
+impl AlertArgs {
+    /// Well under the 30 s after which a silent agent's node is stale.
+    pub const DEFAULT_SWEEP_INTERVAL_MS: u64 = 5000;
+}
+
+impl Default for AlertArgs {
+    fn default() -> Self {
+        Self { webhook_url: None, sweep_interval_ms: Self::DEFAULT_SWEEP_INTERVAL_MS }
+    }
 }
 
 /// GraphQL over WebSocket (`/graphql/ws`).

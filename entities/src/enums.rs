@@ -229,6 +229,16 @@ string_enum! {
 }
 
 string_enum! {
+    /// What happened to an alert.
+    AlertAction {
+        /// The condition began.
+        Raised = "RAISED",
+        /// The condition ended (or its subject went away).
+        Cleared = "CLEARED",
+    }
+}
+
+string_enum! {
     /// How urgent an alert is.
     AlertSeverity {
         Info = "INFO",

@@ -6,6 +6,8 @@
 
 pub mod access_token;
 pub mod alert;
+pub mod alert_change;
+pub mod alert_threshold;
 pub mod cluster;
 pub mod enums;
 pub mod gpr;

@@ -6,6 +6,7 @@ pub use sea_orm_migration::prelude::*;
 mod m20261121_000001_create_core_tables;
 mod m20261122_000001_scheduler_lifecycle;
 mod m20261124_000001_gpu_latest_sample;
+mod m20261125_000001_alerts;
 
 pub struct Migrator;
 
@@ -16,6 +17,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000001_create_core_tables::Migration),
             Box::new(m20261122_000001_scheduler_lifecycle::Migration),
             Box::new(m20261124_000001_gpu_latest_sample::Migration),
+            Box::new(m20261125_000001_alerts::Migration),
         ]
     }
 }

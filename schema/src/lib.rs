@@ -1,11 +1,13 @@
 //! The EGS GraphQL schema and the services behind it.
 //!
-//! Each domain module (`cluster`, `inventory`, `slice`, `user`, `token`, `gpr`) holds its
-//! GraphQL types and resolvers in `mod.rs` and its rules in `service.rs`: plain async functions
-//! over a database connection and an authenticated [`auth::Caller`]. Resolvers stay a few lines.
+//! Each domain module (`cluster`, `inventory`, `slice`, `user`, `token`, `gpr`, `metrics`,
+//! `alerts`) holds its GraphQL types and resolvers in `mod.rs` and its rules in `service.rs`:
+//! plain async functions over a database connection and an authenticated [`auth::Caller`].
+//! Resolvers stay a few lines.
 //! This crate never imports the web framework: the gateway attaches per-request data (the
 //! caller, the [`loaders::Loaders`]) through [`execute`].
 
+pub mod alerts;
 pub mod auth;
 pub mod cluster;
 pub mod error;
@@ -41,6 +43,7 @@ pub struct Query(
     gpr::GprQuery,
     token::TokenQuery,
     metrics::MetricsQuery,
+    alerts::AlertQuery,
 );
 
 #[derive(MergedObject, Default)]
@@ -52,10 +55,17 @@ pub struct Mutation(
     token::TokenMutation,
     gpr::GprMutation,
     metrics::MetricsMutation,
+    alerts::AlertMutation,
 );
 
 #[derive(MergedSubscription, Default)]
-pub struct Subscription(gpr::GprSubscription, gpr::QueueSubscription, metrics::MetricsSubscription);
+pub struct Subscription(
+    gpr::GprSubscription,
+    gpr::QueueSubscription,
+    metrics::MetricsSubscription,
+    alerts::AlertSubscription,
+    inventory::InventorySubscription,
+);
 
 pub type EgsSchema = Schema<Query, Mutation, Subscription>;
 
@@ -79,6 +89,23 @@ pub struct Services {
     pub events: Arc<events::EventHub>,
     /// GPU metrics history and the live feed of samples (per process).
     pub metrics: Arc<metrics::MetricsStore>,
+    /// Alert transitions for subscribers (and the webhook), from every replica.
+    pub alerts: Arc<alerts::hub::AlertHub>,
+    /// Node changes for `inventoryChanged` subscribers, from every replica.
+    pub inventory: Arc<inventory::live::InventoryFeed>,
+}
+
+/// Tells the other replicas that something was stored, so they look at once instead of at
+/// their next poll (Redis pub/sub when configured).
+pub trait Announce: Send + Sync {
+    fn announce(&self);
+}
+
+/// One replica: nobody else to tell.
+pub struct Alone;
+
+impl Announce for Alone {
+    fn announce(&self) {}
 }
 
 /// Builds the schema with its limits; `services` is reachable from every resolver.
@@ -155,6 +182,13 @@ pub(crate) fn stored_changes(ctx: &Context<'_>) {
     if let Ok(services) = services(ctx) {
         services.scheduler.wake();
         services.events.changed();
+    }
+}
+
+/// Tells the inventory watchers (here and on other replicas) that nodes were written.
+pub(crate) fn inventory_changed(ctx: &Context<'_>) {
+    if let Ok(services) = services(ctx) {
+        services.inventory.changed();
     }
 }
 

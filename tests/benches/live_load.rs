@@ -133,6 +133,8 @@ struct Counters {
 
 struct Shared {
     sent: Sent,
+    /// How long each report took to be answered (µs), while measuring.
+    report_latencies: Mutex<Vec<u32>>,
     /// GPU id → index.
     gpu_index: HashMap<String, u32>,
     counters: Counters,
@@ -187,6 +189,7 @@ async fn drive() {
     let gpu_index = seeded.nodes.iter().flat_map(|n| n.gpus.iter().map(|(id, _)| id.clone())).enumerate().map(|(i, id)| (id, i as u32)).collect();
     let shared = Arc::new(Shared {
         sent: Mutex::new(HashMap::new()),
+        report_latencies: Mutex::new(Vec::new()),
         gpu_index,
         counters: Counters::default(),
         measuring: AtomicBool::new(false),
@@ -285,13 +288,9 @@ async fn drive() {
     let _ = gateway.wait();
 
     latencies.sort_unstable();
-    let q = |p: f64| {
-        if latencies.is_empty() {
-            return f64::NAN;
-        }
-        let rank = ((p / 100.0) * latencies.len() as f64).ceil() as usize;
-        latencies[rank.clamp(1, latencies.len()) - 1] as f64 / 1000.0
-    };
+    let q = |p: f64| quantile_ms(&latencies, p);
+    let mut reported = std::mem::take(&mut *shared.report_latencies.lock().unwrap_or_else(|p| p.into_inner()));
+    reported.sort_unstable();
     // Each GPU subscriber expects one sample a second, each node subscriber eight.
     let per_second: u64 = (0..subscribers).map(|i| if i % 10 == 9 { GPUS_PER_NODE as u64 } else { 1 }).sum();
     println!(
@@ -307,9 +306,11 @@ async fn drive() {
         latencies.len() as f64 / window,
     );
     println!(
-        "agents:    {} reports, {} failed",
+        "agents:    {} reports, {} failed; report answered p50 {:.1} ms  p99 {:.1} ms",
         shared.counters.reports.load(Ordering::Relaxed),
-        shared.counters.report_failures.load(Ordering::Relaxed)
+        shared.counters.report_failures.load(Ordering::Relaxed),
+        quantile_ms(&reported, 50.0),
+        quantile_ms(&reported, 99.0),
     );
     println!("errors:    {errors} while measuring, {} in all", shared.counters.errors.load(Ordering::Relaxed));
     if let Some(first) = shared.first_error.lock().unwrap_or_else(|p| p.into_inner()).take() {
@@ -321,6 +322,15 @@ async fn drive() {
         hwm as f64 / 1024.0,
         cpu / window
     );
+}
+
+/// The `p`th percentile of sorted µs values, in ms.
+fn quantile_ms(sorted: &[u32], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1] as f64 / 1000.0
 }
 
 /// One agent: reports its node's GPUs every second from `start` until told to stop.
@@ -356,6 +366,7 @@ async fn agent(client: reqwest::Client, seeded: Arc<Seeded>, shared: Arc<Shared>
             }
         }
         shared.counters.reports.fetch_add(1, Ordering::Relaxed);
+        let asked = Instant::now();
         let outcome = async {
             let response = client.post(&url).bearer_auth(&node.agent_token).json(&body).send().await.map_err(|e| e.to_string())?;
             let value: Value = response.json().await.map_err(|e| e.to_string())?;
@@ -364,7 +375,11 @@ async fn agent(client: reqwest::Client, seeded: Arc<Seeded>, shared: Arc<Shared>
                 _ => Err(value.to_string()),
             }
         };
-        if let Err(e) = outcome.await {
+        let outcome = outcome.await;
+        if shared.measuring.load(Ordering::Relaxed) {
+            shared.report_latencies.lock().unwrap_or_else(|p| p.into_inner()).push(asked.elapsed().as_micros().min(u32::MAX as u128) as u32);
+        }
+        if let Err(e) = outcome {
             shared.counters.report_failures.fetch_add(1, Ordering::Relaxed);
             shared.error(format!("agent {n}: {e}"));
         }

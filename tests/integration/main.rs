@@ -2,6 +2,7 @@
 //! database (SQLite, or PostgreSQL + Redis when `EGS_TEST_DATABASE_URL`/`EGS_TEST_REDIS_URL`
 //! are set) and drives it over HTTP with the requests users send.
 
+mod alerts;
 mod auth;
 mod cli;
 mod dataloader;
@@ -11,6 +12,7 @@ mod http_spec;
 mod input_errors;
 mod isolation;
 mod lifecycle;
+mod live_inventory;
 mod metrics;
 mod operations;
 mod slices;

@@ -1,5 +1,7 @@
-//! Inventory: GPU nodes, GPUs and pools, and `upsertNodes` for admins and node agents.
+//! Inventory: GPU nodes, GPUs and pools, `upsertNodes` for admins and node agents,
+//! `removeNode`, and the live `inventoryChanged` feed ([`live`]).
 
+pub mod live;
 pub mod service;
 
 use crate::auth::Caller;
@@ -8,8 +10,8 @@ use crate::error::Result;
 use crate::gpr::Gpr;
 use crate::ids::{self, Kind};
 use crate::pagination::{Order, Page, PageRequest, keyset_page};
-use crate::{loaded, loaders, payload, session};
-use async_graphql::{Context, ID, InputObject, Object, SimpleObject};
+use crate::{loaded, loaders, payload, services, session};
+use async_graphql::{Context, Enum, ID, InputObject, Object, SimpleObject};
 use chrono::{DateTime, Utc};
 use egs_entities::{Health, NodeState, gpu, node};
 use sea_orm::{DatabaseConnection, QueryFilter};
@@ -352,9 +354,135 @@ impl InventoryMutation {
         };
         let result = result.await;
         if result.is_ok() {
-            // New nodes or changed health: the scheduler looks at once.
+            // New nodes or changed health: the scheduler and inventory watchers look at once.
             crate::stored_changes(ctx);
+            crate::inventory_changed(ctx);
         }
         UpsertNodesPayload::from_result(result)
+    }
+
+    /// Removes a GPU node and its GPUs from the inventory (admins). Refused with `CONFLICT`
+    /// while a GPR holds the node: release it first, or report it `UNHEALTHY` to have it
+    /// replaced.
+    async fn remove_node(&self, ctx: &Context<'_>, input: RemoveNodeInput) -> async_graphql::Result<RemoveNodePayload> {
+        let (caller, db) = session(ctx)?;
+        let result = async {
+            let id = ids::decode("id", &input.id, Kind::GpuNode)?;
+            Ok(GpuNode(service::remove_node(db, caller, id).await?))
+        };
+        let result = result.await;
+        if result.is_ok() {
+            crate::stored_changes(ctx);
+            crate::inventory_changed(ctx);
+        }
+        RemoveNodePayload::from_result(result)
+    }
+}
+
+#[derive(InputObject)]
+pub struct RemoveNodeInput {
+    pub id: ID,
+}
+
+payload!(
+    /// The node as it was when removed.
+    RemoveNodePayload,
+    node: GpuNode
+);
+
+/// What happened to a node.
+#[derive(Enum, Copy, Clone, Debug, PartialEq, Eq)]
+pub enum InventoryChangeKind {
+    /// Registered (`upsertNodes`).
+    NodeAdded,
+    /// Removed (`removeNode`, or its cluster was removed).
+    NodeRemoved,
+    /// Its health as readers see it changed: reported `HEALTHY`/`UNHEALTHY`, or `STALE` when
+    /// its agent fell silent, and back when it reports again.
+    HealthChanged,
+    /// Handed to a GPR (or to another one).
+    Allocated,
+    /// Given back to the pool.
+    Released,
+    /// Its state changed otherwise (e.g. cordoned, draining).
+    StateChanged,
+    /// Its description changed (instance type, shape, GPUs, memory, driver, thresholds).
+    NodeUpdated,
+}
+
+/// One change of one GPU node.
+pub struct InventoryChange(pub std::sync::Arc<live::NodeChange>);
+
+#[Object]
+impl InventoryChange {
+    async fn kind(&self) -> InventoryChangeKind {
+        self.0.kind
+    }
+    async fn node_id(&self) -> ID {
+        ids::encode(Kind::GpuNode, self.0.node.id)
+    }
+    async fn node_name(&self) -> &str {
+        &self.0.node.name
+    }
+    async fn cluster_id(&self) -> ID {
+        ids::encode(Kind::Cluster, self.0.node.cluster_id)
+    }
+    async fn cluster(&self, ctx: &Context<'_>) -> Result<Option<Cluster>> {
+        Ok(loaded(loaders(ctx)?.cluster().load_one(self.0.node.cluster_id).await)?.map(Cluster))
+    }
+    /// The node after the change; null when it was removed.
+    async fn node(&self) -> Option<GpuNode> {
+        (self.0.kind != InventoryChangeKind::NodeRemoved).then(|| GpuNode(self.0.node.clone()))
+    }
+    /// Health after the change, as `GpuNode.health` reads it.
+    async fn health(&self) -> Health {
+        self.0.health
+    }
+    /// Health before the change; null for a new node.
+    async fn previous_health(&self) -> Option<Health> {
+        self.0.previous_health
+    }
+    async fn state(&self) -> NodeState {
+        self.0.node.state
+    }
+    /// When the change was seen.
+    async fn at(&self) -> DateTime<Utc> {
+        self.0.at
+    }
+}
+
+#[derive(Default)]
+pub struct InventorySubscription;
+
+#[async_graphql::Subscription]
+impl InventorySubscription {
+    /// Changes of the GPU nodes of a cluster (or of every cluster), from now on: nodes added
+    /// and removed, health changes (`STALE` when an agent falls silent for 30 s, and back),
+    /// nodes allocated to and released by GPRs, state and description changes. A change made
+    /// through any replica arrives within a couple of seconds (at once on this one).
+    async fn inventory_changed(
+        &self,
+        ctx: &Context<'_>,
+        cluster_id: Option<ID>,
+    ) -> Result<impl futures_util::Stream<Item = async_graphql::Result<InventoryChange>> + use<>> {
+        let (caller, db) = session(ctx)?;
+        caller.require_person()?;
+        let cluster_id = cluster_id.as_ref().map(|id| ids::decode("clusterId", id, Kind::Cluster)).transpose()?;
+        if let Some(id) = cluster_id {
+            crate::cluster::service::find_cluster(db, caller, id).await?;
+        }
+        let mut live = services(ctx)?.inventory.subscribe().await?;
+        Ok(async_stream::stream! {
+            loop {
+                match live.recv().await {
+                    Ok(change) if cluster_id.is_none_or(|id| change.node.cluster_id == id) => yield Ok(InventoryChange(change)),
+                    Ok(_) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::warn!(missed, "an inventoryChanged subscriber fell behind and missed changes");
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        })
     }
 }

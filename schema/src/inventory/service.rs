@@ -4,7 +4,8 @@ use crate::auth::Caller;
 use crate::error::{Error, Result, UserError};
 use crate::validate;
 use chrono::Utc;
-use egs_entities::{Health, NodeState, Role, cluster, gpu, node};
+use egs_entities::{Health, NodeState, Role, cluster, gpr, gpr_node, gpu, node};
+use sea_orm::sea_query::Query;
 use sea_orm::{ActiveModelTrait, ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter, Select, Set, TransactionTrait, TryIntoModel};
 use std::collections::{BTreeMap, HashSet};
 
@@ -290,4 +291,29 @@ async fn replace_gpus(txn: &sea_orm::DatabaseTransaction, node_id: i64, gpus: Ve
         model.save(txn).await?;
     }
     Ok(())
+}
+
+/// Removes a node with its GPUs (admins), unless a GPR holds it or is taking it: checked in
+/// the same statement as the delete, so a GPR admitted meanwhile keeps its node.
+pub async fn remove_node(db: &DatabaseConnection, caller: &Caller, id: i64) -> Result<node::Model> {
+    caller.require_admin()?;
+    let existing = node::Entity::find_by_id(id).one(db).await?.ok_or(Error::NotFound("node"))?;
+    let holding =
+        Query::select().column(gpr::Column::Id).from(gpr::Entity).and_where(gpr::Column::Phase.is_in(crate::lifecycle::state::HOLDING)).to_owned();
+    let held_nodes =
+        Query::select().column(gpr_node::Column::NodeId).from(gpr_node::Entity).and_where(gpr_node::Column::GprId.in_subquery(holding)).to_owned();
+    let removed = node::Entity::delete_many()
+        .filter(node::Column::Id.eq(id))
+        .filter(node::Column::AllocatedGprId.is_null())
+        .filter(node::Column::Id.not_in_subquery(held_nodes))
+        .exec(db)
+        .await?
+        .rows_affected;
+    if removed == 0 {
+        return Err(Error::conflict(
+            "id",
+            format!("node `{}` is held by a GPR; release it first, or report it UNHEALTHY to have it replaced", existing.name),
+        ));
+    }
+    Ok(existing)
 }

@@ -65,7 +65,8 @@ fn is_own_node(caller: &Caller, cluster_id: i64, name: &str) -> bool {
 
 /// Validates and stores a batch of samples for one node, all or nothing: any invalid sample
 /// (or a GPU that is not the node's) stores none. Admins report for any node; an agent only
-/// for its own, and its report is the node's heartbeat.
+/// for its own, and its report is the node's heartbeat. New samples then go through the alert
+/// rules.
 pub async fn report_samples(
     db: &DatabaseConnection,
     store: &MetricsStore,
@@ -102,6 +103,7 @@ pub async fn report_samples(
     let gpus = gpu::Entity::find().filter(gpu::Column::NodeId.eq(node.id)).all(db).await?;
     let samples = check_samples(&node, &gpus, &reports, now)?;
     persist_latest(db, node.id, &samples, agent.then_some(now)).await?;
+    crate::alerts::service::after_report(db, &node, &gpus, &samples, agent.then_some(now)).await;
     Ok(store.ingest(node.id, samples, now.timestamp()))
 }
 
