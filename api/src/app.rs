@@ -18,6 +18,7 @@ use egs_schema::events::{EventFanout, EventHub, NoFanout};
 use egs_schema::inventory::live::InventoryFeed;
 use egs_schema::lifecycle::provider::SimulatedProvider;
 use egs_schema::lifecycle::{Clock, Lifecycle, LifecycleConfig, SchedulerHandle, SystemClock};
+use egs_schema::metrics::MetricsStore;
 use egs_schema::{Alone, Announce};
 use egs_schema::{EgsSchema, Services, build_schema};
 use std::future::Future;
@@ -72,7 +73,11 @@ impl Application {
         let token_cache = Arc::new(TokenCache::default());
         let redis = match &settings.redis_url {
             Some(url) => {
-                let client = redis::Client::open(url.expose()).context("the Redis URL is not valid")?;
+                let info = redis::IntoConnectionInfo::into_connection_info(url.expose()).context("the Redis URL is not valid")?;
+                // Pub/sub messages are small: without TCP_NODELAY one may wait for the previous
+                // one's delayed ACK (up to 40 ms on Linux) before it leaves.
+                let tcp = info.tcp_settings().clone().set_nodelay(true);
+                let client = redis::Client::open(info.set_tcp_settings(tcp)).context("the Redis URL is not valid")?;
                 let manager = connect_redis(client.clone()).await?;
                 replicas::spawn_revocation_listener(client.clone(), token_cache.clone());
                 Some((manager, client))
@@ -80,6 +85,10 @@ impl Application {
             None => None,
         };
         let fanouts = Fanouts::new(redis.as_ref().map(|(manager, _)| manager));
+        let metrics = Arc::new(match &fanouts.metrics {
+            Some(redis) => MetricsStore::with_fanout(redis.clone()),
+            None => MetricsStore::new(),
+        });
         let webhook = match settings.alerts.webhook_url.as_ref().filter(|url| !url.expose().trim().is_empty()) {
             Some(url) => {
                 let webhook = Webhook::new(url.expose())?;
@@ -94,14 +103,16 @@ impl Application {
         let redis = redis.map(|(manager, client)| {
             replicas::spawn_event_listener(client.clone(), events.clone());
             replicas::spawn_alert_listener(client.clone(), alerts.clone());
-            replicas::spawn_inventory_listener(client, inventory.clone());
+            replicas::spawn_inventory_listener(client.clone(), inventory.clone());
+            if let Some(fanout) = &fanouts.metrics {
+                replicas::spawn_metrics_listener(client, metrics.clone(), fanout.origin());
+            }
             manager
         });
         let scheduler = Arc::new(SchedulerHandle::new(clock.clone()));
         let provider = Arc::new(SimulatedProvider::new(std::time::Duration::from_millis(settings.simulated_step_ms)));
         let lifecycle =
             (!settings.no_scheduler).then(|| Lifecycle::new(db.clone(), scheduler.clone(), provider, LifecycleConfig::default(), events.clone()));
-        let metrics = Arc::new(egs_schema::metrics::MetricsStore::new());
         let services =
             Services { db, keys: Arc::new(keys), token_cache, revocations: fanouts.revocations, scheduler, events, metrics, alerts, inventory };
         if settings.demo {
@@ -181,6 +192,8 @@ struct Fanouts {
     events: Arc<dyn EventFanout>,
     alerts: Arc<dyn Announce>,
     inventory: Arc<dyn Announce>,
+    /// GPU sample batches go to the other replicas' histories and live subscribers.
+    metrics: Option<Arc<replicas::RedisMetrics>>,
 }
 
 impl Fanouts {
@@ -191,8 +204,15 @@ impl Fanouts {
                 events: Arc::new(replicas::RedisEvents::new(manager.clone())),
                 alerts: Arc::new(replicas::RedisAnnounce::new(manager.clone(), replicas::ALERTS_CHANNEL)),
                 inventory: Arc::new(replicas::RedisAnnounce::new(manager.clone(), replicas::INVENTORY_CHANNEL)),
+                metrics: Some(Arc::new(replicas::RedisMetrics::new(manager.clone()))),
             },
-            None => Self { revocations: Arc::new(NoReplicas), events: Arc::new(NoFanout), alerts: Arc::new(Alone), inventory: Arc::new(Alone) },
+            None => Self {
+                revocations: Arc::new(NoReplicas),
+                events: Arc::new(NoFanout),
+                alerts: Arc::new(Alone),
+                inventory: Arc::new(Alone),
+                metrics: None,
+            },
         }
     }
 }

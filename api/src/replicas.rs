@@ -2,14 +2,20 @@
 //! replica (itself included) drops it from its token cache; a replica that stores GPR events,
 //! alert transitions or node changes says so and the others' tailers and watchers look at once
 //! (they also look on a timer, so a lost message only delays). What changed always comes from
-//! the database, never from the message.
+//! the database, never from the message. The exception is GPU sample batches: history lives in
+//! each replica's memory, so a replica that accepts a report publishes its new samples and the
+//! others store them too (a lost batch costs them one point of history; the latest sample of
+//! every GPU is in the database).
 
 use egs_schema::Announce;
 use egs_schema::alerts::hub::AlertHub;
 use egs_schema::auth::{RevocationBroadcast, TokenCache};
 use egs_schema::events::{EventFanout, EventHub};
 use egs_schema::inventory::live::InventoryFeed;
+use egs_schema::metrics::store::{Sample, Values};
+use egs_schema::metrics::{MetricsFanout, MetricsStore};
 use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -147,4 +153,111 @@ pub fn spawn_alert_listener(client: redis::Client, hub: Arc<AlertHub>) {
 /// Wakes the local inventory watcher whenever a replica announces written nodes.
 pub fn spawn_inventory_listener(client: redis::Client, feed: Arc<InventoryFeed>) {
     spawn_listener(client, INVENTORY_CHANNEL, move |_| feed.wake());
+}
+
+/// The channel GPU sample batches travel on between replicas.
+pub const GPU_SAMPLES_CHANNEL: &str = "egs:gpu-samples";
+
+/// A batch on the wire: which replica accepted it (so it ignores its own), the node, and the
+/// new samples.
+#[derive(Serialize, Deserialize)]
+struct SampleMessage {
+    origin: u64,
+    node_id: i64,
+    samples: Vec<WireSample>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct WireSample {
+    gpu_id: i64,
+    uuid: String,
+    at: i64,
+    /// util, mem_util, mem_used_mib, temperature, power.
+    values: [f32; 5],
+    sm_clock_mhz: f32,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    xid_errors: Vec<i32>,
+    ecc_corrected: Option<i64>,
+    ecc_uncorrected: Option<i64>,
+}
+
+impl WireSample {
+    fn from_sample(s: &Sample) -> Self {
+        let v = s.values;
+        Self {
+            gpu_id: s.gpu_id,
+            uuid: s.uuid.to_string(),
+            at: s.at,
+            values: [v.util, v.mem_util, v.mem_used_mib, v.temperature, v.power],
+            sm_clock_mhz: s.sm_clock_mhz,
+            xid_errors: s.xid_errors.clone(),
+            ecc_corrected: s.ecc_corrected,
+            ecc_uncorrected: s.ecc_uncorrected,
+        }
+    }
+
+    fn into_sample(self, node_id: i64) -> Sample {
+        let [util, mem_util, mem_used_mib, temperature, power] = self.values;
+        Sample {
+            gpu_id: self.gpu_id,
+            uuid: self.uuid.into(),
+            node_id,
+            at: self.at,
+            values: Values { util, mem_util, mem_used_mib, temperature, power },
+            sm_clock_mhz: self.sm_clock_mhz,
+            xid_errors: self.xid_errors,
+            ecc_corrected: self.ecc_corrected,
+            ecc_uncorrected: self.ecc_uncorrected,
+        }
+    }
+}
+
+/// Hands the samples this replica accepted to the others, so every replica's history and
+/// live subscribers see every GPU.
+pub struct RedisMetrics {
+    connection: redis::aio::ConnectionManager,
+    /// This replica, in the messages it sends.
+    origin: u64,
+}
+
+impl RedisMetrics {
+    pub fn new(connection: redis::aio::ConnectionManager) -> Self {
+        Self { connection, origin: rand::random() }
+    }
+
+    /// This replica's id in the batches it sends (its listener skips those).
+    pub fn origin(&self) -> u64 {
+        self.origin
+    }
+}
+
+impl MetricsFanout for RedisMetrics {
+    fn publish(&self, node_id: i64, samples: &[Sample]) {
+        let message = SampleMessage { origin: self.origin, node_id, samples: samples.iter().map(WireSample::from_sample).collect() };
+        let Ok(payload) = serde_json::to_vec(&message) else { return };
+        let mut connection = self.connection.clone();
+        // Fire and forget: the latest sample is in the database for everyone; a lost batch
+        // costs the other replicas one point of history.
+        tokio::spawn(async move {
+            let published: Result<i64, _> = redis::cmd("PUBLISH").arg(GPU_SAMPLES_CHANNEL).arg(payload).query_async(&mut connection).await;
+            if let Err(e) = published {
+                tracing::debug!(error = %e, "failed to hand GPU samples to the other replicas");
+            }
+        });
+    }
+}
+
+/// Stores the other replicas' sample batches here (history and live subscribers).
+pub fn spawn_metrics_listener(client: redis::Client, store: Arc<MetricsStore>, origin: u64) {
+    spawn_listener(client, GPU_SAMPLES_CHANNEL, move |message| {
+        let Ok(payload) = message.get_payload::<Vec<u8>>() else { return };
+        match serde_json::from_slice::<SampleMessage>(&payload) {
+            Ok(batch) if batch.origin != origin => {
+                let samples = batch.samples.into_iter().map(|s| s.into_sample(batch.node_id)).collect();
+                store.ingest_remote(batch.node_id, samples, chrono::Utc::now().timestamp());
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "ignoring a malformed GPU sample batch from Redis"),
+        }
+    });
 }

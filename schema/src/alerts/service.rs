@@ -319,9 +319,19 @@ async fn shape_thresholds(db: &impl ConnectionTrait, shape: &str) -> Result<(Opt
 /// one query for the node's open alerts and one for its shape's thresholds, and writes only
 /// transitions. It never fails the report: an error is logged, and as the rules are
 /// level-triggered, the next report repairs what this one could not write.
-pub async fn after_report(db: &DatabaseConnection, node: &node::Model, gpus: &[gpu::Model], samples: &[Sample], heartbeat: Option<DateTime<Utc>>) {
-    if let Err(error) = evaluate_report(db, node, gpus, samples, heartbeat).await {
-        tracing::warn!(node.id = node.id, error = ?error, "could not evaluate the alert rules of a report; the next report will");
+pub async fn after_report(
+    db: &DatabaseConnection,
+    node: &node::Model,
+    gpus: &[gpu::Model],
+    samples: &[Sample],
+    heartbeat: Option<DateTime<Utc>>,
+) -> usize {
+    match evaluate_report(db, node, gpus, samples, heartbeat).await {
+        Ok(stored) => stored,
+        Err(error) => {
+            tracing::warn!(node.id = node.id, error = ?error, "could not evaluate the alert rules of a report; the next report will");
+            0
+        }
     }
 }
 

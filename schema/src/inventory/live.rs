@@ -16,7 +16,7 @@ use crate::Announce;
 use crate::events::EventHub;
 use crate::metrics::service::{STALE_AFTER_SECS, effective_health};
 use chrono::{DateTime, Utc};
-use egs_entities::{GprEventKind, Health, node};
+use egs_entities::{Health, node};
 use sea_orm::{DatabaseConnection, EntityTrait};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -30,22 +30,6 @@ const CHANNEL_CAPACITY: usize = 4096;
 pub const FALLBACK_POLL: Duration = Duration::from_secs(2);
 /// A burst of wake-ups (one transaction, several events) settles into one read.
 const SETTLE: Duration = Duration::from_millis(50);
-/// GPR events written in the transactions that hand nodes to GPRs or take them back (the
-/// metrics module's allocation refresher reads the same ones).
-const MOVES_NODES: [GprEventKind; 11] = [
-    GprEventKind::ProvisioningStarted,
-    GprEventKind::NodeReplaced,
-    GprEventKind::Degraded,
-    GprEventKind::Releasing,
-    GprEventKind::Completed,
-    GprEventKind::EarlyReleased,
-    GprEventKind::IdleReleased,
-    GprEventKind::Preempted,
-    GprEventKind::Requeued,
-    GprEventKind::Failed,
-    GprEventKind::Cancelled,
-];
-
 /// One change of one node.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeChange {
@@ -178,7 +162,7 @@ impl InventoryFeed {
             tokio::select! {
                 _ = self.wake.notified() => {}
                 received = nudges.recv(), if nudged => match received {
-                    Ok(event) if !MOVES_NODES.contains(&event.kind) => continue,
+                    Ok(event) if !crate::metrics::MOVES_NODES.contains(&event.kind) => continue,
                     Ok(_) | Err(RecvError::Lagged(_)) => {}
                     Err(RecvError::Closed) => {
                         nudged = false;

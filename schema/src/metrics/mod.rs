@@ -312,7 +312,7 @@ impl MetricsMutation {
     /// after a reconnect is safe. An agent's report is also its node's heartbeat.
     async fn report_gpu_samples(&self, ctx: &Context<'_>, input: ReportGpuSamplesInput) -> async_graphql::Result<ReportGpuSamplesPayload> {
         let (caller, db) = session(ctx)?;
-        let store = &services(ctx)?.metrics;
+        let services = services(ctx)?;
         let result = async {
             let node = node_ref(&input)?;
             let samples = input
@@ -332,7 +332,7 @@ impl MetricsMutation {
                     ecc_uncorrected: s.ecc_uncorrected,
                 })
                 .collect();
-            service::report_samples(db, store, caller, Utc::now(), node, samples).await
+            service::report_samples(db, &services.metrics, &services.alerts, caller, Utc::now(), node, samples).await
         };
         match result.await {
             Ok(done) => Ok(ReportGpuSamplesPayload { accepted: done.accepted as i32, duplicates: done.duplicates as i32, user_errors: Vec::new() }),
@@ -405,7 +405,7 @@ impl MetricsSubscription {
 }
 
 /// GPR events written in the transactions that hand nodes to GPRs or take them back.
-const MOVES_NODES: [GprEventKind; 11] = [
+pub(crate) const MOVES_NODES: [GprEventKind; 11] = [
     GprEventKind::ProvisioningStarted,
     GprEventKind::NodeReplaced,
     GprEventKind::Degraded,

@@ -65,11 +65,12 @@ fn is_own_node(caller: &Caller, cluster_id: i64, name: &str) -> bool {
 
 /// Validates and stores a batch of samples for one node, all or nothing: any invalid sample
 /// (or a GPU that is not the node's) stores none. Admins report for any node; an agent only
-/// for its own, and its report is the node's heartbeat. New samples then go through the alert
-/// rules.
+/// for its own, and its report is the node's heartbeat. New samples reach live subscribers,
+/// then go through the alert rules (whose transitions `alerts` publishes).
 pub async fn report_samples(
     db: &DatabaseConnection,
     store: &MetricsStore,
+    alerts: &crate::alerts::hub::AlertHub,
     caller: &Caller,
     now: DateTime<Utc>,
     node_ref: NodeRef,
@@ -103,8 +104,12 @@ pub async fn report_samples(
     let gpus = gpu::Entity::find().filter(gpu::Column::NodeId.eq(node.id)).all(db).await?;
     let samples = check_samples(&node, &gpus, &reports, now)?;
     persist_latest(db, node.id, &samples, agent.then_some(now)).await?;
-    crate::alerts::service::after_report(db, &node, &gpus, &samples, agent.then_some(now)).await;
-    Ok(store.ingest(node.id, samples, now.timestamp()))
+    // Live subscribers first: evaluating the alert rules takes queries of its own.
+    let ingested = store.ingest(node.id, samples.clone(), now.timestamp());
+    if crate::alerts::service::after_report(db, &node, &gpus, &samples, agent.then_some(now)).await > 0 {
+        alerts.changed();
+    }
+    Ok(ingested)
 }
 
 fn check_range(field: &str, value: f64, min: f64, max: f64, unit: &str, errors: &mut Vec<UserError>) {
