@@ -79,12 +79,12 @@ impl Application {
                 let tcp = info.tcp_settings().clone().set_nodelay(true);
                 let client = redis::Client::open(info.set_tcp_settings(tcp)).context("the Redis URL is not valid")?;
                 let manager = connect_redis(client.clone()).await?;
-                replicas::spawn_revocation_listener(client.clone(), token_cache.clone());
+                replicas::spawn_revocation_listener(client.clone(), keys.deployment(), token_cache.clone());
                 Some((manager, client))
             }
             None => None,
         };
-        let fanouts = Fanouts::new(redis.as_ref().map(|(manager, _)| manager));
+        let fanouts = Fanouts::new(redis.as_ref().map(|(manager, _)| manager), keys.deployment());
         let metrics = Arc::new(match &fanouts.metrics {
             Some(redis) => MetricsStore::with_fanout(redis.clone()),
             None => MetricsStore::new(),
@@ -100,16 +100,16 @@ impl Application {
         let events = EventHub::new(db.clone(), fanouts.events).await.context("failed to read the newest GPR event")?;
         let alerts = AlertHub::new(db.clone(), fanouts.alerts, webhook.clone()).await.context("failed to read the newest alert transition")?;
         let inventory = InventoryFeed::new(db.clone(), fanouts.inventory, events.clone());
+        let scheduler = Arc::new(SchedulerHandle::new(clock.clone()));
         let redis = redis.map(|(manager, client)| {
-            replicas::spawn_event_listener(client.clone(), events.clone());
-            replicas::spawn_alert_listener(client.clone(), alerts.clone());
-            replicas::spawn_inventory_listener(client.clone(), inventory.clone());
-            if let Some(fanout) = &fanouts.metrics {
-                replicas::spawn_metrics_listener(client, metrics.clone(), fanout.origin());
+            replicas::spawn_event_listener(client.clone(), keys.deployment(), events.clone(), scheduler.clone(), fanouts.origin);
+            replicas::spawn_alert_listener(client.clone(), keys.deployment(), alerts.clone());
+            replicas::spawn_inventory_listener(client.clone(), keys.deployment(), inventory.clone());
+            if fanouts.metrics.is_some() {
+                replicas::spawn_metrics_listener(client, keys.deployment(), metrics.clone(), fanouts.origin);
             }
             manager
         });
-        let scheduler = Arc::new(SchedulerHandle::new(clock.clone()));
         let provider = Arc::new(SimulatedProvider::new(std::time::Duration::from_millis(settings.simulated_step_ms)));
         let lifecycle =
             (!settings.no_scheduler).then(|| Lifecycle::new(db.clone(), scheduler.clone(), provider, LifecycleConfig::default(), events.clone()));
@@ -194,17 +194,21 @@ struct Fanouts {
     inventory: Arc<dyn Announce>,
     /// GPU sample batches go to the other replicas' histories and live subscribers.
     metrics: Option<Arc<replicas::RedisMetrics>>,
+    /// This replica in its messages, so it can skip its own.
+    origin: u64,
 }
 
 impl Fanouts {
-    fn new(redis: Option<&redis::aio::ConnectionManager>) -> Self {
+    fn new(redis: Option<&redis::aio::ConnectionManager>, deployment: &str) -> Self {
+        let origin = rand::random();
         match redis {
             Some(manager) => Self {
-                revocations: Arc::new(replicas::RedisRevocations::new(manager.clone())),
-                events: Arc::new(replicas::RedisEvents::new(manager.clone())),
-                alerts: Arc::new(replicas::RedisAnnounce::new(manager.clone(), replicas::ALERTS_CHANNEL)),
-                inventory: Arc::new(replicas::RedisAnnounce::new(manager.clone(), replicas::INVENTORY_CHANNEL)),
-                metrics: Some(Arc::new(replicas::RedisMetrics::new(manager.clone()))),
+                revocations: Arc::new(replicas::RedisRevocations::new(manager.clone(), deployment)),
+                events: Arc::new(replicas::RedisEvents::new(manager.clone(), deployment, origin)),
+                alerts: Arc::new(replicas::RedisAnnounce::new(manager.clone(), deployment, replicas::ALERTS_CHANNEL)),
+                inventory: Arc::new(replicas::RedisAnnounce::new(manager.clone(), deployment, replicas::INVENTORY_CHANNEL)),
+                metrics: Some(Arc::new(replicas::RedisMetrics::new(manager.clone(), deployment, origin))),
+                origin,
             },
             None => Self {
                 revocations: Arc::new(NoReplicas),
@@ -212,6 +216,7 @@ impl Fanouts {
                 alerts: Arc::new(Alone),
                 inventory: Arc::new(Alone),
                 metrics: None,
+                origin,
             },
         }
     }

@@ -12,6 +12,7 @@ use egs_schema::alerts::hub::AlertHub;
 use egs_schema::auth::{RevocationBroadcast, TokenCache};
 use egs_schema::events::{EventFanout, EventHub};
 use egs_schema::inventory::live::InventoryFeed;
+use egs_schema::lifecycle::SchedulerHandle;
 use egs_schema::metrics::store::{Sample, Values};
 use egs_schema::metrics::{MetricsFanout, MetricsStore};
 use futures_util::StreamExt;
@@ -20,34 +21,44 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The channel revoked token ids travel on.
-pub const REVOKED_TOKENS_CHANNEL: &str = "egs:tokens:revoked";
+pub const REVOKED_TOKENS_CHANNEL: &str = "tokens:revoked";
 /// The channel "new GPR events are stored" travels on.
-pub const GPR_EVENTS_CHANNEL: &str = "egs:gpr-events";
+pub const GPR_EVENTS_CHANNEL: &str = "gpr-events";
 /// The channel "alert transitions are stored" travels on.
-pub const ALERTS_CHANNEL: &str = "egs:alerts";
+pub const ALERTS_CHANNEL: &str = "alerts";
 /// The channel "nodes were written" travels on.
-pub const INVENTORY_CHANNEL: &str = "egs:inventory";
+pub const INVENTORY_CHANNEL: &str = "inventory";
+/// The channel GPU sample batches travel on between replicas.
+pub const GPU_SAMPLES_CHANNEL: &str = "gpu-samples";
+
+/// Channel `name` of one deployment: `egs:<deployment>:<name>`. The deployment is a fingerprint
+/// of the token signing key, which all its replicas share, so deployments (or test gateways)
+/// sharing one Redis never hear each other.
+pub fn channel(deployment: &str, name: &str) -> String {
+    format!("egs:{deployment}:{name}")
+}
 /// Longest wait between reconnection attempts of the subscriber.
 const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(10);
 
 pub struct RedisRevocations {
     connection: redis::aio::ConnectionManager,
+    channel: String,
 }
 
 impl RedisRevocations {
-    pub fn new(connection: redis::aio::ConnectionManager) -> Self {
-        Self { connection }
+    pub fn new(connection: redis::aio::ConnectionManager, deployment: &str) -> Self {
+        Self { connection, channel: channel(deployment, REVOKED_TOKENS_CHANNEL) }
     }
 }
 
 impl RevocationBroadcast for RedisRevocations {
     fn token_revoked(&self, jti: &str) {
         let mut connection = self.connection.clone();
-        let jti = jti.to_owned();
+        let (jti, channel) = (jti.to_owned(), self.channel.clone());
         // Fire and forget: the revocation is already stored; other replicas' caches expire
         // within seconds even if this message is lost.
         tokio::spawn(async move {
-            let published: Result<i64, _> = redis::cmd("PUBLISH").arg(REVOKED_TOKENS_CHANNEL).arg(&jti).query_async(&mut connection).await;
+            let published: Result<i64, _> = redis::cmd("PUBLISH").arg(&channel).arg(&jti).query_async(&mut connection).await;
             if let Err(e) = published {
                 tracing::warn!(error = %e, "failed to broadcast a token revocation; other replicas catch up when their cache expires");
             }
@@ -56,8 +67,8 @@ impl RevocationBroadcast for RedisRevocations {
 }
 
 /// Listens for revocations until the process ends, reconnecting with backoff.
-pub fn spawn_revocation_listener(client: redis::Client, cache: Arc<TokenCache>) {
-    spawn_listener(client, REVOKED_TOKENS_CHANNEL, move |message| {
+pub fn spawn_revocation_listener(client: redis::Client, deployment: &str, cache: Arc<TokenCache>) {
+    spawn_listener(client, channel(deployment, REVOKED_TOKENS_CHANNEL), move |message| {
         if let Ok(jti) = message.get_payload::<String>() {
             cache.forget(&jti);
         }
@@ -66,13 +77,13 @@ pub fn spawn_revocation_listener(client: redis::Client, cache: Arc<TokenCache>) 
 
 /// Runs `on_message` for every message on `channel` until the process ends, reconnecting
 /// with backoff.
-fn spawn_listener(client: redis::Client, channel: &'static str, on_message: impl Fn(&redis::Msg) + Send + Sync + 'static) {
+fn spawn_listener(client: redis::Client, channel: String, on_message: impl Fn(&redis::Msg) + Send + Sync + 'static) {
     tokio::spawn(async move {
         let mut delay = Duration::from_millis(200);
         loop {
-            match listen(&client, channel, &on_message).await {
-                Ok(()) => tracing::warn!(channel, "a Redis subscription ended; reconnecting"),
-                Err(e) => tracing::warn!(channel, error = %e, retry_in_ms = delay.as_millis() as u64, "a Redis subscription failed"),
+            match listen(&client, &channel, &on_message).await {
+                Ok(()) => tracing::warn!(%channel, "a Redis subscription ended; reconnecting"),
+                Err(e) => tracing::warn!(%channel, error = %e, retry_in_ms = delay.as_millis() as u64, "a Redis subscription failed"),
             }
             tokio::time::sleep(delay).await;
             delay = (delay * 2).min(MAX_RECONNECT_DELAY);
@@ -90,22 +101,26 @@ async fn listen(client: &redis::Client, channel: &str, on_message: &impl Fn(&red
     Ok(())
 }
 
+/// Says "GPR events were stored" with this replica's id, so its own listener ignores it.
 pub struct RedisEvents {
     connection: redis::aio::ConnectionManager,
+    channel: String,
+    origin: u64,
 }
 
 impl RedisEvents {
-    pub fn new(connection: redis::aio::ConnectionManager) -> Self {
-        Self { connection }
+    pub fn new(connection: redis::aio::ConnectionManager, deployment: &str, origin: u64) -> Self {
+        Self { connection, channel: channel(deployment, GPR_EVENTS_CHANNEL), origin }
     }
 }
 
 impl EventFanout for RedisEvents {
     fn announce(&self) {
         let mut connection = self.connection.clone();
+        let (channel, origin) = (self.channel.clone(), self.origin);
         // Fire and forget: the events are stored; the others' tailers poll anyway.
         tokio::spawn(async move {
-            let published: Result<i64, _> = redis::cmd("PUBLISH").arg(GPR_EVENTS_CHANNEL).arg(1).query_async(&mut connection).await;
+            let published: Result<i64, _> = redis::cmd("PUBLISH").arg(&channel).arg(origin).query_async(&mut connection).await;
             if let Err(e) = published {
                 tracing::debug!(error = %e, "failed to announce new GPR events; other replicas see them on their next poll");
             }
@@ -113,50 +128,57 @@ impl EventFanout for RedisEvents {
     }
 }
 
-/// Wakes the local event tailer whenever another replica announces events. (The tailer also
-/// polls, so what was stored while the subscription was down is found anyway.)
-pub fn spawn_event_listener(client: redis::Client, hub: Arc<EventHub>) {
-    spawn_listener(client, GPR_EVENTS_CHANNEL, move |_| hub.wake());
+/// Wakes the local event tailer whenever another replica announces events, and the scheduler
+/// loop (if this replica leads, a GPR submitted elsewhere is placed now, not at the next tick).
+/// Both also run on timers, so what was stored while the subscription was down is found anyway.
+/// Its own announcements are skipped: the scheduler's commits announce too, and must not wake
+/// it again.
+pub fn spawn_event_listener(client: redis::Client, deployment: &str, hub: Arc<EventHub>, scheduler: Arc<SchedulerHandle>, origin: u64) {
+    spawn_listener(client, channel(deployment, GPR_EVENTS_CHANNEL), move |message| {
+        if message.get_payload::<u64>().is_ok_and(|from| from == origin) {
+            return;
+        }
+        hub.wake();
+        scheduler.wake();
+    });
 }
 
 /// Announces "something was stored" on one channel; the message carries nothing else.
 pub struct RedisAnnounce {
     connection: redis::aio::ConnectionManager,
-    channel: &'static str,
+    channel: String,
 }
 
 impl RedisAnnounce {
-    pub fn new(connection: redis::aio::ConnectionManager, channel: &'static str) -> Self {
-        Self { connection, channel }
+    /// Announces on channel `name` of `deployment`.
+    pub fn new(connection: redis::aio::ConnectionManager, deployment: &str, name: &str) -> Self {
+        Self { connection, channel: channel(deployment, name) }
     }
 }
 
 impl Announce for RedisAnnounce {
     fn announce(&self) {
         let mut connection = self.connection.clone();
-        let channel = self.channel;
+        let channel = self.channel.clone();
         // Fire and forget: what changed is stored; the others poll anyway.
         tokio::spawn(async move {
-            let published: Result<i64, _> = redis::cmd("PUBLISH").arg(channel).arg(1).query_async(&mut connection).await;
+            let published: Result<i64, _> = redis::cmd("PUBLISH").arg(&channel).arg(1).query_async(&mut connection).await;
             if let Err(e) = published {
-                tracing::debug!(channel, error = %e, "failed to announce a change; other replicas see it on their next poll");
+                tracing::debug!(%channel, error = %e, "failed to announce a change; other replicas see it on their next poll");
             }
         });
     }
 }
 
 /// Wakes the local alert tailer whenever a replica announces stored alert transitions.
-pub fn spawn_alert_listener(client: redis::Client, hub: Arc<AlertHub>) {
-    spawn_listener(client, ALERTS_CHANNEL, move |_| hub.wake());
+pub fn spawn_alert_listener(client: redis::Client, deployment: &str, hub: Arc<AlertHub>) {
+    spawn_listener(client, channel(deployment, ALERTS_CHANNEL), move |_| hub.wake());
 }
 
 /// Wakes the local inventory watcher whenever a replica announces written nodes.
-pub fn spawn_inventory_listener(client: redis::Client, feed: Arc<InventoryFeed>) {
-    spawn_listener(client, INVENTORY_CHANNEL, move |_| feed.wake());
+pub fn spawn_inventory_listener(client: redis::Client, deployment: &str, feed: Arc<InventoryFeed>) {
+    spawn_listener(client, channel(deployment, INVENTORY_CHANNEL), move |_| feed.wake());
 }
-
-/// The channel GPU sample batches travel on between replicas.
-pub const GPU_SAMPLES_CHANNEL: &str = "egs:gpu-samples";
 
 /// A batch on the wire: which replica accepted it (so it ignores its own), the node, and the
 /// new samples.
@@ -216,18 +238,14 @@ impl WireSample {
 /// live subscribers see every GPU.
 pub struct RedisMetrics {
     connection: redis::aio::ConnectionManager,
+    channel: String,
     /// This replica, in the messages it sends.
     origin: u64,
 }
 
 impl RedisMetrics {
-    pub fn new(connection: redis::aio::ConnectionManager) -> Self {
-        Self { connection, origin: rand::random() }
-    }
-
-    /// This replica's id in the batches it sends (its listener skips those).
-    pub fn origin(&self) -> u64 {
-        self.origin
+    pub fn new(connection: redis::aio::ConnectionManager, deployment: &str, origin: u64) -> Self {
+        Self { connection, channel: channel(deployment, GPU_SAMPLES_CHANNEL), origin }
     }
 }
 
@@ -235,11 +253,11 @@ impl MetricsFanout for RedisMetrics {
     fn publish(&self, node_id: i64, samples: &[Sample]) {
         let message = SampleMessage { origin: self.origin, node_id, samples: samples.iter().map(WireSample::from_sample).collect() };
         let Ok(payload) = serde_json::to_vec(&message) else { return };
-        let mut connection = self.connection.clone();
+        let (mut connection, channel) = (self.connection.clone(), self.channel.clone());
         // Fire and forget: the latest sample is in the database for everyone; a lost batch
         // costs the other replicas one point of history.
         tokio::spawn(async move {
-            let published: Result<i64, _> = redis::cmd("PUBLISH").arg(GPU_SAMPLES_CHANNEL).arg(payload).query_async(&mut connection).await;
+            let published: Result<i64, _> = redis::cmd("PUBLISH").arg(&channel).arg(payload).query_async(&mut connection).await;
             if let Err(e) = published {
                 tracing::debug!(error = %e, "failed to hand GPU samples to the other replicas");
             }
@@ -248,8 +266,8 @@ impl MetricsFanout for RedisMetrics {
 }
 
 /// Stores the other replicas' sample batches here (history and live subscribers).
-pub fn spawn_metrics_listener(client: redis::Client, store: Arc<MetricsStore>, origin: u64) {
-    spawn_listener(client, GPU_SAMPLES_CHANNEL, move |message| {
+pub fn spawn_metrics_listener(client: redis::Client, deployment: &str, store: Arc<MetricsStore>, origin: u64) {
+    spawn_listener(client, channel(deployment, GPU_SAMPLES_CHANNEL), move |message| {
         let Ok(payload) = message.get_payload::<Vec<u8>>() else { return };
         match serde_json::from_slice::<SampleMessage>(&payload) {
             Ok(batch) if batch.origin != origin => {

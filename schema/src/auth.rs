@@ -46,6 +46,15 @@ pub struct TokenKeys {
     encoding: EncodingKey,
     decoding: DecodingKey,
     validation: Validation,
+    deployment: String,
+}
+
+/// 16 hex digits of HMAC-SHA256(key, a fixed label): a one-way fingerprint of the key.
+fn deployment_of(secret: &[u8]) -> String {
+    use hmac::{Hmac, Mac};
+    let mut mac = <Hmac<sha2::Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes keys of any length");
+    mac.update(b"egs deployment");
+    mac.finalize().into_bytes().iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
 impl TokenKeys {
@@ -56,7 +65,13 @@ impl TokenKeys {
         validation.set_required_spec_claims(&["exp", "nbf", "aud", "iss", "sub"]);
         validation.validate_nbf = true;
         validation.leeway = 5;
-        Self { encoding: EncodingKey::from_secret(secret), decoding: DecodingKey::from_secret(secret), validation }
+        Self { encoding: EncodingKey::from_secret(secret), decoding: DecodingKey::from_secret(secret), validation, deployment: deployment_of(secret) }
+    }
+
+    /// Names this deployment (all its replicas share the signing key, no other deployment has
+    /// it) without revealing the key: used to keep deployments apart on a shared Redis.
+    pub fn deployment(&self) -> &str {
+        &self.deployment
     }
 
     pub fn sign(&self, claims: &Claims) -> Result<String> {
@@ -301,5 +316,21 @@ impl Caller {
         let mut ids: Vec<i64> = self.memberships(db).await?.keys().copied().collect();
         ids.sort_unstable();
         Ok(Visible::Only(ids))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TokenKeys;
+
+    #[test]
+    fn the_deployment_name_is_the_same_for_one_key_and_reveals_nothing_of_it() {
+        let key = "0123456789abcdef0123456789abcdef";
+        let (one, again, other) =
+            (TokenKeys::from_secret(key.as_bytes()), TokenKeys::from_secret(key.as_bytes()), TokenKeys::from_secret(b"another key"));
+        assert_eq!(one.deployment(), again.deployment());
+        assert_ne!(one.deployment(), other.deployment());
+        assert_eq!(one.deployment().len(), 16);
+        assert!(one.deployment().chars().all(|c| c.is_ascii_hexdigit()) && !key.contains(one.deployment()));
     }
 }
