@@ -2,6 +2,7 @@
 //! database (SQLite, or PostgreSQL + Redis when `EGS_TEST_DATABASE_URL`/`EGS_TEST_REDIS_URL`
 //! are set) and drives it over HTTP with the requests users send.
 
+mod agent;
 mod alerts;
 mod auth;
 mod cli;

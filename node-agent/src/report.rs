@@ -1,0 +1,322 @@
+//! Getting samples to the gateway whatever it is doing. Each tick's samples form a [`Batch`]
+//! in a bounded [`Buffer`]; the reporter sends the oldest batches first and drops them only
+//! once the gateway has answered. While the gateway is unreachable the reporter waits with
+//! exponential [`Backoff`] and jitter, the sampler keeps filling the buffer, and when it is full
+//! the oldest batch is dropped (counted in `egs_agent_samples_dropped_total` and logged). On
+//! reconnect the buffer is sent in as few requests as the gateway's limit allows. A batch whose
+//! answer was lost is sent again; the gateway keeps one sample per GPU and second and counts the
+//! rest as `duplicates`, so nothing is stored twice.
+
+use crate::gateway::{Gateway, GatewayError, NodeInput, SampleInput};
+use crate::{Error, State};
+use chrono::{DateTime, Utc};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Most samples in one `reportGpuSamples` (the gateway accepts 10,000): ten minutes of an
+/// 8-GPU node, so a reconnect after a short outage is one request.
+pub const MAX_SAMPLES_PER_REPORT: usize = 5_000;
+/// The first retry waits about this long…
+pub const BACKOFF_BASE: Duration = Duration::from_millis(500);
+/// …and no retry waits longer than this: short enough that a recovered gateway hears from
+/// the node well before it is marked `STALE` for long.
+pub const BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+/// The samples of one tick.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Batch {
+    /// Increases by one per batch: what the reporter acknowledges.
+    pub seq: u64,
+    pub at: DateTime<Utc>,
+    pub samples: Vec<SampleInput>,
+}
+
+/// Batches waiting for the gateway, oldest first, at most `capacity` of them.
+#[derive(Debug)]
+pub struct Buffer {
+    batches: VecDeque<Batch>,
+    capacity: usize,
+    next_seq: u64,
+    samples: usize,
+}
+
+impl Buffer {
+    pub fn new(capacity: usize) -> Self {
+        Self { batches: VecDeque::new(), capacity: capacity.max(1), next_seq: 0, samples: 0 }
+    }
+
+    /// Adds a tick's samples; returns how many samples were dropped (oldest first) to make room.
+    pub fn push(&mut self, at: DateTime<Utc>, samples: Vec<SampleInput>) -> usize {
+        let mut dropped = 0;
+        while self.batches.len() >= self.capacity {
+            if let Some(old) = self.batches.pop_front() {
+                dropped += old.samples.len();
+                self.samples -= old.samples.len();
+            }
+        }
+        self.samples += samples.len();
+        self.batches.push_back(Batch { seq: self.next_seq, at, samples });
+        self.next_seq += 1;
+        dropped
+    }
+
+    /// The oldest batches, whole, up to `max_samples` samples (at least one batch), and the
+    /// sequence number to acknowledge once they are delivered.
+    pub fn pending(&self, max_samples: usize) -> Option<(u64, Vec<SampleInput>)> {
+        let mut taken: Vec<SampleInput> = Vec::new();
+        let mut through = None;
+        for batch in &self.batches {
+            if through.is_some() && taken.len() + batch.samples.len() > max_samples {
+                break;
+            }
+            taken.extend(batch.samples.iter().cloned());
+            through = Some(batch.seq);
+        }
+        through.map(|seq| (seq, taken))
+    }
+
+    /// Forgets every batch up to `seq` (some may have been dropped meanwhile).
+    pub fn ack(&mut self, seq: u64) {
+        while self.batches.front().is_some_and(|b| b.seq <= seq) {
+            if let Some(done) = self.batches.pop_front() {
+                self.samples -= done.samples.len();
+            }
+        }
+    }
+
+    pub fn samples(&self) -> usize {
+        self.samples
+    }
+
+    pub fn batches(&self) -> usize {
+        self.batches.len()
+    }
+}
+
+/// Exponential backoff with "equal jitter": the n-th wait is between half and all of
+/// `min(max, base · 2ⁿ)`, so waits grow, never collapse to zero, and agents that lost the
+/// gateway together do not come back together.
+#[derive(Debug)]
+pub struct Backoff {
+    base: Duration,
+    max: Duration,
+    failures: u32,
+    rng: StdRng,
+}
+
+impl Backoff {
+    pub fn new(base: Duration, max: Duration, seed: u64) -> Self {
+        Self { base, max, failures: 0, rng: StdRng::seed_from_u64(seed) }
+    }
+
+    /// The wait before the next try; counts a failure.
+    pub fn next_delay(&mut self) -> Duration {
+        let ceiling = self.base.saturating_mul(1u32 << self.failures.min(20)).min(self.max);
+        self.failures = self.failures.saturating_add(1);
+        let half = ceiling / 2;
+        half + Duration::from_nanos(self.rng.random_range(0..=(ceiling - half).as_nanos() as u64))
+    }
+
+    /// Failures since the last success.
+    pub fn failures(&self) -> u32 {
+        self.failures
+    }
+
+    pub fn reset(&mut self) {
+        self.failures = 0;
+    }
+}
+
+/// What the reporter registers: the node as its inventory and config describe it.
+pub struct Registration {
+    pub cluster_id: String,
+    pub node: NodeInput,
+}
+
+/// Registers the node, then sends every batch the sampler buffers, until `once` is done
+/// (when set) or forever. A registration the gateway refuses at start is fatal (a wrong token
+/// or cluster id will not fix itself); every later failure is logged, counted and retried.
+pub async fn run<G: Gateway>(gateway: &G, state: &State, registration: &Registration, once: bool, seed: u64) -> Result<(), Error> {
+    let metrics = &state.metrics;
+    let mut backoff = Backoff::new(BACKOFF_BASE, BACKOFF_MAX, seed);
+    let mut registered: Option<bool> = None;
+    let mut ever_registered = false;
+    let mut outage: Option<Instant> = None;
+    loop {
+        let unhealthy = state.unhealthy.load(Ordering::Relaxed);
+        if registered != Some(unhealthy) {
+            let mut node = registration.node.clone();
+            node.health = unhealthy.then_some("UNHEALTHY");
+            match gateway.register(&registration.cluster_id, &node).await {
+                Ok(()) => {
+                    tracing::info!(node = %node.name, gpus = node.gpus.len(), unhealthy, "registered the node with the gateway");
+                    registered = Some(unhealthy);
+                    ever_registered = true;
+                    metrics.registered.set(1);
+                    recovered(&mut backoff, &mut outage, state);
+                }
+                Err(error) if !ever_registered && !error.is_transient() => return Err(Error::Registration(error)),
+                Err(error) => {
+                    failed(&error, "register", &mut outage, state);
+                    tokio::time::sleep(backoff.next_delay()).await;
+                }
+            }
+            continue;
+        }
+        let pending = state.buffer().pending(MAX_SAMPLES_PER_REPORT);
+        let Some((through, samples)) = pending else {
+            if once && state.sampling_done.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            state.new_batch.notified().await;
+            continue;
+        };
+        match gateway.report(&registration.cluster_id, &registration.node.name, &samples).await {
+            Ok(outcome) => {
+                let mut buffer = state.buffer();
+                buffer.ack(through);
+                metrics.buffered_samples.set(buffer.samples() as i64);
+                drop(buffer);
+                metrics.samples_sent.inc_by(outcome.accepted);
+                metrics.samples_duplicate.inc_by(outcome.duplicates);
+                metrics.reports.inc();
+                metrics.last_report_time.set(Utc::now().timestamp_millis() as f64 / 1000.0);
+                if outcome.duplicates > 0 {
+                    tracing::debug!(accepted = outcome.accepted, duplicates = outcome.duplicates, "the gateway already had some resent samples");
+                }
+                if outage.is_some() {
+                    tracing::info!(samples = samples.len(), "delivered buffered samples");
+                }
+                recovered(&mut backoff, &mut outage, state);
+            }
+            Err(GatewayError::Rejected(errors)) => {
+                // All or nothing, and sending it again would be refused again: drop it.
+                state.buffer().ack(through);
+                metrics.samples_rejected.inc_by(samples.len() as u64);
+                metrics.report_errors.get_or_create(&crate::exporter::ReasonLabels { reason: "rejected".into() }).inc();
+                let error = GatewayError::Rejected(errors);
+                tracing::warn!(samples = samples.len(), error = %error, "the gateway rejected a batch; it is dropped");
+                if error.to_string().contains("is not a GPU of node") {
+                    registered = None;
+                }
+            }
+            Err(GatewayError::NotFound(what)) => {
+                // The node was removed (or never registered): register again, then resend.
+                let error = GatewayError::NotFound(what);
+                failed(&error, "report", &mut outage, state);
+                registered = None;
+                tokio::time::sleep(backoff.next_delay()).await;
+            }
+            Err(error) => {
+                failed(&error, "report", &mut outage, state);
+                tokio::time::sleep(backoff.next_delay()).await;
+            }
+        }
+    }
+}
+
+/// Counts and logs a failed call: the first of an outage as a warning, later ones quieter.
+fn failed(error: &GatewayError, call: &'static str, outage: &mut Option<Instant>, state: &State) {
+    state.metrics.report_errors.get_or_create(&crate::exporter::ReasonLabels { reason: error.reason().into() }).inc();
+    let buffered = state.buffer().samples();
+    if outage.is_none() {
+        *outage = Some(Instant::now());
+        tracing::warn!(call, error = %error, buffered_samples = buffered, "cannot reach the gateway; buffering samples and retrying with backoff");
+    } else {
+        tracing::debug!(call, error = %error, buffered_samples = buffered, "the gateway is still unreachable");
+    }
+}
+
+fn recovered(backoff: &mut Backoff, outage: &mut Option<Instant>, state: &State) {
+    if let Some(since) = outage.take() {
+        tracing::info!(
+            outage_ms = since.elapsed().as_millis() as u64,
+            failures = backoff.failures(),
+            dropped_samples_total = state.metrics.samples_dropped.get(),
+            "the gateway answers again"
+        );
+    }
+    backoff.reset();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn samples(n: usize) -> Vec<SampleInput> {
+        (0..n)
+            .map(|i| SampleInput {
+                uuid: format!("GPU-{i}"),
+                timestamp: DateTime::from_timestamp(1_700_000_000, 0).unwrap_or_default(),
+                util: 0.0,
+                mem_util: 0.0,
+                mem_used_mib: 0.0,
+                temperature: 30.0,
+                power: 60.0,
+                sm_clock_mhz: 0.0,
+                xid_errors: Vec::new(),
+                ecc_corrected: None,
+                ecc_uncorrected: None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_full_buffer_drops_the_oldest_batches_and_says_how_many_samples() {
+        let mut buffer = Buffer::new(3);
+        for _ in 0..3 {
+            assert_eq!(buffer.push(Utc::now(), samples(8)), 0);
+        }
+        assert_eq!(buffer.push(Utc::now(), samples(8)), 8, "one batch of 8 made room");
+        assert_eq!((buffer.batches(), buffer.samples()), (3, 24));
+        let (through, pending) = buffer.pending(usize::MAX).expect("pending");
+        assert_eq!((through, pending.len()), (3, 24), "batches 1, 2 and 3 are left");
+    }
+
+    #[test]
+    fn pending_takes_whole_batches_up_to_the_limit_and_ack_forgets_them() {
+        let mut buffer = Buffer::new(100);
+        for _ in 0..10 {
+            buffer.push(Utc::now(), samples(8));
+        }
+        let (through, first) = buffer.pending(20).expect("pending");
+        assert_eq!((through, first.len()), (1, 16), "two whole batches fit in 20");
+        // A batch bigger than the limit still goes, alone.
+        assert_eq!(buffer.pending(3).map(|(s, p)| (s, p.len())), Some((0, 8)));
+        buffer.ack(through);
+        assert_eq!((buffer.batches(), buffer.samples()), (8, 64));
+        // Acknowledging batches dropped meanwhile is harmless.
+        buffer.ack(0);
+        assert_eq!(buffer.batches(), 8);
+        buffer.ack(u64::MAX);
+        assert_eq!((buffer.batches(), buffer.pending(10)), (0, None));
+    }
+
+    #[test]
+    fn backoff_grows_exponentially_with_jitter_up_to_the_cap() {
+        let mut backoff = Backoff::new(Duration::from_millis(500), Duration::from_secs(30), 1);
+        let delays: Vec<Duration> = (0..12).map(|_| backoff.next_delay()).collect();
+        for (n, delay) in delays.iter().enumerate() {
+            let ceiling = Duration::from_millis(500).saturating_mul(1 << n).min(Duration::from_secs(30));
+            assert!(*delay >= ceiling / 2 && *delay <= ceiling, "try {n}: {delay:?} not in [{:?}, {ceiling:?}]", ceiling / 2);
+        }
+        assert!(delays[6..].iter().all(|d| *d >= Duration::from_secs(15)), "capped waits stay long: {delays:?}");
+        let distinct: std::collections::HashSet<_> = delays[6..].iter().collect();
+        assert!(distinct.len() > 1, "jitter spreads the capped waits: {delays:?}");
+        assert_eq!(backoff.failures(), 12);
+        backoff.reset();
+        assert!(backoff.next_delay() <= Duration::from_millis(500));
+    }
+
+    #[test]
+    fn two_agents_seeded_differently_do_not_retry_in_lockstep() {
+        let mut a = Backoff::new(BACKOFF_BASE, BACKOFF_MAX, 1);
+        let mut b = Backoff::new(BACKOFF_BASE, BACKOFF_MAX, 2);
+        let same = (0..10).filter(|_| a.next_delay() == b.next_delay()).count();
+        assert!(same < 3);
+    }
+}
