@@ -1,6 +1,7 @@
 //! The Relay `Node` interface and `node(id:)`, with the same visibility rules as every other
 //! way to reach an object: a hidden object reads as missing.
 
+use crate::alerts::Alert;
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
 use crate::gpr::{Gpr, GprEvent};
@@ -28,6 +29,7 @@ pub enum Node {
     AccessToken(AccessToken),
     Gpr(Gpr),
     GprEvent(GprEvent),
+    Alert(Alert),
 }
 
 #[derive(Default)]
@@ -52,7 +54,8 @@ impl RelayQuery {
                 caller.require_slice_role(db, event.slice_id, egs_entities::SliceRole::Viewer, "event").await?;
                 Node::GprEvent(GprEvent(event))
             }
-            Kind::Project | Kind::SliceNamespace | Kind::Alert => return Err(Error::NotFound("object")),
+            Kind::Alert => Node::Alert(Alert(crate::alerts::service::find_alert(db, caller, row).await?)),
+            Kind::Project | Kind::SliceNamespace => return Err(Error::NotFound("object")),
         })
     }
 }

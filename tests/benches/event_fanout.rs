@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 
 const SUBSCRIBE: &str = "subscription($gpr: ID) { gprEvents(gprId: $gpr) { sequence kind message } }";
@@ -43,7 +44,11 @@ async fn subscriber(
 ) -> Result<(), String> {
     let mut request = url.into_client_request().map_err(|e| e.to_string())?;
     request.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static("graphql-transport-ws"));
-    let (mut ws, _) = tokio_tungstenite::connect_async(request).await.map_err(|e| e.to_string())?;
+    // Small read buffers, as the gateway uses: tungstenite zero-fills its whole read buffer
+    // (128 KiB by default) before every read, which would make these clients, not the
+    // gateway, the bottleneck on this shared machine.
+    let config = WebSocketConfig::default().read_buffer_size(8 * 1024);
+    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(request, Some(config), false).await.map_err(|e| e.to_string())?;
     let init = json!({ "type": "connection_init", "payload": { "authorization": format!("Bearer {token}") } });
     ws.send(Message::text(init.to_string())).await.map_err(|e| e.to_string())?;
     let subscribe = json!({ "id": "1", "type": "subscribe", "payload": { "query": SUBSCRIBE, "variables": { "gpr": gpr } } });

@@ -292,6 +292,12 @@ async fn a_slice_reads_only_its_own_alerts_in_the_list_and_live() {
     assert_eq!(count["alerts"]["totalCount"], 0);
     // Admins read both.
     assert_eq!(alerts(&app, &app.admin_token, json!({ "open": true })).await.len(), 2);
+    // By global id, under the same rule: Alice reads hers, Bob finds nothing there.
+    let by_id = "query($id: ID!) { node(id: $id) { id ... on Alert { kind } } }";
+    let found = app.ok(&two.token_a, by_id, json!({ "id": live["id"] })).await;
+    assert_eq!((&found["node"]["id"], found["node"]["kind"].as_str()), (&live["id"], Some("OVER_TEMPERATURE")), "{found}");
+    let hidden = app.gql(&two.token_b, by_id, json!({ "id": live["id"] })).await;
+    assert_eq!(hidden["errors"][0]["extensions"]["code"], "NOT_FOUND", "{hidden}");
 
     // It cools down: Alice hears the clear.
     report(&app, &held_id, vec![sample(&held_gpus[0], clock.next(), 70.0, 300.0)]).await;

@@ -527,6 +527,13 @@ pub async fn alerts_select(db: &DatabaseConnection, caller: &Caller, query: &Ale
     Ok(select)
 }
 
+/// One alert, under the rule of [`alerts_select`]: one the caller may not read is `NOT_FOUND`,
+/// like a missing one.
+pub async fn find_alert(db: &DatabaseConnection, caller: &Caller, id: i64) -> Result<alert::Model> {
+    let query = AlertQuery { slice_id: None, cluster_id: None, kind: None, open: None };
+    alerts_select(db, caller, &query).await?.filter(alert::Column::Id.eq(id)).one(db).await?.ok_or(Error::NotFound("alert"))
+}
+
 /// Whether a subscriber who sees `visible` slices, filtered by slice and cluster, receives an
 /// alert's transitions: the same rule as [`alerts_select`].
 pub fn wanted(visible: &Visible, slice_id: Option<i64>, cluster_id: Option<i64>, alert: &alert::Model) -> bool {
