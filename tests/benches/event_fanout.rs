@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 const SUBSCRIBE: &str = "subscription($gpr: ID) { gprEvents(gprId: $gpr) { sequence kind message } }";
 const SET_PRIORITY: &str =
