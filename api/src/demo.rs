@@ -64,13 +64,14 @@ fn node_reports(cluster: &str, pools: &[&PoolSpec]) -> Vec<NodeReport> {
                         .collect(),
                 ),
                 name,
-                instance_type: pool.instance_type.into(),
+                instance_type: Some(pool.instance_type.into()),
                 gpu_shape: pool.shape.into(),
                 gpus_per_node: pool.gpus,
                 gpu_memory_mib: pool.memory_mib,
-                driver_version: Some("550.127.05".into()),
-                power_threshold_watts: Some(pool.power_watts),
-                temperature_threshold_celsius: Some(87.0),
+                driver_version: Some(Some("550.127.05".into())),
+                cuda_version: Some(Some("12.4".into())),
+                power_threshold_watts: Some(Some(pool.power_watts)),
+                temperature_threshold_celsius: Some(Some(87.0)),
                 health: None,
             });
         }

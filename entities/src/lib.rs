@@ -14,6 +14,7 @@ pub mod gpr;
 pub mod gpr_event;
 pub mod gpr_node;
 pub mod gpu;
+pub mod gpu_process;
 pub mod leader_lease;
 pub mod node;
 pub mod project;

@@ -21,6 +21,8 @@ pub struct Model {
     pub power_threshold_watts: Option<f64>,
     pub temperature_threshold_celsius: Option<f64>,
     pub driver_version: Option<String>,
+    /// The CUDA version the node's driver supports (`major.minor`), as its agent reports it.
+    pub cuda_version: Option<String>,
     pub last_heartbeat_at: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,

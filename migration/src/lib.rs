@@ -7,6 +7,7 @@ mod m20261121_000001_create_core_tables;
 mod m20261122_000001_scheduler_lifecycle;
 mod m20261124_000001_gpu_latest_sample;
 mod m20261125_000001_alerts;
+mod m20261126_000001_gpu_workloads;
 
 pub struct Migrator;
 
@@ -18,6 +19,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000001_scheduler_lifecycle::Migration),
             Box::new(m20261124_000001_gpu_latest_sample::Migration),
             Box::new(m20261125_000001_alerts::Migration),
+            Box::new(m20261126_000001_gpu_workloads::Migration),
         ]
     }
 }

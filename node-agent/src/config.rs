@@ -40,8 +40,10 @@ pub struct Config {
     #[arg(long, env = "EGS_AGENT_NODE_NAME")]
     pub node_name: Option<String>,
 
-    /// A file holding the agent token (`createToken` with role `AGENT` for this cluster and
-    /// node); re-read when the gateway refuses the token, so a rotated Secret is picked up.
+    /// A file holding the agent token (`createToken` with role `AGENT` and this cluster: without
+    /// `nodeName` one token serves every node of the cluster, as a DaemonSet's one Secret; with
+    /// it, only that node); re-read when the gateway refuses the token, so a rotated Secret is
+    /// picked up.
     #[arg(long, env = "EGS_AGENT_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
 
@@ -77,6 +79,12 @@ pub struct Config {
     /// Simulate this many GPUs instead of reading NVML (tests, demos, benchmarks).
     #[arg(long, env = "EGS_AGENT_SIMULATE", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub simulate: Option<u32>,
+
+    /// Simulated GPUs always run a training job on the whole node from the start, its
+    /// processes in pods of this Kubernetes namespace (without it, jobs come and go, in
+    /// `ml-team`): for tests and demos of workload → pods → GPUs.
+    #[arg(long, env = "EGS_AGENT_SIMULATE_PODS", value_name = "NAMESPACE")]
+    pub simulate_pods: Option<String>,
 
     /// The simulated GPUs' shape, as the gateway names shapes.
     #[arg(long, env = "EGS_AGENT_SHAPE", default_value = "NVIDIA-H100-80GB-HBM3")]
@@ -306,6 +314,9 @@ mod tests {
         for name in used {
             assert!(known.iter().any(|k| k == name), "the DaemonSet sets {name}, which the agent does not read");
         }
+        // One Secret key (a cluster-scoped token) for every node; the node from the downward API.
+        assert!(manifest.contains("fieldPath: spec.nodeName"), "the node name comes from the downward API");
+        assert!(manifest.contains("value: /var/run/egs-node-agent/token/token") && !manifest.contains("$(EGS_AGENT_NODE_NAME)"));
     }
 
     #[test]

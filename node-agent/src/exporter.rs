@@ -66,6 +66,8 @@ pub struct Metrics {
     pub samples_dropped: Counter,
     pub samples_rejected: Counter,
     pub reports: Counter,
+    /// Pod mappings (`reportGpuWorkloads`) delivered.
+    pub workload_reports: Counter,
     pub report_errors: Family<ReasonLabels, Counter>,
     pub buffered_samples: Gauge,
     pub registered: Gauge,
@@ -83,6 +85,7 @@ impl Default for Metrics {
             samples_dropped: Counter::default(),
             samples_rejected: Counter::default(),
             reports: Counter::default(),
+            workload_reports: Counter::default(),
             report_errors: Family::default(),
             buffered_samples: Gauge::default(),
             registered: Gauge::default(),
@@ -100,6 +103,7 @@ impl Default for Metrics {
         );
         registry.register("samples_rejected", "Samples the gateway rejected as invalid (dropped)", metrics.samples_rejected.clone());
         registry.register("reports", "Batches delivered to the gateway", metrics.reports.clone());
+        registry.register("workload_reports", "GPU process and pod mappings delivered to the gateway", metrics.workload_reports.clone());
         registry.register("report_errors", "Failed calls to the gateway, by reason", metrics.report_errors.clone());
         registry.register("buffered_samples", "Samples waiting for the gateway", metrics.buffered_samples.clone());
         registry.register("registered", "1 once the gateway accepted the node's registration", metrics.registered.clone());

@@ -1,10 +1,12 @@
-//! Talking to the EGS gateway: two GraphQL mutations over HTTP, `upsertNodes` (register the
-//! node and its GPUs) and `reportGpuSamples` (a batch of samples), with the agent token. The
+//! Talking to the EGS gateway: three GraphQL mutations over HTTP, `upsertNodes` (register the
+//! node and its GPUs), `reportGpuSamples` (a batch of samples) and `reportGpuWorkloads` (the
+//! processes and pods on each GPU), with the agent token. The
 //! [`Gateway`] trait is what the reporting loop needs, so tests put a fake gateway behind it.
 //!
 //! The input types mirror the gateway's GraphQL inputs field for field (`NodeInput`,
-//! `GpuInput`, `GpuSampleInput`); the agent does not link the gateway's crates, so they are
-//! declared again here.
+//! `GpuInput`, `GpuSampleInput`, `GpuWorkloadInput`); the agent does not link the gateway's
+//! crates, so they are declared again here. Fields the agent does not know are left out of
+//! the JSON (not sent as `null`), so the gateway keeps what an admin set.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -20,6 +22,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 const UPSERT_NODES: &str =
     "mutation EgsAgentRegister($input: UpsertNodesInput!) { upsertNodes(input: $input) { nodes { id } userErrors { field message code } } }";
+const REPORT_WORKLOADS: &str = "mutation EgsAgentWorkloads($input: ReportGpuWorkloadsInput!) { reportGpuWorkloads(input: $input) { processes userErrors { field message code } } }";
 const REPORT_SAMPLES: &str = "mutation EgsAgentReport($input: ReportGpuSamplesInput!) { reportGpuSamples(input: $input) { accepted duplicates userErrors { field message code } } }";
 
 /// `GpuInput`.
@@ -38,12 +41,20 @@ pub struct GpuInput {
 #[serde(rename_all = "camelCase")]
 pub struct NodeInput {
     pub name: String,
-    pub instance_type: String,
+    /// Required by the gateway for a new node; left out when unknown (an existing node keeps its).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance_type: Option<String>,
     pub gpu_shape: String,
     pub gpus_per_node: i32,
     pub gpu_memory_mib: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub driver_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cuda_version: Option<String>,
+    /// Sent only when configured: left out, the gateway keeps the threshold an admin set.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub power_threshold_watts: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature_threshold_celsius: Option<f64>,
     /// `UNHEALTHY` after a fatal GPU fault; absent otherwise (the gateway keeps what it has).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -66,6 +77,36 @@ pub struct SampleInput {
     pub xid_errors: Vec<i32>,
     pub ecc_corrected: Option<i64>,
     pub ecc_uncorrected: Option<i64>,
+}
+
+/// `PodInput`: the pod a GPU process belongs to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodInput {
+    pub uid: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+}
+
+/// `GpuProcessInput`: a process on a GPU.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GpuProcessInput {
+    pub pid: i64,
+    pub used_memory_mib: Option<f64>,
+    pub pod: Option<PodInput>,
+}
+
+/// `GpuWorkloadInput`: everything running on one GPU now.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GpuWorkloadInput {
+    pub uuid: String,
+    pub processes: Vec<GpuProcessInput>,
 }
 
 /// A `userErrors` entry.
@@ -141,6 +182,17 @@ pub trait Gateway: Send + Sync + 'static {
     fn register(&self, cluster_id: &str, node: &NodeInput) -> impl Future<Output = Result<(), GatewayError>> + Send;
     /// `reportGpuSamples` for node `node_name` of `cluster_id`.
     fn report(&self, cluster_id: &str, node_name: &str, samples: &[SampleInput]) -> impl Future<Output = Result<ReportOutcome, GatewayError>> + Send;
+    /// `reportGpuWorkloads` for node `node_name` of `cluster_id`: the processes on every GPU.
+    /// A gateway that does not take workloads (a test's) accepts and drops them.
+    fn report_workloads(
+        &self,
+        cluster_id: &str,
+        node_name: &str,
+        gpus: &[GpuWorkloadInput],
+    ) -> impl Future<Output = Result<(), GatewayError>> + Send {
+        let _ = (cluster_id, node_name, gpus);
+        async { Ok(()) }
+    }
 }
 
 /// The gateway over HTTP.
@@ -251,5 +303,10 @@ impl Gateway for HttpGateway {
         let payload = self.call(REPORT_SAMPLES, "reportGpuSamples", input).await?;
         let count = |name: &str| payload.get(name).and_then(Value::as_u64).ok_or_else(|| GatewayError::Invalid(format!("no `{name}` count")));
         Ok(ReportOutcome { accepted: count("accepted")?, duplicates: count("duplicates")? })
+    }
+
+    async fn report_workloads(&self, cluster_id: &str, node_name: &str, gpus: &[GpuWorkloadInput]) -> Result<(), GatewayError> {
+        let input = json!({ "clusterId": cluster_id, "nodeName": node_name, "gpus": gpus });
+        self.call(REPORT_WORKLOADS, "reportGpuWorkloads", input).await.map(|_| ())
     }
 }

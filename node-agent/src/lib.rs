@@ -112,6 +112,9 @@ pub struct State {
     unhealthy: AtomicBool,
     /// `--once`: the one batch has been taken.
     sampling_done: AtomicBool,
+    /// The processes on each GPU as last read (the sampler writes, the reporter sends it when
+    /// it changes and every minute); `None` before the first reading.
+    workloads: Mutex<Option<Vec<gateway::GpuWorkloadInput>>>,
     http_addr: OnceLock<SocketAddr>,
 }
 
@@ -130,6 +133,7 @@ impl State {
             new_batch: Notify::new(),
             unhealthy: AtomicBool::new(false),
             sampling_done: AtomicBool::new(false),
+            workloads: Mutex::new(None),
             http_addr: OnceLock::new(),
         }
     }
@@ -149,6 +153,15 @@ impl State {
     /// Whether a GPU failure made the agent report the node `UNHEALTHY`.
     pub fn is_unhealthy(&self) -> bool {
         self.unhealthy.load(Ordering::Relaxed)
+    }
+
+    /// The processes on each GPU as last read.
+    pub fn workloads(&self) -> Option<Vec<gateway::GpuWorkloadInput>> {
+        self.workloads.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn set_workloads(&self, workloads: Vec<gateway::GpuWorkloadInput>) {
+        *self.workloads.lock().unwrap_or_else(|p| p.into_inner()) = Some(workloads);
     }
 
     /// Where `/healthz` and `/metrics` are served, once bound.
@@ -330,6 +343,7 @@ async fn node_input(config: &Config, inventory: &Inventory) -> Result<NodeInput,
         gpus_per_node: inventory.gpus.len() as i32,
         gpu_memory_mib: inventory.gpus.iter().map(|g| g.memory_mib).min().unwrap_or(0) as i64,
         driver_version: inventory.driver_version.clone(),
+        cuda_version: inventory.cuda_version.clone(),
         power_threshold_watts: config.power_threshold_watts,
         temperature_threshold_celsius: config.temperature_threshold_celsius,
         health: None,
@@ -347,16 +361,17 @@ async fn node_input(config: &Config, inventory: &Inventory) -> Result<NodeInput,
     })
 }
 
-/// `--instance-type`, else the node's label, else (simulated or printing) a stand-in.
-async fn instance_type(config: &Config) -> Result<String, Error> {
+/// `--instance-type`, else the node's label, else (simulated) a stand-in; `None` when unknown:
+/// the gateway then keeps what it has (and refuses a node it does not know yet).
+async fn instance_type(config: &Config) -> Result<Option<String>, Error> {
     if let Some(given) = config.instance_type.clone().filter(|t| !t.trim().is_empty()) {
-        return Ok(given);
+        return Ok(Some(given));
     }
     if let Some(api) = &config.kube_api {
         let node = config.node_name();
         match kube::KubeClient::api_server(api, &config.service_account_dir) {
             Ok(client) => match client.instance_type(&node).await {
-                Ok(Some(found)) => return Ok(found),
+                Ok(Some(found)) => return Ok(Some(found)),
                 Ok(None) => tracing::warn!(node = %node, "the node has no instance-type label"),
                 Err(error) => tracing::warn!(node = %node, error = %error, "cannot read the node's instance type"),
             },
@@ -364,12 +379,14 @@ async fn instance_type(config: &Config) -> Result<String, Error> {
         }
     }
     if config.simulate.is_some() {
-        return Ok(simulated_instance_type(&config.shape).into());
+        return Ok(Some(simulated_instance_type(&config.shape).into()));
     }
-    if config.print {
-        return Ok("unknown".into());
+    if !config.print {
+        tracing::warn!(
+            "the node's instance type is unknown (pass --instance-type, or --kube-api to read its label): the gateway keeps the one it has, and refuses a node it does not know yet"
+        );
     }
-    Err(Error::Config("the node's instance type is unknown: pass --instance-type (EGS_AGENT_INSTANCE_TYPE), or --kube-api to read its label".into()))
+    Ok(None)
 }
 
 /// A cloud instance type typical of a shape, for simulated nodes.

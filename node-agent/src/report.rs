@@ -6,8 +6,12 @@
 //! reconnect the buffer is sent in as few requests as the gateway's limit allows. A batch whose
 //! answer was lost is sent again; the gateway keeps one sample per GPU and second and counts the
 //! rest as `duplicates`, so nothing is stored twice.
+//!
+//! The processes and pods on each GPU go separately (`reportGpuWorkloads`), when they change
+//! and at least every [`WORKLOADS_REFRESH`] ([`WorkloadSchedule`]); only the latest mapping
+//! matters, so nothing of it is buffered.
 
-use crate::gateway::{Gateway, GatewayError, NodeInput, SampleInput};
+use crate::gateway::{Gateway, GatewayError, GpuWorkloadInput, NodeInput, SampleInput};
 use crate::{Error, State};
 use chrono::{DateTime, Utc};
 use rand::rngs::StdRng;
@@ -25,6 +29,54 @@ pub const BACKOFF_BASE: Duration = Duration::from_millis(500);
 /// …and no retry waits longer than this: short enough that a recovered gateway hears from
 /// the node well before it is marked `STALE` for long.
 pub const BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+/// The pod mapping is sent again this long after the last delivery even when unchanged: the
+/// gateway's view heals after a lost report or a gateway restore, and a slice that was just
+/// handed the node sees its pods within this bound.
+pub const WORKLOADS_REFRESH: Duration = Duration::from_secs(60);
+/// After a failed delivery of the mapping, it is tried again no sooner than this.
+pub const WORKLOADS_RETRY: Duration = Duration::from_secs(5);
+
+/// When to send the pod mapping: when it changed (which processes, in which pods, on which
+/// GPU; memory use alone is no change) or [`WORKLOADS_REFRESH`] after the last delivery, and
+/// never sooner than [`WORKLOADS_RETRY`] after a failure.
+#[derive(Debug, Default)]
+pub struct WorkloadSchedule {
+    /// What was last delivered (its identity), and when.
+    delivered: Option<(Vec<WorkloadKey>, Instant)>,
+    failed_at: Option<Instant>,
+}
+
+/// What identifies a GPU's workload: its processes and their pods, not their memory.
+type WorkloadKey = (String, Vec<(i64, Option<crate::gateway::PodInput>)>);
+
+fn workload_keys(mapping: &[GpuWorkloadInput]) -> Vec<WorkloadKey> {
+    mapping.iter().map(|g| (g.uuid.clone(), g.processes.iter().map(|p| (p.pid, p.pod.clone())).collect())).collect()
+}
+
+impl WorkloadSchedule {
+    /// Whether `mapping` is to be sent at `now`.
+    pub fn due(&self, mapping: &[GpuWorkloadInput], now: Instant) -> bool {
+        if self.failed_at.is_some_and(|at| now.saturating_duration_since(at) < WORKLOADS_RETRY) {
+            return false;
+        }
+        match &self.delivered {
+            None => true,
+            Some((keys, at)) => now.saturating_duration_since(*at) >= WORKLOADS_REFRESH || *keys != workload_keys(mapping),
+        }
+    }
+
+    /// `mapping` reached the gateway (or was refused for good) at `now`.
+    pub fn delivered(&mut self, mapping: &[GpuWorkloadInput], now: Instant) {
+        self.delivered = Some((workload_keys(mapping), now));
+        self.failed_at = None;
+    }
+
+    /// Sending failed at `now`.
+    pub fn failed(&mut self, now: Instant) {
+        self.failed_at = Some(now);
+    }
+}
 
 /// The samples of one tick.
 #[derive(Clone, Debug, PartialEq)]
@@ -146,6 +198,7 @@ pub async fn run<G: Gateway>(gateway: &G, state: &State, registration: &Registra
     let mut registered: Option<bool> = None;
     let mut ever_registered = false;
     let mut outage: Option<Instant> = None;
+    let mut workloads = WorkloadSchedule::default();
     loop {
         let unhealthy = state.unhealthy.load(Ordering::Relaxed);
         if registered != Some(unhealthy) {
@@ -166,6 +219,9 @@ pub async fn run<G: Gateway>(gateway: &G, state: &State, registration: &Registra
                 }
             }
             continue;
+        }
+        if let Some(mapping) = state.workloads().filter(|m| workloads.due(m, Instant::now())) {
+            send_workloads(gateway, state, registration, &mut workloads, &mapping).await;
         }
         let pending = state.buffer().pending(MAX_SAMPLES_PER_REPORT);
         let Some((through, samples)) = pending else {
@@ -215,6 +271,35 @@ pub async fn run<G: Gateway>(gateway: &G, state: &State, registration: &Registra
                 failed(&error, "report", &mut outage, state);
                 tokio::time::sleep(backoff.next_delay()).await;
             }
+        }
+    }
+}
+
+/// Sends the pod mapping once. A failure is logged and retried later (the samples' delivery
+/// does the backing off); a mapping the gateway rejects is not sent again until it changes or
+/// the refresh is due.
+async fn send_workloads<G: Gateway>(
+    gateway: &G,
+    state: &State,
+    registration: &Registration,
+    schedule: &mut WorkloadSchedule,
+    mapping: &[GpuWorkloadInput],
+) {
+    match gateway.report_workloads(&registration.cluster_id, &registration.node.name, mapping).await {
+        Ok(()) => {
+            state.metrics.workload_reports.inc();
+            schedule.delivered(mapping, Instant::now());
+        }
+        Err(GatewayError::Rejected(errors)) => {
+            let error = GatewayError::Rejected(errors);
+            state.metrics.report_errors.get_or_create(&crate::exporter::ReasonLabels { reason: error.reason().into() }).inc();
+            tracing::warn!(error = %error, "the gateway rejected the GPU workloads (processes and pods)");
+            schedule.delivered(mapping, Instant::now());
+        }
+        Err(error) => {
+            state.metrics.report_errors.get_or_create(&crate::exporter::ReasonLabels { reason: error.reason().into() }).inc();
+            tracing::debug!(error = %error, "cannot deliver the GPU workloads; retrying later");
+            schedule.failed(Instant::now());
         }
     }
 }
@@ -310,6 +395,50 @@ mod tests {
         assert_eq!(backoff.failures(), 12);
         backoff.reset();
         assert!(backoff.next_delay() <= Duration::from_millis(500));
+    }
+
+    fn mapping(pods: &[(&str, i64, Option<&str>)], memory: f64) -> Vec<GpuWorkloadInput> {
+        pods.iter()
+            .map(|(uuid, pid, pod)| GpuWorkloadInput {
+                uuid: (*uuid).to_owned(),
+                processes: vec![crate::gateway::GpuProcessInput {
+                    pid: *pid,
+                    used_memory_mib: Some(memory),
+                    pod: pod.map(|uid| crate::gateway::PodInput { uid: uid.to_owned(), namespace: None, name: None, container: None }),
+                }],
+            })
+            .collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn workloads_go_out_when_they_change_and_at_least_every_minute() {
+        let mut schedule = WorkloadSchedule::default();
+        let first = mapping(&[("GPU-0", 10, Some("pod-a")), ("GPU-1", 11, Some("pod-a"))], 100.0);
+        assert!(schedule.due(&first, Instant::now()), "the first mapping goes out at once");
+        schedule.delivered(&first, Instant::now());
+        for _ in 0..59 {
+            tokio::time::advance(Duration::from_secs(1)).await;
+            let wobbling = mapping(&[("GPU-0", 10, Some("pod-a")), ("GPU-1", 11, Some("pod-a"))], 100.0 + 1.0);
+            assert!(!schedule.due(&wobbling, Instant::now()), "unchanged (memory use is no change): nothing before a minute");
+        }
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert!(schedule.due(&first, Instant::now()), "a minute after the last delivery: sent again");
+        schedule.delivered(&first, Instant::now());
+
+        tokio::time::advance(Duration::from_secs(3)).await;
+        let moved = mapping(&[("GPU-0", 10, Some("pod-a")), ("GPU-1", 12, Some("pod-b"))], 100.0);
+        assert!(schedule.due(&moved, Instant::now()), "a new pod: sent at once");
+        let gone = mapping(&[("GPU-0", 10, Some("pod-a"))], 100.0);
+        assert!(schedule.due(&gone, Instant::now()), "a process gone: sent at once");
+
+        // The gateway is away: tried again after the retry delay, not on every tick.
+        schedule.failed(Instant::now());
+        tokio::time::advance(WORKLOADS_RETRY - Duration::from_secs(1)).await;
+        assert!(!schedule.due(&moved, Instant::now()));
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert!(schedule.due(&moved, Instant::now()));
+        schedule.delivered(&moved, Instant::now());
+        assert!(!schedule.due(&moved, Instant::now()));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! `--print`). A GPU that falls off the bus, or reports an XID that takes it out of service,
 //! marks the node `UNHEALTHY` for the reporter to register.
 
-use crate::gateway::{NodeInput, SampleInput};
+use crate::gateway::{GpuProcessInput, GpuWorkloadInput, NodeInput, PodInput, SampleInput};
 use crate::pods::PodMapper;
 use crate::source::{GpuSource, Inventory, Reading};
 use crate::{Clock, Error, State};
@@ -21,6 +21,8 @@ use tokio::time::MissedTickBehavior;
 pub const FATAL_XIDS: [u32; 3] = [64, 79, 95];
 /// Most XID codes per sample the gateway accepts.
 const MAX_XIDS_PER_SAMPLE: usize = 32;
+/// Most processes per GPU the gateway accepts.
+const MAX_PROCESSES_PER_GPU: usize = 256;
 /// How far over its registered memory a GPU's usage may read (the gateway allows 5 %).
 const MEMORY_SLACK: f64 = 1.05;
 
@@ -78,6 +80,7 @@ impl Sampler {
                 tracing::error!(gpu = bad.index, uuid = %bad.uuid, xids = ?bad.xid_errors, lost = bad.lost, "a GPU failed: reporting the node UNHEALTHY");
                 state.unhealthy.store(true, Ordering::Relaxed);
             }
+            state.set_workloads(workload_inputs(&readings, &inventory));
             let samples = sample_inputs(&readings, at, &inventory);
             state.metrics.samples_taken.inc_by(samples.len() as u64);
             if self.print {
@@ -168,6 +171,41 @@ pub fn sample_inputs(readings: &[Reading], at: DateTime<Utc>, inventory: &Invent
             }
         })
         .collect()
+}
+
+/// What `reportGpuWorkloads` gets: the processes (and pods) on every registered GPU still on
+/// the bus, by GPU index then PID; memory held to the range the gateway accepts.
+pub fn workload_inputs(readings: &[Reading], inventory: &Inventory) -> Vec<GpuWorkloadInput> {
+    let mut gpus: Vec<GpuWorkloadInput> = readings
+        .iter()
+        .filter(|r| !r.lost)
+        .filter_map(|r| {
+            let registered = inventory.gpus.iter().find(|g| g.uuid == r.uuid)?;
+            let mut processes: Vec<GpuProcessInput> = r
+                .processes
+                .iter()
+                .map(|p| GpuProcessInput {
+                    pid: i64::from(p.pid),
+                    used_memory_mib: p
+                        .used_memory_mib
+                        .filter(|m| m.is_finite())
+                        .map(|m| clamp(m, 0.0, (registered.memory_mib as f64 * MEMORY_SLACK).floor())),
+                    pod: p.pod.as_ref().map(|pod| PodInput {
+                        uid: pod.uid.clone(),
+                        namespace: pod.namespace.clone(),
+                        name: pod.name.clone(),
+                        container: pod.container.clone(),
+                    }),
+                })
+                .collect();
+            processes.sort_by_key(|p| p.pid);
+            processes.dedup_by_key(|p| p.pid);
+            processes.truncate(MAX_PROCESSES_PER_GPU);
+            Some(GpuWorkloadInput { uuid: r.uuid.clone(), processes })
+        })
+        .collect();
+    gpus.dedup_by(|a, b| a.uuid == b.uuid);
+    gpus
 }
 
 fn clamp(value: f64, min: f64, max: f64) -> f64 {

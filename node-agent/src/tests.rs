@@ -3,7 +3,7 @@
 //! duplicates, registration, and the HTTP face.
 
 use crate::config::{Fault, FaultKind};
-use crate::gateway::{Gateway, GatewayError, NodeInput, ReportOutcome, SampleInput};
+use crate::gateway::{Gateway, GatewayError, GpuWorkloadInput, NodeInput, ReportOutcome, SampleInput};
 use crate::source::simulated::{Faults, SimulatedSource};
 use crate::{Agent, Config, Error, State, TokioClock};
 use chrono::{DateTime, Utc};
@@ -40,6 +40,8 @@ struct Fake {
     stored: HashSet<(String, i64)>,
     samples: Vec<SampleInput>,
     duplicates: u64,
+    /// Pod mappings received, and when.
+    workloads: Vec<(Instant, Vec<GpuWorkloadInput>)>,
 }
 
 /// A gateway in memory that deduplicates by (GPU, second) as the real one does.
@@ -99,6 +101,17 @@ impl Gateway for FakeGateway {
             Ok(outcome)
         })
     }
+
+    async fn report_workloads(&self, cluster_id: &str, node_name: &str, gpus: &[GpuWorkloadInput]) -> Result<(), GatewayError> {
+        self.with(|f| {
+            if f.down {
+                return Err(GatewayError::Unreachable("connection refused".into()));
+            }
+            assert_eq!((cluster_id, node_name), (CLUSTER, NODE));
+            f.workloads.push((Instant::now(), gpus.to_vec()));
+            Ok(())
+        })
+    }
 }
 
 fn start() -> DateTime<Utc> {
@@ -130,7 +143,10 @@ impl Running {
 }
 
 fn spawn(config: Config, gateway: FakeGateway) -> Running {
-    let source = SimulatedSource::new(NODE, config.simulate.unwrap_or(8), &config.shape, 3).with_interval(config.interval);
+    let mut source = SimulatedSource::new(NODE, config.simulate.unwrap_or(8), &config.shape, 3).with_interval(config.interval);
+    if let Some(namespace) = &config.simulate_pods {
+        source = source.with_pods(namespace);
+    }
     let faults = source.faults();
     let agent = Agent::with_source(config, Box::new(source)).with_clock(Arc::new(TokioClock::starting_at(start())));
     let state = agent.state();
@@ -282,9 +298,15 @@ async fn registration_describes_the_node_and_its_gpus() {
     let agent = spawn(config(&["--instance-type", "p5.48xlarge", "--temperature-threshold-celsius", "85"]), FakeGateway::default());
     wait(Duration::from_millis(500)).await;
     let node = agent.gateway.with(|f| f.registrations[0].clone());
-    assert_eq!((node.name.as_str(), node.instance_type.as_str(), node.gpu_shape.as_str()), (NODE, "p5.48xlarge", "NVIDIA-H100-80GB-HBM3"));
+    assert_eq!(
+        (node.name.as_str(), node.instance_type.as_deref().unwrap_or_default(), node.gpu_shape.as_str()),
+        (NODE, "p5.48xlarge", "NVIDIA-H100-80GB-HBM3")
+    );
     assert_eq!((node.gpus_per_node, node.gpu_memory_mib, node.gpus.len()), (8, 81_559, 8));
     assert_eq!(node.temperature_threshold_celsius, Some(85.0));
+    let sent = serde_json::to_value(&node).expect("JSON");
+    assert!(sent.get("powerThresholdWatts").is_none(), "a threshold not configured is left out, so the gateway keeps an admin's: {sent}");
+    assert_eq!(node.cuda_version.as_deref(), Some("12.4"));
     assert_eq!(node.health, None, "health is left to the gateway unless a GPU fails");
     assert_eq!(node.driver_version.as_deref(), Some("550.90.07"));
     assert!(node.gpus.iter().enumerate().all(|(i, g)| g.index == i as i32 && g.model == "NVIDIA H100 80GB HBM3"));
@@ -308,6 +330,31 @@ async fn a_gpu_falling_off_the_bus_reports_xid_79_and_registers_the_node_unhealt
     assert!(agent.state.is_unhealthy());
     let metrics = crate::exporter::render(&agent.state).expect("metrics");
     assert!(!metrics.contains(uuid.as_str()), "a GPU gone from the bus is not exported");
+    agent.stop().await.expect("a clean stop");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_pod_mapping_goes_out_at_start_then_every_minute_while_unchanged() {
+    let agent = spawn(config(&["--simulate-pods", "team-a"]), FakeGateway::default());
+    wait(Duration::from_millis(150_500)).await;
+    let reports = agent.gateway.with(|f| f.workloads.clone());
+    let started = reports.first().map(|(at, _)| *at).expect("a first mapping");
+    let offsets: Vec<u64> = reports.iter().map(|(at, _)| (*at - started).as_secs()).collect();
+    assert_eq!(offsets, vec![0, 60, 120], "once at start, then once a minute: {offsets:?}");
+    let (_, mapping) = &reports[0];
+    assert_eq!(mapping.len(), 8, "every GPU");
+    for gpu in mapping {
+        assert_eq!(gpu.processes.len(), 1, "{gpu:?}");
+        let pod = gpu.processes[0].pod.as_ref().expect("a pod");
+        assert_eq!((pod.namespace.as_deref(), pod.container.as_deref()), (Some("team-a"), Some("trainer")));
+    }
+    assert_eq!(agent.state.metrics.workload_reports.get(), 3);
+    // While the gateway is away the mapping is retried, and delivered once it is back.
+    agent.gateway.set_down(true);
+    wait(Duration::from_secs(60)).await;
+    agent.gateway.set_down(false);
+    wait(Duration::from_secs(10)).await;
+    assert_eq!(agent.gateway.with(|f| f.workloads.len()), 4);
     agent.stop().await.expect("a clean stop");
 }
 

@@ -96,9 +96,10 @@ impl TokenKeys {
     }
 }
 
-/// How an agent appears as a token subject and event actor.
+/// How an agent appears as a token subject and event actor: `agent:<cluster id>/<node>`, or
+/// `agent:<cluster id>/*` for a cluster-scoped token.
 pub fn agent_subject(cluster_id: Option<i64>, node_name: Option<&str>) -> String {
-    format!("agent:{}/{}", cluster_id.unwrap_or_default(), node_name.unwrap_or_default())
+    format!("agent:{}/{}", cluster_id.unwrap_or_default(), node_name.unwrap_or("*"))
 }
 
 /// What the database says about a token, cached briefly.
@@ -253,6 +254,22 @@ impl Caller {
 
     pub fn require_admin(&self) -> Result<()> {
         if self.is_admin() { Ok(()) } else { Err(Error::Forbidden("this needs an admin token".into())) }
+    }
+
+    /// Whether this is an agent token that may report for node `name` of cluster `cluster_id`:
+    /// its own node, or (a cluster-scoped token, which names no node) any node of its cluster.
+    pub fn agent_covers(&self, cluster_id: i64, name: &str) -> bool {
+        self.record.role == Role::Agent
+            && self.record.agent_cluster_id == Some(cluster_id)
+            && self.record.agent_node_name.as_deref().is_none_or(|own| own == name)
+    }
+
+    /// The `FORBIDDEN` an agent gets for a node outside its scope.
+    pub fn foreign_node(&self) -> Error {
+        Error::Forbidden(match self.record.agent_node_name {
+            Some(_) => "an agent token may only report its own node".into(),
+            None => "an agent token may only report nodes of its own cluster".into(),
+        })
     }
 
     /// A user or admin (not an agent).

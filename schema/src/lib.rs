@@ -1,7 +1,7 @@
 //! The EGS GraphQL schema and the services behind it.
 //!
 //! Each domain module (`cluster`, `inventory`, `slice`, `user`, `token`, `gpr`, `metrics`,
-//! `alerts`) holds its GraphQL types and resolvers in `mod.rs` and its rules in `service.rs`:
+//! `alerts`, `workloads`) holds its GraphQL types and resolvers in `mod.rs` and its rules in `service.rs`:
 //! plain async functions over a database connection and an authenticated [`auth::Caller`].
 //! Resolvers stay a few lines.
 //! This crate never imports the web framework: the gateway attaches per-request data (the
@@ -26,6 +26,7 @@ pub mod scheduler;
 pub mod slice;
 pub mod token;
 pub mod user;
+pub mod workloads;
 
 use async_graphql::{Context, MergedObject, MergedSubscription, Schema};
 use auth::{Caller, RevocationBroadcast, TokenCache, TokenKeys};
@@ -44,6 +45,7 @@ pub struct Query(
     token::TokenQuery,
     metrics::MetricsQuery,
     alerts::AlertQuery,
+    workloads::WorkloadQuery,
 );
 
 #[derive(MergedObject, Default)]
@@ -56,6 +58,7 @@ pub struct Mutation(
     gpr::GprMutation,
     metrics::MetricsMutation,
     alerts::AlertMutation,
+    workloads::WorkloadMutation,
 );
 
 #[derive(MergedSubscription, Default)]

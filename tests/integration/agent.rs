@@ -314,3 +314,150 @@ async fn an_outage_between_agent_and_gateway_is_bridged_by_the_buffer_without_ga
     assert_eq!(metrics.samples_sent.get(), metrics.samples_taken.get(), "every sample stored once");
     app.finish().await;
 }
+
+const UPSERT: &str = "mutation($input: UpsertNodesInput!) { upsertNodes(input: $input) {
+    nodes { name instanceType powerThresholdWatts temperatureThresholdCelsius driverVersion cudaVersion } userErrors { field message code } } }";
+
+/// A cluster-scoped agent token (no node name) in a file.
+async fn cluster_token_file(app: &TestApp, cluster: &str) -> (tempfile::TempDir, PathBuf, String) {
+    let create = "mutation($input: CreateTokenInput!) { createToken(input: $input) { secret token { nodeName } userErrors { field message code } } }";
+    let payload = app.mutate(&app.admin_token, "createToken", create, json!({ "name": "agents", "role": "AGENT", "clusterId": cluster })).await;
+    assert_eq!(payload["token"]["nodeName"], Value::Null, "cluster-scoped: {payload}");
+    let secret = payload["secret"].as_str().expect("secret").to_owned();
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("token");
+    std::fs::write(&path, format!("{secret}\n")).expect("write the token");
+    (dir, path, secret)
+}
+
+/// Runs an agent with `--once`: it registers, delivers one batch and returns.
+async fn run_once(config: Config) -> Result<(), Error> {
+    let agent = Agent::new(config).expect("the agent starts");
+    tokio::time::timeout(Duration::from_secs(30), agent.run(std::future::pending())).await.expect("the agent returns")
+}
+
+#[tokio::test]
+async fn re_registering_keeps_an_admins_thresholds_and_an_explicit_null_clears_them() {
+    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let cluster = register_cluster(&app, "c1").await;
+    let (_dir, token) = agent_token_file(&app, &cluster, "gpu-node-1").await;
+    // The agent registers the node first; then an admin tunes it.
+    run_once(agent_config(&app.url(""), &cluster, "gpu-node-1", &token, &["--once", "--no-http"])).await.expect("registered");
+    let tune = json!({ "clusterId": cluster, "nodes": [{
+        "name": "gpu-node-1", "instanceType": "p5.48xlarge-custom", "gpuShape": SHAPE_H100, "gpusPerNode": 2, "gpuMemoryMib": 81559,
+        "powerThresholdWatts": 650.0, "temperatureThresholdCelsius": 80.0 }] });
+    let tuned = app.mutate(&app.admin_token, "upsertNodes", UPSERT, tune).await;
+    assert_eq!(tuned["nodes"][0]["powerThresholdWatts"], 650.0);
+
+    // The agent restarts and registers again, knowing none of it.
+    run_once(agent_config(&app.url(""), &cluster, "gpu-node-1", &token, &["--once", "--no-http"])).await.expect("registered again");
+    let node = node_of(&app, &cluster, "gpu-node-1").await.expect("the node");
+    assert_eq!(node["instanceType"], "p5.48xlarge", "the agent's simulated node knows its instance type: {node}");
+    let read = "query($id: ID!) { node(id: $id) { ... on GpuNode { powerThresholdWatts temperatureThresholdCelsius driverVersion cudaVersion } } }";
+    let fields = app.ok(&app.admin_token, read, json!({ "id": node["id"] })).await["node"].clone();
+    assert_eq!(
+        fields,
+        json!({ "powerThresholdWatts": 650.0, "temperatureThresholdCelsius": 80.0, "driverVersion": "550.90.07", "cudaVersion": "12.4" }),
+        "the admin's thresholds survive the agent's restart"
+    );
+
+    // Left out: unchanged; null: cleared.
+    let clear = json!({ "clusterId": cluster, "nodes": [{
+        "name": "gpu-node-1", "gpuShape": SHAPE_H100, "gpusPerNode": 2, "gpuMemoryMib": 81559, "powerThresholdWatts": null }] });
+    let cleared = app.mutate(&app.admin_token, "upsertNodes", UPSERT, clear).await;
+    assert_eq!(
+        (&cleared["nodes"][0]["powerThresholdWatts"], &cleared["nodes"][0]["temperatureThresholdCelsius"], &cleared["nodes"][0]["instanceType"]),
+        (&Value::Null, &json!(80.0), &json!("p5.48xlarge")),
+        "{cleared}"
+    );
+    // A new node needs its instance type.
+    let new = json!({ "clusterId": cluster, "nodes": [{ "name": "gpu-node-2", "gpuShape": SHAPE_H100, "gpusPerNode": 2, "gpuMemoryMib": 81559 }] });
+    let body = app.gql(&app.admin_token, UPSERT, json!({ "input": new })).await;
+    let errors = &body["data"]["upsertNodes"]["userErrors"];
+    assert_eq!(
+        (errors[0]["field"].clone(), errors[0]["code"].clone()),
+        (json!(["input", "nodes", "0", "instanceType"]), json!("INVALID_INPUT")),
+        "{body}"
+    );
+    assert!(node_of(&app, &cluster, "gpu-node-2").await.is_none());
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn a_cluster_scoped_agent_token_reports_for_any_node_of_its_cluster_and_no_other() {
+    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let cluster = register_cluster(&app, "c1").await;
+    let other_cluster = register_cluster(&app, "c2").await;
+    add_nodes(&app, &other_cluster, "far", 1, SHAPE_H100, 2).await;
+    let (_dir, token, secret) = cluster_token_file(&app, &cluster).await;
+
+    // One token, two nodes: both register and report.
+    for node in ["gpu-a", "gpu-b"] {
+        run_once(agent_config(&app.url(""), &cluster, node, &token, &["--once", "--no-http"])).await.expect("registered and reported");
+        let found = node_of(&app, &cluster, node).await.unwrap_or_else(|| panic!("{node} registered"));
+        let reported = found["gpus"].as_array().expect("gpus").iter().filter(|g| !g["latestSample"].is_null()).count();
+        assert_eq!(reported, 2, "{node}: {found}");
+        assert!(found["lastHeartbeatAt"].is_string());
+    }
+
+    // A node of another cluster: refused, nothing stored.
+    let result = run_once(agent_config(&app.url(""), &other_cluster, "far-0", &token, &["--once", "--no-http"])).await;
+    let Err(Error::Registration(GatewayError::Refused { code, message })) = result else { panic!("refused: {result:?}") };
+    assert_eq!(code, "FORBIDDEN", "{message}");
+    assert!(message.contains("own cluster"), "{message}");
+    let far = node_of(&app, &other_cluster, "far-0").await.expect("the other cluster's node");
+    assert_eq!(far["lastHeartbeatAt"], Value::Null, "{far}");
+    assert_eq!(far["instanceType"], "p5.48xlarge");
+    let uuid = far["gpus"][0]["uuid"].as_str().expect("a uuid");
+    let sample = json!({ "uuid": uuid, "timestamp": chrono::Utc::now().to_rfc3339(), "util": 50.0, "memUtil": 1.0, "memUsedMib": 10.0,
+        "temperature": 50.0, "power": 100.0, "smClockMhz": 1000.0 });
+    let report = "mutation($input: ReportGpuSamplesInput!) { reportGpuSamples(input: $input) { accepted userErrors { field } } }";
+    for input in
+        [json!({ "clusterId": other_cluster, "nodeName": "far-0", "samples": [sample] }), json!({ "nodeId": far["id"], "samples": [sample] })]
+    {
+        let body = app.gql(&secret, report, json!({ "input": input })).await;
+        assert_eq!(body["errors"][0]["extensions"]["code"], "FORBIDDEN", "{body}");
+    }
+    let workloads = "mutation($input: ReportGpuWorkloadsInput!) { reportGpuWorkloads(input: $input) { processes } }";
+    let input = json!({ "clusterId": other_cluster, "nodeName": "far-0", "gpus": [{ "uuid": uuid, "processes": [{ "pid": 7 }] }] });
+    let body = app.gql(&secret, workloads, json!({ "input": input })).await;
+    assert_eq!(body["errors"][0]["extensions"]["code"], "FORBIDDEN", "{body}");
+    let far = node_of(&app, &other_cluster, "far-0").await.expect("the node");
+    assert!(far["gpus"].as_array().expect("gpus").iter().all(|g| g["latestSample"].is_null()), "nothing stored: {far}");
+    // And it reads nothing, like any agent token.
+    let body = app.gql(&secret, "{ nodes(first: 5) { nodes { name } } }", json!({})).await;
+    assert_eq!(body["errors"][0]["extensions"]["code"], "FORBIDDEN", "{body}");
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn a_node_scoped_token_still_reports_for_its_node_only() {
+    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let cluster = register_cluster(&app, "c1").await;
+    add_nodes(&app, &cluster, "n", 2, SHAPE_H100, 1).await;
+    let (_dir, token) = agent_token_file(&app, &cluster, "n-0").await;
+    let secret = std::fs::read_to_string(&token).expect("the token").trim().to_owned();
+    let other = node_of(&app, &cluster, "n-1").await.expect("n-1");
+    let uuid = other["gpus"][0]["uuid"].as_str().expect("a uuid");
+    let workloads = "mutation($input: ReportGpuWorkloadsInput!) { reportGpuWorkloads(input: $input) { processes } }";
+    for input in [
+        json!({ "clusterId": cluster, "nodeName": "n-1", "gpus": [{ "uuid": uuid, "processes": [] }] }),
+        json!({ "nodeId": other["id"], "gpus": [{ "uuid": uuid, "processes": [] }] }),
+    ] {
+        let body = app.gql(&secret, workloads, json!({ "input": input })).await;
+        assert_eq!(body["errors"][0]["extensions"]["code"], "FORBIDDEN", "{body}");
+        assert!(body["errors"][0]["message"].as_str().unwrap_or_default().contains("own node"), "{body}");
+    }
+    let mine = node_of(&app, &cluster, "n-0").await.expect("n-0");
+    let input = json!({ "clusterId": cluster, "nodeName": "n-0", "gpus": [{ "uuid": mine["gpus"][0]["uuid"], "processes": [{ "pid": 42 }] }] });
+    let done = app
+        .mutate(
+            &secret,
+            "reportGpuWorkloads",
+            "mutation($input: ReportGpuWorkloadsInput!) { reportGpuWorkloads(input: $input) { processes userErrors { field } } }",
+            input,
+        )
+        .await;
+    assert_eq!(done["processes"], 1);
+    app.finish().await;
+}

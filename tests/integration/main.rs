@@ -19,3 +19,4 @@ mod operations;
 mod slices;
 mod subscriptions;
 mod websocket;
+mod workloads;

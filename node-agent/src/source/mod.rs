@@ -151,9 +151,12 @@ pub enum SourceError {
 pub fn open(config: &Config) -> Result<Box<dyn GpuSource>, SourceError> {
     if let Some(count) = config.simulate {
         let seed = config.seed.unwrap_or_else(rand::random);
-        let source = simulated::SimulatedSource::new(&config.node_name(), count, &config.shape, seed)
+        let mut source = simulated::SimulatedSource::new(&config.node_name(), count, &config.shape, seed)
             .with_interval(config.interval)
             .with_schedule(&config.faults);
+        if let Some(namespace) = &config.simulate_pods {
+            source = source.with_pods(namespace);
+        }
         return Ok(Box::new(source));
     }
     if !config.faults.is_empty() {

@@ -153,6 +153,10 @@ pub struct SimulatedSource {
     /// Faults due at a step.
     schedule: Vec<(u64, Fault)>,
     faults: Faults,
+    /// Where the jobs' pods run.
+    namespace: String,
+    /// `--simulate-pods`: jobs take the whole node and follow each other without idling.
+    always_busy: bool,
 }
 
 impl SimulatedSource {
@@ -184,8 +188,20 @@ impl SimulatedSource {
             .collect();
         let mut rng = StdRng::seed_from_u64(seed);
         let idle_left = rng.random_range(2..8);
-        let mut source =
-            Self { board, gpus, rng, dt: 1.0, step: 0, job: None, jobs_started: 0, idle_left, schedule: Vec::new(), faults: Faults::default() };
+        let mut source = Self {
+            board,
+            gpus,
+            rng,
+            dt: 1.0,
+            step: 0,
+            job: None,
+            jobs_started: 0,
+            idle_left,
+            schedule: Vec::new(),
+            faults: Faults::default(),
+            namespace: "ml-team".into(),
+            always_busy: false,
+        };
         // A GPU node is mostly busy: usually the agent starts in the middle of a job.
         if source.rng.random_bool(WARM_START_SHARE) {
             source.start_warm();
@@ -208,6 +224,17 @@ impl SimulatedSource {
                 gpu.temperature = AMBIENT_C + C_PER_WATT_OF_LIMIT * 0.9;
             }
         }
+    }
+
+    /// Every GPU runs a job's process from the first reading on, in a pod of `namespace`; a job
+    /// that ends is followed at once by the next (new pods), so the pod mapping is always there
+    /// and changes only now and then.
+    pub fn with_pods(mut self, namespace: &str) -> Self {
+        self.namespace = namespace.to_owned();
+        self.always_busy = true;
+        self.job = None;
+        self.start_warm();
+        self
     }
 
     /// Steps of `interval` instead of 1 s.
@@ -265,7 +292,7 @@ impl SimulatedSource {
                 }
                 self.jobs_started += 1;
                 // Distributed training mostly takes the whole node; sometimes half of it.
-                let width = if count > 1 && self.rng.random_bool(0.25) { count / 2 } else { count };
+                let width = if count > 1 && !self.always_busy && self.rng.random_bool(0.25) { count / 2 } else { count };
                 let name = format!("llm-finetune-{}", self.jobs_started);
                 self.job = Some(Job {
                     pod_uid: uuid_like("", fnv1a(name.as_bytes()) ^ self.step),
@@ -282,7 +309,13 @@ impl SimulatedSource {
                 job.left = job.left.saturating_sub(1);
                 if job.left == 0 {
                     self.job = None;
-                    self.idle_left = self.rng.random_range(20..180);
+                    if self.always_busy {
+                        // The next job's pods take over at once.
+                        self.idle_left = 0;
+                        self.advance_job();
+                    } else {
+                        self.idle_left = self.rng.random_range(20..180);
+                    }
                     return;
                 }
                 job.stage_left = job.stage_left.saturating_sub(1);
@@ -350,7 +383,7 @@ impl SimulatedSource {
                 used_memory_mib: Some((gpu.mem_used_mib - DRIVER_RESERVED_MIB).max(0.0).round()),
                 pod: Some(PodRef {
                     uid: job.pod_uid.clone(),
-                    namespace: Some("ml-team".into()),
+                    namespace: Some(self.namespace.clone()),
                     name: Some(format!("{}-worker-0", job.name)),
                     container: Some("trainer".into()),
                 }),
@@ -522,6 +555,22 @@ mod tests {
         for _ in 0..5 {
             let readings = sim.sample();
             assert_eq!(readings.iter().map(|r| r.index).collect::<Vec<_>>(), vec![0, 1, 3]);
+        }
+    }
+
+    #[test]
+    fn with_pods_every_gpu_runs_a_pod_of_the_namespace_from_the_first_reading() {
+        let mut sim = source(4).with_pods("team-a");
+        for _ in 0..600 {
+            let readings = sim.sample();
+            assert_eq!(readings.len(), 4);
+            for r in &readings {
+                assert_eq!(r.processes.len(), 1, "{r:?}");
+                let pod = r.processes[0].pod.as_ref().expect("a pod");
+                assert_eq!((pod.namespace.as_deref(), pod.container.as_deref()), (Some("team-a"), Some("trainer")));
+            }
+            let uids: std::collections::HashSet<_> = readings.iter().filter_map(|r| r.processes[0].pod.as_ref().map(|p| p.uid.clone())).collect();
+            assert_eq!(uids.len(), 1, "one job's pod on the whole node");
         }
     }
 

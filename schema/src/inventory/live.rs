@@ -216,6 +216,7 @@ mod tests {
             power_threshold_watts: None,
             temperature_threshold_celsius: None,
             driver_version: None,
+            cuda_version: None,
             last_heartbeat_at: Some(t),
             created_at: t,
             updated_at: t,

@@ -11,7 +11,7 @@ use crate::gpr::Gpr;
 use crate::ids::{self, Kind};
 use crate::pagination::{Order, Page, PageRequest, keyset_page};
 use crate::{loaded, loaders, payload, services, session};
-use async_graphql::{Context, Enum, ID, InputObject, Object, SimpleObject};
+use async_graphql::{Context, Enum, ID, InputObject, MaybeUndefined, Object, SimpleObject};
 use chrono::{DateTime, Utc};
 use egs_entities::{Health, NodeState, gpu, node};
 use sea_orm::{DatabaseConnection, QueryFilter};
@@ -68,12 +68,22 @@ impl GpuNode {
     async fn driver_version(&self) -> Option<&str> {
         self.0.driver_version.as_deref()
     }
+    /// The CUDA version the node's driver supports (`major.minor`), as its agent reports it.
+    async fn cuda_version(&self) -> Option<&str> {
+        self.0.cuda_version.as_deref()
+    }
     /// When the node's agent last reported.
     async fn last_heartbeat_at(&self) -> Option<DateTime<Utc>> {
         self.0.last_heartbeat_at
     }
     async fn gpus(&self, ctx: &Context<'_>) -> Result<Vec<Gpu>> {
         Ok(loaded(loaders(ctx)?.gpus_by_node().load_one(self.0.id).await)?.unwrap_or_default().into_iter().map(Gpu).collect())
+    }
+    /// The pods whose processes use its GPUs, with the GPUs each uses, as its agent last
+    /// reported them; empty when you may not read this node's metrics (users: from their
+    /// GPR's assignment of the node on).
+    async fn pods(&self, ctx: &Context<'_>) -> Result<Vec<crate::workloads::GpuPod>> {
+        crate::workloads::node_pods(ctx, &self.0).await
     }
     /// Average utilisation (%) over the latest samples of its GPUs; null when none reported
     /// or when you may not read this node's metrics (held by another slice's GPR).
@@ -119,6 +129,16 @@ impl Gpu {
     /// assignment on).
     async fn latest_sample(&self, ctx: &Context<'_>) -> Result<Option<crate::metrics::GpuSample>> {
         crate::metrics::latest_sample(ctx, &self.0).await
+    }
+    /// The processes running on it, with their pods, as its agent last reported them; empty
+    /// when none, or when you may not read this GPU's metrics.
+    async fn processes(&self, ctx: &Context<'_>) -> Result<Vec<crate::workloads::GpuProcess>> {
+        crate::workloads::gpu_processes(ctx, &self.0).await
+    }
+    /// The pods whose processes use it, each with every GPU of the node it uses; empty when
+    /// none, or when you may not read this GPU's metrics.
+    async fn pods(&self, ctx: &Context<'_>) -> Result<Vec<crate::workloads::GpuPod>> {
+        crate::workloads::gpu_pods(ctx, &self.0).await
     }
     /// History between `from` and `to` (default: the last 10 minutes) in steps of `step`:
     /// 1 s resolution for the last 10 minutes, 1 min (steps of whole minutes) for 24 hours.
@@ -287,16 +307,27 @@ pub struct GpuInput {
     pub mig_enabled: bool,
 }
 
+/// A node to create or update. On an existing node, a field left out keeps its value (an
+/// agent re-registering after a restart leaves an admin's thresholds alone), and an explicit
+/// `null` clears a nullable one.
 #[derive(InputObject)]
 pub struct NodeInput {
     pub name: String,
-    pub instance_type: String,
+    /// E.g. `p5.48xlarge`. Required for a new node; left out: unchanged.
+    pub instance_type: Option<String>,
     pub gpu_shape: String,
     pub gpus_per_node: i32,
     pub gpu_memory_mib: i64,
-    pub driver_version: Option<String>,
-    pub power_threshold_watts: Option<f64>,
-    pub temperature_threshold_celsius: Option<f64>,
+    /// Left out: unchanged; `null`: cleared.
+    pub driver_version: MaybeUndefined<String>,
+    /// The CUDA version the driver supports, `major.minor`. Left out: unchanged; `null`: cleared.
+    pub cuda_version: MaybeUndefined<String>,
+    /// The node's own power alert threshold, W (instead of its shape's). Left out: unchanged
+    /// (none for a new node); `null`: cleared.
+    pub power_threshold_watts: MaybeUndefined<f64>,
+    /// The node's own temperature alert threshold, °C (instead of its shape's). Left out:
+    /// unchanged (none for a new node); `null`: cleared.
+    pub temperature_threshold_celsius: MaybeUndefined<f64>,
     /// `HEALTHY` or `UNHEALTHY` as the reporter sees it (an agent after an XID or ECC fault,
     /// an admin taking a failed node out). Absent: unchanged. A provisioned GPR on a node that
     /// turns unhealthy gets a replacement from its pool, or runs degraded if none is free.
@@ -319,7 +350,8 @@ pub struct InventoryMutation;
 #[Object]
 impl InventoryMutation {
     /// Creates or updates GPU nodes of a cluster and their GPUs, all or nothing (admins, or an
-    /// agent for its own node).
+    /// agent for its own node; a cluster-scoped agent token for any node of its cluster). Fields
+    /// left out keep their values on existing nodes.
     async fn upsert_nodes(&self, ctx: &Context<'_>, input: UpsertNodesInput) -> async_graphql::Result<UpsertNodesPayload> {
         let (caller, db) = session(ctx)?;
         let result = async {
@@ -333,9 +365,10 @@ impl InventoryMutation {
                     gpu_shape: n.gpu_shape,
                     gpus_per_node: n.gpus_per_node,
                     gpu_memory_mib: n.gpu_memory_mib,
-                    driver_version: n.driver_version,
-                    power_threshold_watts: n.power_threshold_watts,
-                    temperature_threshold_celsius: n.temperature_threshold_celsius,
+                    driver_version: n.driver_version.into(),
+                    cuda_version: n.cuda_version.into(),
+                    power_threshold_watts: n.power_threshold_watts.into(),
+                    temperature_threshold_celsius: n.temperature_threshold_celsius.into(),
                     health: n.health,
                     gpus: n.gpus.map(|gpus| {
                         gpus.into_iter()

@@ -134,15 +134,22 @@ pub struct GpuReport {
     pub mig_enabled: bool,
 }
 
+/// A change to a nullable field: `None` leaves it as it is, `Some(None)` clears it.
+pub type Patch<T> = Option<Option<T>>;
+
+/// A node as an admin or its agent reports it. What a reporter leaves out (`None`) stays as
+/// it is on an existing node, so an agent restarting does not undo an admin's settings.
 pub struct NodeReport {
     pub name: String,
-    pub instance_type: String,
+    /// Required for a new node.
+    pub instance_type: Option<String>,
     pub gpu_shape: String,
     pub gpus_per_node: i32,
     pub gpu_memory_mib: i64,
-    pub driver_version: Option<String>,
-    pub power_threshold_watts: Option<f64>,
-    pub temperature_threshold_celsius: Option<f64>,
+    pub driver_version: Patch<String>,
+    pub cuda_version: Patch<String>,
+    pub power_threshold_watts: Patch<f64>,
+    pub temperature_threshold_celsius: Patch<f64>,
     /// `Healthy` or `Unhealthy`; `None` leaves it as it is.
     pub health: Option<Health>,
     /// When given, the node's GPUs become exactly these.
@@ -167,12 +174,19 @@ fn check_node_reports(reports: &[NodeReport]) -> Result<()> {
         if !names.insert(n.name.as_str()) {
             errors.push(UserError::invalid(&at("name"), format!("node `{}` appears twice", n.name)));
         }
-        validate::text(&at("instanceType"), &n.instance_type, 128, &mut errors);
+        if let Some(instance_type) = &n.instance_type {
+            validate::text(&at("instanceType"), instance_type, 128, &mut errors);
+        }
+        for (field, value) in [("driverVersion", &n.driver_version), ("cudaVersion", &n.cuda_version)] {
+            if let Some(Some(value)) = value {
+                validate::text(&at(field), value, 64, &mut errors);
+            }
+        }
         validate::text(&at("gpuShape"), &n.gpu_shape, 128, &mut errors);
         validate::range(&at("gpusPerNode"), n.gpus_per_node.into(), 1, MAX_GPUS_PER_NODE as i64, &mut errors);
         validate::range(&at("gpuMemoryMib"), n.gpu_memory_mib, 1, 16 * 1024 * 1024, &mut errors);
         for (field, value) in [("powerThresholdWatts", n.power_threshold_watts), ("temperatureThresholdCelsius", n.temperature_threshold_celsius)] {
-            if value.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
+            if value.flatten().is_some_and(|v| !(v.is_finite() && v > 0.0)) {
                 errors.push(UserError::invalid(&at(field), "must be a positive number"));
             }
         }
@@ -201,15 +215,15 @@ fn check_node_reports(reports: &[NodeReport]) -> Result<()> {
 }
 
 /// Creates or updates nodes (and their GPUs) of one cluster, all or nothing. Admins may report
-/// any node; an agent only its own.
+/// any node; an agent only its own (or, with a cluster-scoped token, its cluster's). Fields a
+/// report leaves out keep their stored values; a new node starts without thresholds (the
+/// per-shape ones apply) and needs an instance type.
 pub async fn upsert_nodes(db: &DatabaseConnection, caller: &Caller, cluster_id: i64, reports: Vec<NodeReport>) -> Result<Vec<node::Model>> {
     match caller.role() {
         Role::Admin => {}
         Role::Agent => {
-            let own = caller.record.agent_cluster_id == Some(cluster_id)
-                && reports.iter().all(|r| caller.record.agent_node_name.as_deref() == Some(r.name.as_str()));
-            if !own {
-                return Err(Error::Forbidden("an agent token may only report its own node".into()));
+            if !reports.iter().all(|r| caller.agent_covers(cluster_id, &r.name)) {
+                return Err(caller.foreign_node());
             }
         }
         Role::User => return Err(Error::Forbidden("this needs an admin or agent token".into())),
@@ -228,6 +242,13 @@ pub async fn upsert_nodes(db: &DatabaseConnection, caller: &Caller, cluster_id: 
         .into_iter()
         .map(|n| (n.name.clone(), n))
         .collect();
+    let unknown_type: Vec<UserError> = reports
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.instance_type.is_none() && !existing.contains_key(&r.name))
+        .map(|(i, r)| UserError::invalid(&format!("nodes.{i}.instanceType"), format!("node `{}` is new: give its instance type", r.name)))
+        .collect();
+    validate::finish(unknown_type)?;
     let mut saved = Vec::with_capacity(reports.len());
     for report in reports {
         let mut model: node::ActiveModel = match existing.get(&report.name) {
@@ -238,18 +259,33 @@ pub async fn upsert_nodes(db: &DatabaseConnection, caller: &Caller, cluster_id: 
                 health: Set(Health::Healthy),
                 state: Set(NodeState::Available),
                 allocated_gpr_id: Set(None),
+                driver_version: Set(None),
+                cuda_version: Set(None),
+                power_threshold_watts: Set(None),
+                temperature_threshold_celsius: Set(None),
                 last_heartbeat_at: Set(None),
                 created_at: Set(now),
                 ..Default::default()
             },
         };
-        model.instance_type = Set(report.instance_type);
+        if let Some(instance_type) = report.instance_type {
+            model.instance_type = Set(instance_type);
+        }
         model.gpu_shape = Set(report.gpu_shape);
         model.gpus_per_node = Set(report.gpus_per_node);
         model.gpu_memory_mib = Set(report.gpu_memory_mib);
-        model.driver_version = Set(report.driver_version);
-        model.power_threshold_watts = Set(report.power_threshold_watts);
-        model.temperature_threshold_celsius = Set(report.temperature_threshold_celsius);
+        if let Some(driver_version) = report.driver_version {
+            model.driver_version = Set(driver_version);
+        }
+        if let Some(cuda_version) = report.cuda_version {
+            model.cuda_version = Set(cuda_version);
+        }
+        if let Some(watts) = report.power_threshold_watts {
+            model.power_threshold_watts = Set(watts);
+        }
+        if let Some(celsius) = report.temperature_threshold_celsius {
+            model.temperature_threshold_celsius = Set(celsius);
+        }
         if let Some(health) = report.health {
             model.health = Set(health);
         }

@@ -59,8 +59,10 @@ pub enum NodeRef {
     Named { cluster_id: i64, name: String },
 }
 
-fn is_own_node(caller: &Caller, cluster_id: i64, name: &str) -> bool {
-    caller.record.agent_cluster_id == Some(cluster_id) && caller.record.agent_node_name.as_deref() == Some(name)
+/// Whether an agent token covers the node: its own, or any of its cluster's (a cluster-scoped
+/// token).
+pub(crate) fn is_own_node(caller: &Caller, cluster_id: i64, name: &str) -> bool {
+    caller.agent_covers(cluster_id, name)
 }
 
 /// Validates and stores a batch of samples for one node, all or nothing: any invalid sample
@@ -81,7 +83,7 @@ pub async fn report_samples(
         Role::Agent => true,
         Role::User => return Err(Error::Forbidden("this needs the node's agent token or an admin token".into())),
     };
-    let foreign = || Error::Forbidden("an agent token may only report its own node".into());
+    let foreign = || caller.foreign_node();
     if let NodeRef::Named { cluster_id, name } = &node_ref
         && agent
         && !is_own_node(caller, *cluster_id, name)
@@ -633,6 +635,7 @@ mod tests {
             power_threshold_watts: None,
             temperature_threshold_celsius: None,
             driver_version: None,
+            cuda_version: None,
             last_heartbeat_at: None,
             created_at: now,
             updated_at: now,

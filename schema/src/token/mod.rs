@@ -37,7 +37,8 @@ impl AccessToken {
         let Some(id) = self.0.cluster_id else { return Ok(None) };
         Ok(loaded(loaders(ctx)?.cluster().load_one(id).await)?.map(Cluster))
     }
-    /// Agent tokens: the node the agent reports for.
+    /// Agent tokens: the node the agent reports for; null for a cluster-scoped agent token,
+    /// which reports for any node of its cluster.
     async fn node_name(&self) -> Option<&str> {
         self.0.node_name.as_deref()
     }
@@ -106,8 +107,11 @@ pub struct CreateTokenInput {
     pub user_id: Option<ID>,
     /// Limit a USER token to these slices and at most these roles.
     pub slice_scopes: Option<Vec<TokenScopeInput>>,
-    /// AGENT tokens: the cluster and node the agent reports for.
+    /// AGENT tokens: the cluster the agent reports for.
     pub cluster_id: Option<ID>,
+    /// AGENT tokens: the one node the agent reports for. Leave it out for a cluster-scoped
+    /// token, which may register and report any node of `clusterId` (and nothing else): one
+    /// Kubernetes Secret for a whole DaemonSet.
     pub node_name: Option<String>,
     /// Lifetime; 90 days when omitted, at most two years.
     pub ttl: Option<Duration>,

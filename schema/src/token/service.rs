@@ -58,14 +58,18 @@ pub async fn issue_token(db: &impl ConnectionTrait, keys: &TokenKeys, spec: Issu
             if spec.user_id.is_some() {
                 errors.push(UserError::invalid("userId", "agent tokens do not belong to a user"));
             }
-            match (spec.cluster_id, &spec.node_name) {
-                (Some(cluster_id), Some(node)) => {
-                    validate::text("nodeName", node, 253, &mut errors);
+            // With a node name the token speaks for that node only; without, for every node of
+            // the cluster (one Secret for a whole DaemonSet).
+            match spec.cluster_id {
+                Some(cluster_id) => {
+                    if let Some(node) = &spec.node_name {
+                        validate::text("nodeName", node, 253, &mut errors);
+                    }
                     if cluster::Entity::find_by_id(cluster_id).one(db).await?.is_none() {
                         errors.push(UserError::invalid("clusterId", "no such cluster"));
                     }
                 }
-                _ => errors.push(UserError::invalid("clusterId", "agent tokens name the cluster and node they report for")),
+                None => errors.push(UserError::invalid("clusterId", "agent tokens name the cluster (and optionally the node) they report for")),
             }
         }
     }
