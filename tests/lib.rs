@@ -237,6 +237,28 @@ pub mod fixtures {
     pub const SHAPE_H100: &str = "NVIDIA-H100-80GB-HBM3";
     pub const SHAPE_A100: &str = "NVIDIA-A100-SXM4-80GB";
 
+    /// An AGENT token for `node` of `cluster`.
+    pub async fn agent_token(app: &TestApp, cluster: &str, node: &str) -> String {
+        let create = "mutation($input: CreateTokenInput!) { createToken(input: $input) { secret userErrors { field message code } } }";
+        let input = json!({ "name": format!("agent {node}"), "role": "AGENT", "clusterId": cluster, "nodeName": node });
+        app.mutate(&app.admin_token, "createToken", create, input).await["secret"].as_str().expect("secret").to_owned()
+    }
+
+    /// Polls GPR `id` (as `token` reads it) until it is provisioned; returns it with its nodes
+    /// (`id name gpus { id uuid index }`).
+    pub async fn provisioned(app: &TestApp, token: &str, id: &str) -> Value {
+        let query = "query($id: ID!) { gpr(id: $id) { phase releaseReason nodes { id name gpus { id uuid index } } } }";
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(15);
+        loop {
+            let gpr = app.ok(token, query, json!({ "id": id })).await["gpr"].clone();
+            if gpr["phase"] == "PROVISIONED" {
+                return gpr;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "not provisioned: {gpr}");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
     pub async fn register_cluster(app: &TestApp, name: &str) -> String {
         let payload = app
             .mutate(

@@ -46,12 +46,6 @@ pub(crate) async fn nodes(app: &TestApp, cluster: &str) -> Vec<Node> {
         .collect()
 }
 
-pub(crate) async fn agent_token(app: &TestApp, cluster: &str, node: &str) -> String {
-    let create = "mutation($input: CreateTokenInput!) { createToken(input: $input) { secret userErrors { field message code } } }";
-    let input = json!({ "name": format!("agent {node}"), "role": "AGENT", "clusterId": cluster, "nodeName": node });
-    app.mutate(&app.admin_token, "createToken", create, input).await["secret"].as_str().expect("secret").to_owned()
-}
-
 /// Sample times: each call a second later than the last (the rules read new samples only).
 struct Clock {
     start: DateTime<Utc>,
@@ -101,18 +95,10 @@ async fn wait_for_alerts(app: &TestApp, token: &str, variables: Value, done: imp
 
 /// Polls a GPR until it is provisioned; returns its first node's id and GPU uuids.
 pub(crate) async fn provisioned_node(app: &TestApp, token: &str, gpr: &str) -> (String, String, Vec<String>) {
-    let query = "query($id: ID!) { gpr(id: $id) { phase nodes { id name gpus { uuid } } } }";
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    loop {
-        let found = app.ok(token, query, json!({ "id": gpr })).await["gpr"].clone();
-        if found["phase"] == "PROVISIONED" {
-            let node = &found["nodes"][0];
-            let uuids = node["gpus"].as_array().expect("gpus").iter().map(|g| g["uuid"].as_str().unwrap_or_default().to_owned()).collect();
-            return (node["id"].as_str().expect("id").to_owned(), node["name"].as_str().expect("name").to_owned(), uuids);
-        }
-        assert!(tokio::time::Instant::now() < deadline, "not provisioned: {found}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let found = provisioned(app, token, gpr).await;
+    let node = &found["nodes"][0];
+    let uuids = node["gpus"].as_array().expect("gpus").iter().map(|g| g["uuid"].as_str().unwrap_or_default().to_owned()).collect();
+    (node["id"].as_str().expect("id").to_owned(), node["name"].as_str().expect("name").to_owned(), uuids)
 }
 
 #[tokio::test]

@@ -154,12 +154,6 @@ struct Held {
     uuids: Vec<String>,
 }
 
-async fn agent_token(app: &TestApp, cluster: &str, node: &str) -> String {
-    let create = "mutation($input: CreateTokenInput!) { createToken(input: $input) { secret userErrors { field message code } } }";
-    let input = json!({ "name": format!("agent {node}"), "role": "AGENT", "clusterId": cluster, "nodeName": node });
-    app.mutate(&app.admin_token, "createToken", create, input).await["secret"].as_str().expect("secret").to_owned()
-}
-
 /// A sample whose values all follow from `util`.
 fn sample(uuid: &str, at: DateTime<Utc>, util: f64) -> Value {
     json!({
@@ -184,24 +178,16 @@ async fn report_as_admin(app: &TestApp, node_id: &str, uuids: Vec<String>) {
 
 /// Polls a GPR until it is provisioned; returns its first node.
 async fn provisioned(app: &TestApp, token: &str, id: &str) -> Held {
-    let query = "query($id: ID!) { gpr(id: $id) { phase nodes { name gpus { uuid index } } } }";
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    loop {
-        let gpr = app.ok(token, query, json!({ "id": id })).await["gpr"].clone();
-        if gpr["phase"] == "PROVISIONED" {
-            let node = &gpr["nodes"][0];
-            let mut gpus: Vec<(i64, String)> = node["gpus"]
-                .as_array()
-                .expect("gpus")
-                .iter()
-                .map(|g| (g["index"].as_i64().unwrap_or_default(), g["uuid"].as_str().unwrap_or_default().to_owned()))
-                .collect();
-            gpus.sort();
-            return Held { name: node["name"].as_str().unwrap_or_default().to_owned(), uuids: gpus.into_iter().map(|(_, u)| u).collect() };
-        }
-        assert!(tokio::time::Instant::now() < deadline, "not provisioned: {gpr}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let gpr = egs_tests::fixtures::provisioned(app, token, id).await;
+    let node = &gpr["nodes"][0];
+    let mut gpus: Vec<(i64, String)> = node["gpus"]
+        .as_array()
+        .expect("gpus")
+        .iter()
+        .map(|g| (g["index"].as_i64().unwrap_or_default(), g["uuid"].as_str().unwrap_or_default().to_owned()))
+        .collect();
+    gpus.sort();
+    Held { name: node["name"].as_str().unwrap_or_default().to_owned(), uuids: gpus.into_iter().map(|(_, u)| u).collect() }
 }
 
 /// The fixtures' UUID of GPU `index` of node `name`.

@@ -3,7 +3,7 @@
 //! replica; and `removeNode`'s rules.
 
 use crate::alerts::ws::Socket;
-use crate::alerts::{agent_token, nodes, provisioned_node};
+use crate::alerts::{nodes, provisioned_node};
 use chrono::Utc;
 use egs_tests::TestApp;
 use egs_tests::fixtures::*;

@@ -38,12 +38,6 @@ async fn nodes(app: &TestApp, cluster: &str) -> Vec<Node> {
         .collect()
 }
 
-async fn agent_token(app: &TestApp, cluster: &str, node: &str) -> String {
-    let create = "mutation($input: CreateTokenInput!) { createToken(input: $input) { secret userErrors { field message code } } }";
-    let input = json!({ "name": format!("agent {node}"), "role": "AGENT", "clusterId": cluster, "nodeName": node });
-    app.mutate(&app.admin_token, "createToken", create, input).await["secret"].as_str().expect("secret").to_owned()
-}
-
 fn sample(uuid: &str, at: DateTime<Utc>, util: f64) -> Value {
     json!({
         "uuid": uuid, "timestamp": at.to_rfc3339(), "util": util, "memUtil": util / 2.0, "memUsedMib": 1000.0 + util,
@@ -259,20 +253,6 @@ async fn history_queries_refuse_ranges_history_does_not_hold() {
     let body = app.gql(&app.admin_token, GPU, json!({ "id": node.gpus[0].0, "step": "5m", "from": hour_ago })).await;
     assert!(body["errors"].is_null(), "older data at minute steps: {body}");
     app.finish().await;
-}
-
-/// Polls a GPR until it is provisioned; returns it with its nodes.
-async fn provisioned(app: &TestApp, token: &str, id: &str) -> Value {
-    let query = "query($id: ID!) { gpr(id: $id) { phase releaseReason nodes { id name gpus { id uuid } } } }";
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    loop {
-        let gpr = app.ok(token, query, json!({ "id": id })).await["gpr"].clone();
-        if gpr["phase"] == "PROVISIONED" {
-            return gpr;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "not provisioned: {gpr}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 fn gpus_of(gpr: &Value) -> (String, String, Vec<(String, String)>) {

@@ -5,7 +5,7 @@
 use egs_node_agent::{Agent, Config};
 use egs_tests::TestApp;
 use egs_tests::fixtures::*;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::time::Duration;
 
 const REPORT: &str = "mutation($input: ReportGpuWorkloadsInput!) {
@@ -15,19 +15,6 @@ const WORKLOADS: &str = "query($slice: ID!) { workloads(sliceId: $slice) {
     gpus { uuid latestSample { util } } processes { pid usedMemoryMib pod { uid namespace name container } } } }";
 const NODE_PODS: &str = "query($id: ID!) { node(id: $id) { ... on GpuNode { name
     pods { uid namespace name gpus { uuid } } gpus { uuid processes { pid pod { name } } pods { uid } } } } }";
-
-async fn provisioned(app: &TestApp, token: &str, id: &str) -> Value {
-    let query = "query($id: ID!) { gpr(id: $id) { phase nodes { id name } } }";
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    loop {
-        let gpr = app.ok(token, query, json!({ "id": id })).await["gpr"].clone();
-        if gpr["phase"] == "PROVISIONED" {
-            return gpr;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "not provisioned: {gpr}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 async fn cluster_token(app: &TestApp, cluster: &str) -> String {
     let create = "mutation($input: CreateTokenInput!) { createToken(input: $input) { secret userErrors { field message code } } }";

@@ -65,6 +65,47 @@ pub(crate) fn is_own_node(caller: &Caller, cluster_id: i64, name: &str) -> bool 
     caller.agent_covers(cluster_id, name)
 }
 
+/// Whether the caller is an agent (`true`) or an admin (`false`); users may not report.
+fn caller_may_report(caller: &Caller) -> Result<bool> {
+    match caller.role() {
+        Role::Admin => Ok(false),
+        Role::Agent => Ok(true),
+        Role::User => Err(Error::Forbidden("this needs the node's agent token or an admin token".into())),
+    }
+}
+
+/// The node a report is about, with its GPUs.
+pub struct Reporting {
+    pub node: node::Model,
+    pub gpus: Vec<gpu::Model>,
+    /// Sent by the node's agent (not an admin): the report is also its heartbeat.
+    pub agent: bool,
+}
+
+/// Finds the node an agent or an admin reports for. Users are refused, and an agent naming a
+/// node outside its token's scope is refused before anything is read about it.
+pub async fn reporting_node(db: &DatabaseConnection, caller: &Caller, node_ref: &NodeRef) -> Result<Reporting> {
+    let agent = caller_may_report(caller)?;
+    if let NodeRef::Named { cluster_id, name } = node_ref
+        && agent
+        && !is_own_node(caller, *cluster_id, name)
+    {
+        return Err(caller.foreign_node());
+    }
+    let node = match node_ref {
+        NodeRef::Id(id) => node::Entity::find_by_id(*id).one(db).await?,
+        NodeRef::Named { cluster_id, name } => {
+            node::Entity::find().filter(node::Column::ClusterId.eq(*cluster_id)).filter(node::Column::Name.eq(name.as_str())).one(db).await?
+        }
+    };
+    let node = node.ok_or(Error::NotFound("node"))?;
+    if agent && !is_own_node(caller, node.cluster_id, &node.name) {
+        return Err(caller.foreign_node());
+    }
+    let gpus = gpu::Entity::find().filter(gpu::Column::NodeId.eq(node.id)).all(db).await?;
+    Ok(Reporting { node, gpus, agent })
+}
+
 /// Validates and stores a batch of samples for one node, all or nothing: any invalid sample
 /// (or a GPU that is not the node's) stores none. Admins report for any node; an agent only
 /// for its own, and its report is the node's heartbeat. New samples reach live subscribers,
@@ -78,32 +119,10 @@ pub async fn report_samples(
     node_ref: NodeRef,
     reports: Vec<SampleReport>,
 ) -> Result<Ingested> {
-    let agent = match caller.role() {
-        Role::Admin => false,
-        Role::Agent => true,
-        Role::User => return Err(Error::Forbidden("this needs the node's agent token or an admin token".into())),
-    };
-    let foreign = || caller.foreign_node();
-    if let NodeRef::Named { cluster_id, name } = &node_ref
-        && agent
-        && !is_own_node(caller, *cluster_id, name)
-    {
-        return Err(foreign());
-    }
+    let Reporting { node, gpus, agent } = reporting_node(db, caller, &node_ref).await?;
     if reports.len() > MAX_SAMPLES_PER_REPORT {
         return Err(Error::invalid("samples", format!("at most {MAX_SAMPLES_PER_REPORT} samples per report, got {}", reports.len())));
     }
-    let node = match &node_ref {
-        NodeRef::Id(id) => node::Entity::find_by_id(*id).one(db).await?,
-        NodeRef::Named { cluster_id, name } => {
-            node::Entity::find().filter(node::Column::ClusterId.eq(*cluster_id)).filter(node::Column::Name.eq(name.as_str())).one(db).await?
-        }
-    };
-    let node = node.ok_or(Error::NotFound("node"))?;
-    if agent && !is_own_node(caller, node.cluster_id, &node.name) {
-        return Err(foreign());
-    }
-    let gpus = gpu::Entity::find().filter(gpu::Column::NodeId.eq(node.id)).all(db).await?;
     let samples = check_samples(&node, &gpus, &reports, now)?;
     persist_latest(db, node.id, &samples, agent.then_some(now)).await?;
     // Live subscribers first: evaluating the alert rules takes queries of its own.

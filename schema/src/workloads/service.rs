@@ -6,10 +6,10 @@
 //! from the node's assignment on (never what the node's previous holder ran).
 
 use crate::auth::Caller;
-use crate::error::{Error, Result, UserError};
-use crate::metrics::service::{Access, NodeRef, allocation, is_own_node};
+use crate::error::{Result, UserError};
+use crate::metrics::service::{Access, NodeRef, Reporting, allocation, reporting_node};
 use chrono::{DateTime, Utc};
-use egs_entities::{Role, gpr, gpu, gpu_process, node, slice_namespace};
+use egs_entities::{gpr, gpu, gpu_process, node, slice_namespace};
 use sea_orm::sea_query::Query;
 use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set, TransactionTrait};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -98,28 +98,7 @@ pub async fn report_workloads(
     node_ref: NodeRef,
     reports: Vec<GpuWorkloadReport>,
 ) -> Result<usize> {
-    let agent = match caller.role() {
-        Role::Admin => false,
-        Role::Agent => true,
-        Role::User => return Err(Error::Forbidden("this needs the node's agent token or an admin token".into())),
-    };
-    if let NodeRef::Named { cluster_id, name } = &node_ref
-        && agent
-        && !is_own_node(caller, *cluster_id, name)
-    {
-        return Err(caller.foreign_node());
-    }
-    let node = match &node_ref {
-        NodeRef::Id(id) => node::Entity::find_by_id(*id).one(db).await?,
-        NodeRef::Named { cluster_id, name } => {
-            node::Entity::find().filter(node::Column::ClusterId.eq(*cluster_id)).filter(node::Column::Name.eq(name.as_str())).one(db).await?
-        }
-    };
-    let node = node.ok_or(Error::NotFound("node"))?;
-    if agent && !is_own_node(caller, node.cluster_id, &node.name) {
-        return Err(caller.foreign_node());
-    }
-    let gpus = gpu::Entity::find().filter(gpu::Column::NodeId.eq(node.id)).all(db).await?;
+    let Reporting { node, gpus, .. } = reporting_node(db, caller, &node_ref).await?;
     check_report(&node, &gpus, &reports)?;
     let ids: HashMap<&str, i64> = gpus.iter().map(|g| (g.uuid.as_str(), g.id)).collect();
     let rows: Vec<gpu_process::ActiveModel> = reports
