@@ -15,17 +15,25 @@ use tokio::sync::{broadcast, watch};
 use tokio::time::{Duration, Instant};
 
 /// The pending samples of one subscriber.
+///
+/// Time is cut into slots one interval long, and at most one update goes out per slot: a
+/// pending sample goes at once if its slot has sent nothing yet, else when the next slot
+/// begins. The slots are placed so that the first update falls in the middle of one; a GPU
+/// reporting once per interval then lands in slot after slot and each sample goes out as it
+/// arrives, however its reports jitter (up to half an interval). Counting the interval from
+/// the last update instead would let one late update push every later one back for good.
 pub struct Coalescer {
     interval: Duration,
     pending: BTreeMap<i64, Sample>,
     /// Newest time delivered per GPU: a late resend is never delivered after a newer sample.
     delivered: HashMap<i64, i64>,
-    last_emit: Option<Instant>,
+    /// Where slot 0 begins, and the slot of the last update; `None` before the first.
+    slots: Option<(Instant, u64)>,
 }
 
 impl Coalescer {
     pub fn new(interval: Duration) -> Self {
-        Self { interval, pending: BTreeMap::new(), delivered: HashMap::new(), last_emit: None }
+        Self { interval: interval.max(Duration::from_millis(1)), pending: BTreeMap::new(), delivered: HashMap::new(), slots: None }
     }
 
     /// Keeps `sample` if it is the newest of its GPU so far.
@@ -41,18 +49,29 @@ impl Coalescer {
         }
     }
 
-    /// When the pending samples may go out: at once (`now`) after a quiet interval, else one
-    /// interval after the last update. `None` when nothing is pending.
+    fn slot(&self, origin: Instant, now: Instant) -> u64 {
+        (now.saturating_duration_since(origin).as_nanos() / self.interval.as_nanos()) as u64
+    }
+
+    /// When the pending samples may go out: `now` if this slot has sent nothing yet, else the
+    /// start of the next slot. `None` when nothing is pending.
     pub fn due(&self, now: Instant) -> Option<Instant> {
         if self.pending.is_empty() {
             return None;
         }
-        Some(self.last_emit.map_or(now, |last| last + self.interval))
+        match self.slots {
+            Some((origin, last)) if self.slot(origin, now) <= last => Some(origin + self.interval * (last as u32 + 1)),
+            _ => Some(now),
+        }
     }
 
-    /// The pending samples, by GPU id; the interval starts again.
+    /// The pending samples, by GPU id; this slot is used.
     pub fn take(&mut self, now: Instant) -> Vec<Sample> {
-        self.last_emit = Some(now);
+        let origin = match self.slots {
+            Some((origin, _)) => origin,
+            None => now.checked_sub(self.interval / 2).unwrap_or(now),
+        };
+        self.slots = Some((origin, self.slot(origin, now)));
         let taken: Vec<Sample> = std::mem::take(&mut self.pending).into_values().collect();
         for sample in &taken {
             self.delivered.insert(sample.gpu_id, sample.at);
@@ -212,10 +231,34 @@ mod tests {
         c.offer(&sample(1, T0 + 3)); // delivered already
         c.offer(&sample(1, T0 + 1)); // a late resend
         assert_eq!(c.due(start), None);
+        let later = start + Duration::from_millis(10);
         c.offer(&sample(1, T0 + 4));
-        assert_eq!(c.due(start + Duration::from_millis(10)), Some(start + second), "then one interval after the last");
+        // The first update sits mid-slot: the next slot begins half an interval after it.
+        assert_eq!(c.due(later), Some(start + second / 2), "then at the next slot");
         c.retain(|s| s.gpu_id == 2);
         assert_eq!(c.due(start), None, "a GPU out of sight is dropped");
+    }
+
+    #[test]
+    fn a_gpu_reporting_once_an_interval_is_sent_as_it_reports_whatever_the_jitter() {
+        let start = Instant::now();
+        let second = Duration::from_secs(1);
+        let mut c = Coalescer::new(second);
+        // Reports a second apart, each up to 400 ms late (a busy moment, a slow request).
+        for (k, late_ms) in [0u64, 400, 0, 350, 10, 0].into_iter().enumerate() {
+            let arrived = start + second * k as u32 + Duration::from_millis(late_ms);
+            c.offer(&sample(1, T0 + k as i64));
+            assert_eq!(c.due(arrived), Some(arrived), "report {k} goes out as it arrives");
+            assert_eq!(times(&c.take(arrived)), vec![(1, k as i64)]);
+        }
+        // Two in one slot: the second waits for the next slot, and only the newest goes.
+        let now = start + second * 6;
+        c.offer(&sample(1, T0 + 6));
+        c.take(now);
+        c.offer(&sample(1, T0 + 7));
+        c.offer(&sample(1, T0 + 8));
+        assert_eq!(c.due(now), Some(start + second * 6 + second / 2));
+        assert_eq!(times(&c.take(start + second * 7)), vec![(1, 8)]);
     }
 
     #[tokio::test]
@@ -232,7 +275,7 @@ mod tests {
         let first = stream.next().await.expect("an update");
         assert_eq!(times(&first), vec![(1, 0)]);
         let second = stream.next().await.expect("an update");
-        assert!(began.elapsed() >= interval, "not before the interval");
+        assert!(began.elapsed() >= interval / 2, "not before the next slot");
         assert_eq!(times(&second), vec![(1, 4)], "only the newest, only GPUs in scope");
         let quiet = tokio::time::timeout(Duration::from_millis(400), stream.next()).await;
         assert!(quiet.is_err(), "nothing new, nothing sent");
