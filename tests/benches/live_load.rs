@@ -215,13 +215,14 @@ async fn drive() {
         tasks.push(tokio::spawn(async move {
             let node = &seeded.nodes[(i / GPUS_PER_NODE) % NODES];
             let (query, id) = if i % 10 == 9 { (BY_NODE, node.id.clone()) } else { (BY_GPU, node.gpus[i % GPUS_PER_NODE].0.clone()) };
-            match subscriber(&url, &seeded.admin_token, query, &id, &shared, &connecting).await {
+            let latencies = match subscriber(&url, &seeded.admin_token, query, &id, &shared, &connecting).await {
                 Ok(latencies) => latencies,
                 Err(e) => {
                     shared.error(format!("subscriber {i}: {e}"));
                     Vec::new()
                 }
-            }
+            };
+            (query == BY_NODE, latencies)
         }));
     }
     while (shared.counters.connected.load(Ordering::Relaxed) + shared.counters.errors.load(Ordering::Relaxed)) < subscribers as u64 {
@@ -279,12 +280,16 @@ async fn drive() {
 
     // Close the sockets (ending the subscriber tasks), then the gateway.
     drop(gateway.stdin.take());
-    let mut latencies: Vec<u32> = Vec::new();
+    let (mut latencies, mut by_node): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
     for task in tasks {
-        if let Ok(mut found) = tokio::time::timeout(Duration::from_secs(30), task).await.unwrap_or(Ok(Vec::new())) {
+        if let Ok(Ok((node_scope, mut found))) = tokio::time::timeout(Duration::from_secs(30), task).await {
+            if node_scope {
+                by_node.extend_from_slice(&found);
+            }
             latencies.append(&mut found);
         }
     }
+    by_node.sort_unstable();
     let _ = gateway.wait();
 
     latencies.sort_unstable();
@@ -300,6 +305,7 @@ async fn drive() {
         q(99.0),
         q(100.0)
     );
+    println!("           node subscribers only: p50 {:.1} ms  p99 {:.1} ms", quantile_ms(&by_node, 50.0), quantile_ms(&by_node, 99.0));
     println!(
         "volume:    {} samples timed over {window:.1} s ({:.0}/s; {per_second}/s expected at full delivery); {deliveries} updates",
         latencies.len(),
