@@ -85,8 +85,7 @@ impl EventHub {
 
     /// Tails the table until `stop` completes.
     pub async fn run(self: Arc<Self>, stop: impl Future<Output = ()>) {
-        let settled = self.settled.load(Ordering::Acquire);
-        let mut tail = Tail { settled, newest: settled, missing: BTreeMap::new() };
+        let mut tail = IdTail::new(self.settled.load(Ordering::Acquire));
         tokio::pin!(stop);
         loop {
             tokio::select! {
@@ -100,10 +99,10 @@ impl EventHub {
         }
     }
 
-    async fn poll(&self, tail: &mut Tail) -> Result<(), sea_orm::DbErr> {
+    async fn poll(&self, tail: &mut IdTail) -> Result<(), sea_orm::DbErr> {
         loop {
             let rows = gpr_event::Entity::find()
-                .filter(gpr_event::Column::Id.gt(tail.settled))
+                .filter(gpr_event::Column::Id.gt(tail.settled()))
                 .order_by_asc(gpr_event::Column::Id)
                 .limit(BATCH)
                 .all(&self.db)
@@ -111,24 +110,13 @@ impl EventHub {
             let fetched = rows.len() as u64;
             let now = Instant::now();
             for row in rows {
-                let fresh = if row.id > tail.newest {
-                    if row.id - tail.newest <= MAX_TRACKED_GAP {
-                        tail.missing.extend((tail.newest + 1..row.id).map(|id| (id, now)));
-                    }
-                    tail.newest = row.id;
-                    true
-                } else {
-                    // A late commit fills a gap; anything else was published already.
-                    tail.missing.remove(&row.id).is_some()
-                };
-                if fresh {
+                if tail.admit(row.id, now) {
                     // No subscriber is fine: nobody is listening yet.
                     let _ = self.sender.send(Arc::new(row));
                 }
             }
-            tail.missing.retain(|_, since| now.duration_since(*since) < GAP_PATIENCE);
-            tail.settled = tail.missing.keys().next().map_or(tail.newest, |first| first - 1);
-            self.settled.store(tail.settled, Ordering::Release);
+            tail.settle(now);
+            self.settled.store(tail.settled(), Ordering::Release);
             if fetched < BATCH {
                 return Ok(());
             }
@@ -136,9 +124,65 @@ impl EventHub {
     }
 }
 
-struct Tail {
+/// Where a tailer of an id-ordered table stands (GPR events here, alert transitions in
+/// [`crate::alerts::hub`]). PostgreSQL hands out ids before commit, so a row may become visible
+/// after a higher one: ids skipped over are remembered for a while, and a late row filling one
+/// is still new.
+#[derive(Clone, Debug)]
+pub(crate) struct IdTail {
+    /// Every row with an id at or below this has been seen (or given up on).
     settled: i64,
     newest: i64,
     /// Ids below `newest` not seen yet, with when the gap was noticed.
     missing: BTreeMap<i64, Instant>,
+}
+
+impl IdTail {
+    /// A tail that has seen everything up to `start`.
+    pub(crate) fn new(start: i64) -> Self {
+        Self { settled: start, newest: start, missing: BTreeMap::new() }
+    }
+
+    /// Read rows with ids above this.
+    pub(crate) fn settled(&self) -> i64 {
+        self.settled
+    }
+
+    /// Whether the row `id` (read in ascending order, above [`IdTail::settled`]) is new: not
+    /// seen before, or a late commit filling a gap.
+    pub(crate) fn admit(&mut self, id: i64, now: Instant) -> bool {
+        if id > self.newest {
+            if id - self.newest <= MAX_TRACKED_GAP {
+                self.missing.extend((self.newest + 1..id).map(|gap| (gap, now)));
+            }
+            self.newest = id;
+            true
+        } else {
+            self.missing.remove(&id).is_some()
+        }
+    }
+
+    /// Gives up on gaps older than [`GAP_PATIENCE`] and moves `settled` up to the first gap left.
+    pub(crate) fn settle(&mut self, now: Instant) {
+        self.missing.retain(|_, since| now.duration_since(*since) < GAP_PATIENCE);
+        self.settled = self.missing.keys().next().map_or(self.newest, |first| first - 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_late_commit_filling_a_gap_is_new_once_and_old_gaps_are_given_up() {
+        let now = Instant::now();
+        let mut tail = IdTail::new(10);
+        assert!(tail.admit(11, now) && tail.admit(14, now), "ids 12 and 13 are in flight");
+        tail.settle(now);
+        assert_eq!(tail.settled(), 11, "read again from the first gap");
+        assert!(tail.admit(13, now), "a late commit is new");
+        assert!(!tail.admit(13, now) && !tail.admit(14, now), "seen rows are not new again");
+        tail.settle(now + GAP_PATIENCE);
+        assert_eq!(tail.settled(), 14, "12 rolled back: given up");
+    }
 }

@@ -23,10 +23,11 @@
 
 use super::webhook::Webhook;
 use crate::Announce;
+use crate::events::IdTail;
 use egs_entities::{AlertAction, alert, alert_change};
 use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -37,11 +38,6 @@ const CHANNEL_CAPACITY: usize = 1024;
 /// The tailer looks this often without a wake-up (transitions stored by a report, or on
 /// another replica whose announcement was lost).
 pub const POLL: Duration = Duration::from_millis(250);
-/// PostgreSQL hands out ids before commit, so a row may become visible after a higher one. An
-/// id missing for this long belonged to a transaction that rolled back.
-const GAP_PATIENCE: Duration = Duration::from_secs(10);
-/// Gaps wider than this are not tracked id by id (a sequence jump, not commits in flight).
-const MAX_TRACKED_GAP: i64 = 10_000;
 const BATCH: u64 = 500;
 
 /// An alert raised or cleared, with the alert as it was then.
@@ -104,7 +100,7 @@ impl AlertHub {
 
     /// Tails `alert_changes` until `stop` completes.
     pub async fn run(self: Arc<Self>, stop: impl Future<Output = ()>) {
-        let mut tail = Tail { settled: self.start, newest: self.start, missing: BTreeMap::new() };
+        let mut tail = IdTail::new(self.start);
         tokio::pin!(stop);
         loop {
             tokio::select! {
@@ -118,10 +114,10 @@ impl AlertHub {
         }
     }
 
-    async fn poll(&self, tail: &mut Tail) -> Result<(), sea_orm::DbErr> {
+    async fn poll(&self, tail: &mut IdTail) -> Result<(), sea_orm::DbErr> {
         loop {
             let rows = alert_change::Entity::find()
-                .filter(alert_change::Column::Id.gt(tail.settled))
+                .filter(alert_change::Column::Id.gt(tail.settled()))
                 .order_by_asc(alert_change::Column::Id)
                 .limit(BATCH)
                 .all(&self.db)
@@ -130,30 +126,14 @@ impl AlertHub {
             // Moved only once the alerts are read: a failed read is retried from the same place.
             let mut next = tail.clone();
             let now = Instant::now();
-            let mut fresh = Vec::new();
-            for row in rows {
-                let is_new = if row.id > next.newest {
-                    if row.id - next.newest <= MAX_TRACKED_GAP {
-                        next.missing.extend((next.newest + 1..row.id).map(|id| (id, now)));
-                    }
-                    next.newest = row.id;
-                    true
-                } else {
-                    // A late commit fills a gap; anything else was published already.
-                    next.missing.remove(&row.id).is_some()
-                };
-                if is_new {
-                    fresh.push(row);
-                }
-            }
+            let fresh: Vec<alert_change::Model> = rows.into_iter().filter(|row| next.admit(row.id, now)).collect();
             let alerts: HashMap<i64, alert::Model> = if fresh.is_empty() {
                 HashMap::new()
             } else {
                 let ids: Vec<i64> = fresh.iter().map(|c| c.alert_id).collect();
                 alert::Entity::find().filter(alert::Column::Id.is_in(ids)).all(&self.db).await?.into_iter().map(|a| (a.id, a)).collect()
             };
-            next.missing.retain(|_, since| now.duration_since(*since) < GAP_PATIENCE);
-            next.settled = next.missing.keys().next().map_or(next.newest, |first| first - 1);
+            next.settle(now);
             *tail = next;
             for change in &fresh {
                 let Some(alert) = alerts.get(&change.alert_id) else { continue };
@@ -186,13 +166,4 @@ impl AlertHub {
             }
         }
     }
-}
-
-#[derive(Clone)]
-struct Tail {
-    /// Every transition with an id at or below this has been published (or given up on).
-    settled: i64,
-    newest: i64,
-    /// Ids below `newest` not seen yet, with when the gap was noticed.
-    missing: BTreeMap<i64, Instant>,
 }
