@@ -14,7 +14,7 @@ use axum::routing::get;
 use egs_schema::alerts::hub::AlertHub;
 use egs_schema::alerts::webhook::Webhook;
 use egs_schema::auth::{NoReplicas, RevocationBroadcast, TokenCache};
-use egs_schema::events::{EventFanout, EventHub, NoFanout};
+use egs_schema::events::EventHub;
 use egs_schema::inventory::live::InventoryFeed;
 use egs_schema::lifecycle::provider::SimulatedProvider;
 use egs_schema::lifecycle::{Clock, Lifecycle, LifecycleConfig, SchedulerHandle, SystemClock};
@@ -189,7 +189,7 @@ impl Application {
 /// How this replica tells the others what it stored: over Redis, or to nobody.
 struct Fanouts {
     revocations: Arc<dyn RevocationBroadcast>,
-    events: Arc<dyn EventFanout>,
+    events: Arc<dyn Announce>,
     alerts: Arc<dyn Announce>,
     inventory: Arc<dyn Announce>,
     /// GPU sample batches go to the other replicas' histories and live subscribers.
@@ -204,15 +204,15 @@ impl Fanouts {
         match redis {
             Some(manager) => Self {
                 revocations: Arc::new(replicas::RedisRevocations::new(manager.clone(), deployment)),
-                events: Arc::new(replicas::RedisEvents::new(manager.clone(), deployment, origin)),
-                alerts: Arc::new(replicas::RedisAnnounce::new(manager.clone(), deployment, replicas::ALERTS_CHANNEL)),
-                inventory: Arc::new(replicas::RedisAnnounce::new(manager.clone(), deployment, replicas::INVENTORY_CHANNEL)),
+                events: Arc::new(replicas::RedisAnnounce::new(manager.clone(), deployment, replicas::GPR_EVENTS_CHANNEL, origin)),
+                alerts: Arc::new(replicas::RedisAnnounce::new(manager.clone(), deployment, replicas::ALERTS_CHANNEL, origin)),
+                inventory: Arc::new(replicas::RedisAnnounce::new(manager.clone(), deployment, replicas::INVENTORY_CHANNEL, origin)),
                 metrics: Some(Arc::new(replicas::RedisMetrics::new(manager.clone(), deployment, origin))),
                 origin,
             },
             None => Self {
                 revocations: Arc::new(NoReplicas),
-                events: Arc::new(NoFanout),
+                events: Arc::new(Alone),
                 alerts: Arc::new(Alone),
                 inventory: Arc::new(Alone),
                 metrics: None,

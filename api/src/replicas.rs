@@ -10,7 +10,7 @@
 use egs_schema::Announce;
 use egs_schema::alerts::hub::AlertHub;
 use egs_schema::auth::{RevocationBroadcast, TokenCache};
-use egs_schema::events::{EventFanout, EventHub};
+use egs_schema::events::EventHub;
 use egs_schema::inventory::live::InventoryFeed;
 use egs_schema::lifecycle::SchedulerHandle;
 use egs_schema::metrics::store::{Sample, Values};
@@ -101,33 +101,6 @@ async fn listen(client: &redis::Client, channel: &str, on_message: &impl Fn(&red
     Ok(())
 }
 
-/// Says "GPR events were stored" with this replica's id, so its own listener ignores it.
-pub struct RedisEvents {
-    connection: redis::aio::ConnectionManager,
-    channel: String,
-    origin: u64,
-}
-
-impl RedisEvents {
-    pub fn new(connection: redis::aio::ConnectionManager, deployment: &str, origin: u64) -> Self {
-        Self { connection, channel: channel(deployment, GPR_EVENTS_CHANNEL), origin }
-    }
-}
-
-impl EventFanout for RedisEvents {
-    fn announce(&self) {
-        let mut connection = self.connection.clone();
-        let (channel, origin) = (self.channel.clone(), self.origin);
-        // Fire and forget: the events are stored; the others' tailers poll anyway.
-        tokio::spawn(async move {
-            let published: Result<i64, _> = redis::cmd("PUBLISH").arg(&channel).arg(origin).query_async(&mut connection).await;
-            if let Err(e) = published {
-                tracing::debug!(error = %e, "failed to announce new GPR events; other replicas see them on their next poll");
-            }
-        });
-    }
-}
-
 /// Wakes the local event tailer whenever another replica announces events, and the scheduler
 /// loop (if this replica leads, a GPR submitted elsewhere is placed now, not at the next tick).
 /// Both also run on timers, so what was stored while the subscription was down is found anyway.
@@ -143,26 +116,28 @@ pub fn spawn_event_listener(client: redis::Client, deployment: &str, hub: Arc<Ev
     });
 }
 
-/// Announces "something was stored" on one channel; the message carries nothing else.
+/// Announces "something was stored" on one channel. The message carries only the sender's
+/// id, so a listener can skip its own replica's announcements.
 pub struct RedisAnnounce {
     connection: redis::aio::ConnectionManager,
     channel: String,
+    origin: u64,
 }
 
 impl RedisAnnounce {
-    /// Announces on channel `name` of `deployment`.
-    pub fn new(connection: redis::aio::ConnectionManager, deployment: &str, name: &str) -> Self {
-        Self { connection, channel: channel(deployment, name) }
+    /// Announces on channel `name` of `deployment`, as replica `origin`.
+    pub fn new(connection: redis::aio::ConnectionManager, deployment: &str, name: &str, origin: u64) -> Self {
+        Self { connection, channel: channel(deployment, name), origin }
     }
 }
 
 impl Announce for RedisAnnounce {
     fn announce(&self) {
         let mut connection = self.connection.clone();
-        let channel = self.channel.clone();
+        let (channel, origin) = (self.channel.clone(), self.origin);
         // Fire and forget: what changed is stored; the others poll anyway.
         tokio::spawn(async move {
-            let published: Result<i64, _> = redis::cmd("PUBLISH").arg(&channel).arg(1).query_async(&mut connection).await;
+            let published: Result<i64, _> = redis::cmd("PUBLISH").arg(&channel).arg(origin).query_async(&mut connection).await;
             if let Err(e) = published {
                 tracing::debug!(%channel, error = %e, "failed to announce a change; other replicas see it on their next poll");
             }

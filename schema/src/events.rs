@@ -1,10 +1,11 @@
 //! Live GPR events. The stored `gpr_events` rows are the truth; the [`EventHub`] tails that
 //! table and fans new rows out to this process's subscribers. A write anywhere only has to
 //! *wake* the tailer: here through [`EventHub::changed`], on other replicas through an
-//! [`EventFanout`] (Redis pub/sub), and a slow timer catches whatever a lost wake-up missed.
+//! [`Announce`] (Redis pub/sub), and a slow timer catches whatever a lost wake-up missed.
 //! So subscribers never miss a stored event while Redis is down; they hear of other replicas'
 //! events a little later, and one query per wake-up serves every subscriber.
 
+use crate::Announce;
 use egs_entities::gpr_event;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use std::collections::BTreeMap;
@@ -26,23 +27,11 @@ const GAP_PATIENCE: Duration = Duration::from_secs(10);
 const MAX_TRACKED_GAP: i64 = 10_000;
 const BATCH: u64 = 1000;
 
-/// Tells the other replicas that events were stored (Redis pub/sub when configured).
-pub trait EventFanout: Send + Sync {
-    fn announce(&self);
-}
-
-/// One replica: nobody else to tell.
-pub struct NoFanout;
-
-impl EventFanout for NoFanout {
-    fn announce(&self) {}
-}
-
 pub struct EventHub {
     db: DatabaseConnection,
     sender: broadcast::Sender<Arc<gpr_event::Model>>,
     wake: Notify,
-    fanout: Arc<dyn EventFanout>,
+    fanout: Arc<dyn Announce>,
     /// Every event with an id at or below this has been published (or given up on).
     settled: AtomicI64,
     /// Bumped whenever queue positions or estimates may have changed (queue views re-read).
@@ -51,7 +40,7 @@ pub struct EventHub {
 
 impl EventHub {
     /// Starts at the newest stored event: history is for subscribers to read.
-    pub async fn new(db: DatabaseConnection, fanout: Arc<dyn EventFanout>) -> Result<Arc<Self>, sea_orm::DbErr> {
+    pub async fn new(db: DatabaseConnection, fanout: Arc<dyn Announce>) -> Result<Arc<Self>, sea_orm::DbErr> {
         let newest = gpr_event::Entity::find().order_by_desc(gpr_event::Column::Id).one(&db).await?.map_or(0, |e| e.id);
         let (sender, _) = broadcast::channel(CHANNEL_CAPACITY);
         let (queue, _) = watch::channel(0);
