@@ -4,6 +4,8 @@
 //! Backends: SQLite in a temp dir by default; PostgreSQL when `EGS_TEST_DATABASE_URL` is set
 //! (each test gets its own database on that server) and Redis when `EGS_TEST_REDIS_URL` is set.
 
+pub mod fake_kube;
+
 use anyhow::Context;
 use egs_api::Application;
 use egs_api::settings::{Secret, ServeArgs, StorageArgs};

@@ -68,6 +68,7 @@ fn node_reports(cluster: &str, pools: &[&PoolSpec]) -> Vec<NodeReport> {
                 gpu_shape: pool.shape.into(),
                 gpus_per_node: pool.gpus,
                 gpu_memory_mib: pool.memory_mib,
+                zone: None,
                 driver_version: Some(Some("550.127.05".into())),
                 cuda_version: Some(Some("12.4".into())),
                 power_threshold_watts: Some(Some(pool.power_watts)),

@@ -70,6 +70,40 @@ string_enum! {
 }
 
 string_enum! {
+    /// How a Kubernetes cluster keeps other pods off a slice's nodes and steers the slice's
+    /// pods onto them.
+    PodPlacement {
+        /// Namespace annotations read by the `PodNodeSelector` and
+        /// `PodTolerationRestriction` admission plugins (enabled on the API server).
+        AdmissionPlugins = "ADMISSION_PLUGINS",
+        /// EGS's own mutating admission webhook (`/kubernetes/mutate`), for clusters without
+        /// those plugins. The namespace annotations are written too.
+        Webhook = "WEBHOOK",
+    }
+}
+
+string_enum! {
+    /// Which job a provisioning step belongs to.
+    StepOperation {
+        /// Handing nodes to the slice.
+        Provision = "PROVISION",
+        /// Taking them back.
+        Release = "RELEASE",
+    }
+}
+
+string_enum! {
+    /// Where a provisioning or release step is.
+    StepStatus {
+        /// Started and not yet finished (or interrupted; the next leader runs it again).
+        Running = "RUNNING",
+        Done = "DONE",
+        /// Failed on its last attempt; see its message. Transient failures are retried.
+        Failed = "FAILED",
+    }
+}
+
+string_enum! {
     /// Where a cluster is in its registration.
     RegistrationStatus {
         /// Registered, not yet contacted.

@@ -48,6 +48,10 @@ pub struct Model {
     pub milestones_done: i32,
     /// Optimistic concurrency: every change bumps it; writers name the version they read.
     pub version: i32,
+    /// Uid of the `GPUProvisioningRequest` resource this GPR was created from (unique).
+    pub source_uid: Option<String>,
+    /// `<cluster>/<namespace>/<name>` of that resource.
+    pub source_ref: Option<String>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -13,6 +13,8 @@ pub mod enums;
 pub mod gpr;
 pub mod gpr_event;
 pub mod gpr_node;
+pub mod gpr_step;
+pub mod gpr_template;
 pub mod gpu;
 pub mod gpu_process;
 pub mod leader_lease;

@@ -13,6 +13,8 @@ pub struct Model {
     pub instance_type: String,
     pub gpu_shape: String,
     pub gpus_per_node: i32,
+    /// `topology.kubernetes.io/zone` of a discovered node.
+    pub zone: Option<String>,
     pub gpu_memory_mib: i64,
     pub health: Health,
     pub state: NodeState,

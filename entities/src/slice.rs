@@ -13,6 +13,9 @@ pub struct Model {
     pub description: Option<String>,
     #[sea_orm(column_type = "JsonBinary")]
     pub policy: SlicePolicy,
+    /// The template auto-GPR uses for this slice's Pending GPU pods.
+    pub auto_gpr_template_id: Option<i64>,
+    pub auto_gpr_enabled: bool,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -8,6 +8,7 @@ mod m20261122_000001_scheduler_lifecycle;
 mod m20261124_000001_gpu_latest_sample;
 mod m20261125_000001_alerts;
 mod m20261126_000001_gpu_workloads;
+mod m20261127_000001_kubernetes;
 
 pub struct Migrator;
 
@@ -20,6 +21,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000001_gpu_latest_sample::Migration),
             Box::new(m20261125_000001_alerts::Migration),
             Box::new(m20261126_000001_gpu_workloads::Migration),
+            Box::new(m20261127_000001_kubernetes::Migration),
         ]
     }
 }

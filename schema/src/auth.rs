@@ -47,14 +47,20 @@ pub struct TokenKeys {
     decoding: DecodingKey,
     validation: Validation,
     deployment: String,
+    credentials_key: [u8; 32],
 }
 
-/// 16 hex digits of HMAC-SHA256(key, a fixed label): a one-way fingerprint of the key.
-fn deployment_of(secret: &[u8]) -> String {
+/// HMAC-SHA256(key, label): a one-way derivation, so each use gets its own key.
+fn derive(secret: &[u8], label: &[u8]) -> [u8; 32] {
     use hmac::{Hmac, Mac};
     let mut mac = <Hmac<sha2::Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes keys of any length");
-    mac.update(b"egs deployment");
-    mac.finalize().into_bytes().iter().take(8).map(|b| format!("{b:02x}")).collect()
+    mac.update(label);
+    mac.finalize().into_bytes().into()
+}
+
+/// 16 hex digits of a derivation: a one-way fingerprint of the key.
+fn deployment_of(secret: &[u8]) -> String {
+    derive(secret, b"egs deployment").iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
 impl TokenKeys {
@@ -65,13 +71,22 @@ impl TokenKeys {
         validation.set_required_spec_claims(&["exp", "nbf", "aud", "iss", "sub"]);
         validation.validate_nbf = true;
         validation.leeway = 5;
-        Self { encoding: EncodingKey::from_secret(secret), decoding: DecodingKey::from_secret(secret), validation, deployment: deployment_of(secret) }
+        Self { encoding: EncodingKey::from_secret(secret), decoding: DecodingKey::from_secret(secret), validation,
+            deployment: deployment_of(secret),
+            credentials_key: derive(secret, b"egs cluster credentials v1"),
+        }
     }
 
     /// Names this deployment (all its replicas share the signing key, no other deployment has
     /// it) without revealing the key: used to keep deployments apart on a shared Redis.
     pub fn deployment(&self) -> &str {
         &self.deployment
+    }
+
+    /// Encrypts cluster credentials at rest (derived from the signing key, which every replica
+    /// shares, so any replica can read what another stored).
+    pub fn credentials_key(&self) -> &[u8; 32] {
+        &self.credentials_key
     }
 
     pub fn sign(&self, claims: &Claims) -> Result<String> {

@@ -15,6 +15,7 @@ pub mod events;
 pub mod gpr;
 pub mod ids;
 pub mod inventory;
+pub mod kubernetes;
 pub mod lifecycle;
 pub mod loaders;
 pub mod metrics;

@@ -209,6 +209,7 @@ mod tests {
             instance_type: "p5".into(),
             gpu_shape: "H100".into(),
             gpus_per_node: 8,
+            zone: None,
             gpu_memory_mib: 81_559,
             health: Health::Healthy,
             state: NodeState::Available,

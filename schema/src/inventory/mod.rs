@@ -365,6 +365,7 @@ impl InventoryMutation {
                     gpu_shape: n.gpu_shape,
                     gpus_per_node: n.gpus_per_node,
                     gpu_memory_mib: n.gpu_memory_mib,
+                    zone: None,
                     driver_version: n.driver_version.into(),
                     cuda_version: n.cuda_version.into(),
                     power_threshold_watts: n.power_threshold_watts.into(),

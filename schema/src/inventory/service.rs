@@ -146,6 +146,8 @@ pub struct NodeReport {
     pub gpu_shape: String,
     pub gpus_per_node: i32,
     pub gpu_memory_mib: i64,
+    /// The cluster zone (`topology.kubernetes.io/zone`).
+    pub zone: Patch<String>,
     pub driver_version: Patch<String>,
     pub cuda_version: Patch<String>,
     pub power_threshold_watts: Patch<f64>,
@@ -259,6 +261,7 @@ pub async fn upsert_nodes(db: &DatabaseConnection, caller: &Caller, cluster_id: 
                 health: Set(Health::Healthy),
                 state: Set(NodeState::Available),
                 allocated_gpr_id: Set(None),
+                zone: Set(None),
                 driver_version: Set(None),
                 cuda_version: Set(None),
                 power_threshold_watts: Set(None),
@@ -274,6 +277,9 @@ pub async fn upsert_nodes(db: &DatabaseConnection, caller: &Caller, cluster_id: 
         model.gpu_shape = Set(report.gpu_shape);
         model.gpus_per_node = Set(report.gpus_per_node);
         model.gpu_memory_mib = Set(report.gpu_memory_mib);
+        if let Some(zone) = report.zone {
+            model.zone = Set(zone);
+        }
         if let Some(driver_version) = report.driver_version {
             model.driver_version = Set(driver_version);
         }

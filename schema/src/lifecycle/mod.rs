@@ -7,12 +7,13 @@
 
 pub mod provider;
 pub mod state;
+pub mod steps;
 
 use crate::error::{Error, Result};
 use crate::gpr::service::record_event;
 use crate::scheduler::{Decision, Scheduler};
 use chrono::{DateTime, Duration, Utc};
-use egs_entities::{GprEventKind, GprPhase, NodeState, ReleaseReason, cluster, gpr, gpr_node, leader_lease, node, slice};
+use egs_entities::{GprEventKind, GprPhase, Health, NodeState, ReleaseReason, StepOperation, cluster, gpr, gpr_node, leader_lease, node, slice, slice_namespace};
 use provider::{ClusterProvider, NodeJob, ProviderError};
 use sea_orm::sea_query::Expr;
 use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, QueryFilter, Set, TransactionTrait};
@@ -102,11 +103,25 @@ impl SchedulerHandle {
     }
 }
 
+/// Work only the leader does besides the scheduler loop (the Kubernetes controllers): told
+/// whenever this replica gains or loses the lease.
+pub trait LeaderTasks: Send + Sync {
+    fn set_leading(&self, leading: bool);
+}
+
+/// The providers a lifecycle hands jobs to, by cluster provider.
+pub struct Providers {
+    pub simulated: Arc<dyn ClusterProvider>,
+    /// `None` when this replica cannot reach Kubernetes clusters: their jobs fail, saying so.
+    pub kubernetes: Option<Arc<dyn ClusterProvider>>,
+    /// Started while this replica leads (the Kubernetes controllers).
+    pub leader_tasks: Option<Arc<dyn LeaderTasks>>,
+}
+
 pub struct Lifecycle {
     db: DatabaseConnection,
     handle: Arc<SchedulerHandle>,
-    simulated: Arc<dyn ClusterProvider>,
-    kubernetes: Arc<dyn ClusterProvider>,
+    providers: Providers,
     config: LifecycleConfig,
     /// Provider jobs running in this process (a GPR id appears once).
     in_flight: Mutex<HashSet<i64>>,
@@ -118,12 +133,17 @@ impl Lifecycle {
     pub fn new(
         db: DatabaseConnection,
         handle: Arc<SchedulerHandle>,
-        simulated: Arc<dyn ClusterProvider>,
+        providers: Providers,
         config: LifecycleConfig,
         events: Arc<crate::events::EventHub>,
     ) -> Arc<Self> {
-        let kubernetes = Arc::new(provider::UnavailableProvider("the Kubernetes provider is not available in this build; use a simulated cluster"));
-        Arc::new(Self { db, handle, simulated, kubernetes, config, in_flight: Mutex::new(HashSet::new()), events })
+        Arc::new(Self { db, handle, providers, config, in_flight: Mutex::new(HashSet::new()), events })
+    }
+
+    fn set_leading(&self, leading: bool) {
+        if let Some(tasks) = &self.providers.leader_tasks {
+            tasks.set_leading(leading);
+        }
     }
 
     /// Commits a fenced transaction and lets subscribers see the events it wrote.
@@ -143,12 +163,16 @@ impl Lifecycle {
         loop {
             match self.lead().await {
                 Ok(Some(epoch)) => {
+                    self.set_leading(true);
                     if let Err(error) = self.clone().tick(epoch).await {
                         tracing::warn!(error = %format!("{error:?}"), "scheduler tick failed; retrying");
                     }
                 }
-                Ok(None) => {}
-                Err(error) => tracing::warn!(error = %format!("{error:?}"), "leader lease check failed"),
+                Ok(None) => self.set_leading(false),
+                Err(error) => {
+                    self.set_leading(false);
+                    tracing::warn!(error = %format!("{error:?}"), "leader lease check failed");
+                }
             }
             tokio::select! {
                 _ = &mut stop => break,
@@ -156,6 +180,7 @@ impl Lifecycle {
                 _ = tokio::time::sleep(self.config.tick) => {}
             }
         }
+        self.set_leading(false);
         self.release_lease().await;
     }
 
@@ -423,10 +448,21 @@ impl Lifecycle {
         self.commit(txn).await?;
         if let Some(spare) = replacement {
             let (mut job, provider) = self.job_for(g).await?;
+            let mut failed_job = job.clone();
             job.node_names = vec![name(spare)];
+            failed_job.node_names = vec![name(failed)];
+            let db = self.db.clone();
             tokio::spawn(async move {
-                if let Err(error) = provider.provision(&job).await {
+                // Every step runs again for the spare (the GPR's rows are from its first round).
+                let log = steps::DbStepLog::new(db.clone(), job.gpr_id, StepOperation::Provision, false);
+                if let Err(error) = provider.provision(&job, &log).await {
                     tracing::warn!(gpr = job.gpr_id, node = ?job.node_names, %error, "handing the replacement node to the slice failed");
+                }
+                // Best effort: the failed node may not answer; what it keeps is undone when it
+                // comes back and is provisioned again.
+                let log = steps::DbStepLog::new(db, failed_job.gpr_id, StepOperation::Release, false);
+                if let Err(error) = provider.release(&failed_job, &log).await {
+                    tracing::info!(gpr = failed_job.gpr_id, node = ?failed_job.node_names, %error, "taking the failed node back did not finish");
                 }
             });
         }
@@ -463,6 +499,7 @@ impl Lifecycle {
             // Edited or cancelled since the snapshot: the next tick plans it afresh.
             return Ok(());
         }
+        steps::forget(&txn, g.id).await?;
         let at = Utc::now();
         for &node_id in nodes {
             gpr_node::ActiveModel { gpr_id: Set(g.id), node_id: Set(node_id), assigned_at: Set(at) }.insert(&txn).await?;
@@ -563,15 +600,41 @@ impl Lifecycle {
         };
         let slice = slice::Entity::find_by_id(g.slice_id).one(&self.db).await?;
         let provider = match cluster.as_ref().map(|c| c.provider) {
-            Some(egs_entities::ClusterProvider::Kubernetes) => self.kubernetes.clone(),
-            _ => self.simulated.clone(),
+            Some(egs_entities::ClusterProvider::Kubernetes) => match &self.providers.kubernetes {
+                Some(provider) => provider.clone(),
+                None => Arc::new(provider::Unavailable("this replica was started without the Kubernetes provider")),
+            },
+            _ => self.providers.simulated.clone(),
         };
+        let namespaces = match &cluster {
+            Some(c) => slice_namespace::Entity::find()
+                .filter(slice_namespace::Column::SliceId.eq(g.slice_id))
+                .filter(slice_namespace::Column::ClusterId.eq(c.id))
+                .all(&self.db)
+                .await?
+                .into_iter()
+                .map(|n| n.name)
+                .collect(),
+            None => Vec::new(),
+        };
+        // `<cluster>/<namespace>/<name>`: the resource lives in the cluster it came from.
+        let resource = g.source_ref.as_deref().and_then(|r| {
+            let mut parts = r.splitn(3, '/');
+            let (from, ns, name) = (parts.next()?, parts.next()?, parts.next()?);
+            (Some(from) == cluster.as_ref().map(|c| c.name.as_str())).then(|| (ns.to_owned(), name.to_owned()))
+        });
         let job = NodeJob {
             gpr_id: g.id,
             gpr_name: g.name.clone(),
             slice_name: slice.map(|s| s.name).unwrap_or_default(),
+            cluster_id: cluster.as_ref().map_or(0, |c| c.id),
             cluster_name: cluster.map(|c| c.name).unwrap_or_default(),
+            expected_gpus: nodes.iter().map(|n| (n.name.clone(), n.gpus_per_node)).collect(),
+            unhealthy_nodes: nodes.iter().filter(|n| matches!(n.health, Health::Unhealthy | Health::Stale)).map(|n| n.name.clone()).collect(),
             node_names: nodes.into_iter().map(|n| n.name).collect(),
+            namespaces,
+            resource,
+            exit_at: g.exit_at,
         };
         Ok((job, provider))
     }
@@ -607,7 +670,8 @@ impl Lifecycle {
     async fn provision(&self, epoch: i64, g: &gpr::Model) -> Result<()> {
         self.wait_for_nodes(g).await?;
         let (job, provider) = self.job_for(g).await?;
-        let outcome = provider.provision(&job).await;
+        let log = steps::DbStepLog::new(self.db.clone(), g.id, StepOperation::Provision, true);
+        let outcome = provider.provision(&job, &log).await;
         let now = self.now();
         let txn = self.fenced(epoch).await?;
         let Some(current) = gpr::Entity::find_by_id(g.id).one(&txn).await? else { return Ok(()) };
@@ -652,7 +716,8 @@ impl Lifecycle {
 
     async fn release(&self, epoch: i64, g: &gpr::Model) -> Result<()> {
         let (job, provider) = self.job_for(g).await?;
-        if let Err(error) = provider.release(&job).await {
+        let log = steps::DbStepLog::new(self.db.clone(), g.id, StepOperation::Release, true);
+        if let Err(error) = provider.release(&job, &log).await {
             tracing::warn!(gpr = g.id, error = %error, "release will be retried");
             return Ok(());
         }

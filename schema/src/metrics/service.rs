@@ -647,6 +647,7 @@ mod tests {
             instance_type: "p5".into(),
             gpu_shape: "H100".into(),
             gpus_per_node: 1,
+            zone: None,
             gpu_memory_mib: 81_559,
             health: Health::Healthy,
             state: egs_entities::NodeState::Available,

@@ -1,0 +1,147 @@
+//! The Kubernetes cluster provider (DESIGN §2 "cluster providers"): EGS reaches each registered
+//! cluster's API server with the `kube` client, keeps the inventory in step with its GPU nodes,
+//! hands nodes to slices and takes them back in recorded, resumable steps, serves the
+//! `GPUProvisioningRequest` custom resource, issues slice kubeconfigs and creates GPRs for
+//! Pending GPU pods. Controllers run on the leader only (the scheduler's lease).
+//!
+//! What EGS writes into a cluster, and removes again at release:
+//! - on each node of a provisioned GPR: label `egs.io/slice=<slice>` and `egs.io/gpr=<id>`, the
+//!   taint `egs.io/slice=<slice>:NoSchedule` (other pods stay off);
+//! - on each slice namespace: label `egs.io/slice=<slice>`, and the annotations the
+//!   `PodNodeSelector` and `PodTolerationRestriction` admission plugins read, so the slice's
+//!   pods get the node selector and the toleration (or, with [`PodPlacement::Webhook`], EGS's
+//!   own mutating webhook adds them: see [`webhook`]).
+
+pub mod autogpr;
+pub mod controllers;
+pub mod credentials;
+pub mod discovery;
+pub mod provision;
+pub mod resources;
+pub mod webhook;
+
+use crate::lifecycle::provider::ProviderError;
+use credentials::CredentialCipher;
+use egs_entities::{ClusterProvider, cluster};
+use sea_orm::{DatabaseConnection, EntityTrait};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+pub use egs_entities::PodPlacement;
+
+/// Label (on nodes and namespaces) and taint key naming the slice that holds them.
+pub const SLICE_KEY: &str = "egs.io/slice";
+/// Label naming the GPR a node is provisioned for.
+pub const GPR_LABEL: &str = "egs.io/gpr";
+/// Set on a node EGS cordoned, so release uncordons only what EGS cordoned.
+pub const CORDONED_ANNOTATION: &str = "egs.io/cordoned";
+/// Read by the `PodNodeSelector` admission plugin.
+pub const NODE_SELECTOR_ANNOTATION: &str = "scheduler.alpha.kubernetes.io/node-selector";
+/// Read by the `PodTolerationRestriction` admission plugin: tolerations added to every pod.
+pub const DEFAULT_TOLERATIONS_ANNOTATION: &str = "scheduler.alpha.kubernetes.io/defaultTolerations";
+/// Read by the `PodTolerationRestriction` admission plugin: the only tolerations allowed.
+pub const TOLERATIONS_WHITELIST_ANNOTATION: &str = "scheduler.alpha.kubernetes.io/tolerationsWhitelist";
+/// Node label with the GPU product name (set by NVIDIA GPU feature discovery).
+pub const GPU_PRODUCT_LABEL: &str = "nvidia.com/gpu.product";
+/// Node label with the memory of each GPU in MiB (GPU feature discovery).
+pub const GPU_MEMORY_LABEL: &str = "nvidia.com/gpu.memory";
+/// The extended resource the NVIDIA device plugin advertises.
+pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
+pub const INSTANCE_TYPE_LABEL: &str = "node.kubernetes.io/instance-type";
+pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
+/// Who EGS says it is in Kubernetes Events and field managers.
+pub const COMPONENT: &str = "egs";
+
+/// One `kube::Client` per Kubernetes cluster, built from its stored credentials and rebuilt
+/// when they change.
+pub struct KubeClusters {
+    db: DatabaseConnection,
+    cipher: CredentialCipher,
+    clients: Mutex<HashMap<i64, (Option<String>, kube::Client)>>,
+}
+
+impl KubeClusters {
+    pub fn new(db: DatabaseConnection, cipher: CredentialCipher) -> Arc<Self> {
+        Arc::new(Self { db, cipher, clients: Mutex::new(HashMap::new()) })
+    }
+
+    pub fn cipher(&self) -> &CredentialCipher {
+        &self.cipher
+    }
+
+    /// A client for cluster `id`: from its kubeconfig, or the in-cluster service account
+    /// when it has none.
+    pub async fn client(&self, id: i64) -> Result<kube::Client, ProviderError> {
+        let row = cluster::Entity::find_by_id(id)
+            .one(&self.db)
+            .await
+            .map_err(|e| ProviderError::Transient(format!("cannot read cluster {id}: {e}")))?
+            .ok_or_else(|| ProviderError::Permanent(format!("cluster {id} no longer exists")))?;
+        self.client_for(&row).await
+    }
+
+    pub async fn client_for(&self, row: &cluster::Model) -> Result<kube::Client, ProviderError> {
+        if row.provider != ClusterProvider::Kubernetes {
+            return Err(ProviderError::Permanent(format!("cluster `{}` is not a Kubernetes cluster", row.name)));
+        }
+        if let Ok(clients) = self.clients.lock()
+            && let Some((credentials, client)) = clients.get(&row.id)
+            && *credentials == row.credentials
+        {
+            return Ok(client.clone());
+        }
+        let config = match &row.credentials {
+            Some(sealed) => {
+                let yaml = self.cipher.open(sealed).map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {e}", row.name)))?;
+                config_from_kubeconfig(&yaml).await.map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {e}", row.name)))?
+            }
+            None => kube::Config::incluster().map_err(|e| {
+                ProviderError::Permanent(format!("cluster `{}` has no kubeconfig and EGS is not running in a cluster: {e}", row.name))
+            })?,
+        };
+        let client = kube::Client::try_from(config).map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {e}", row.name)))?;
+        if let Ok(mut clients) = self.clients.lock() {
+            clients.insert(row.id, (row.credentials.clone(), client.clone()));
+        }
+        Ok(client)
+    }
+}
+
+/// Parses a kubeconfig (its current context) into a client configuration; the error says
+/// what is wrong without echoing the file (it holds secrets).
+pub async fn config_from_kubeconfig(yaml: &str) -> Result<kube::Config, String> {
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(yaml).map_err(|e| format!("the kubeconfig is not valid YAML for a kubeconfig: {}", redact(&e)))?;
+    kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
+        .await
+        .map_err(|e| format!("the kubeconfig cannot be used: {}", redact(&e)))
+}
+
+/// The first line of an error, at most 200 characters: enough to act on, too little to leak a
+/// token a parser quoted.
+fn redact(error: &dyn std::fmt::Display) -> String {
+    let text = error.to_string();
+    let line = text.lines().next().unwrap_or_default();
+    line.chars().take(200).collect()
+}
+
+/// Whether a Kubernetes API error is worth retrying (server trouble, throttling, conflicts)
+/// rather than a refusal that will not change.
+pub fn classify(context: &str, error: kube::Error) -> ProviderError {
+    match &error {
+        kube::Error::Api(status) if matches!(status.code, 400 | 401 | 403 | 404 | 422) => {
+            ProviderError::Permanent(format!("{context}: {} ({})", status.message, status.code))
+        }
+        kube::Error::Api(status) => ProviderError::Transient(format!("{context}: {} ({})", status.message, status.code)),
+        _ => ProviderError::Transient(format!("{context}: {error}")),
+    }
+}
+
+/// Whether `error` is the API server's 404.
+pub fn is_not_found(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Api(status) if status.code == 404)
+}
+
+/// Whether `error` is the API server's 409 (stale resourceVersion or already exists).
+pub fn is_conflict(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Api(status) if status.code == 409)
+}
