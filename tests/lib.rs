@@ -65,6 +65,8 @@ fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> Ser
         simulated_step_ms: 20,
         ws: Default::default(),
         alerts: Default::default(),
+        // Fast enough that tests against the fake API server do not wait on timers.
+        kubernetes: egs_api::settings::KubernetesArgs { eviction_deadline_secs: 2, auto_gpr_after_secs: 1, cluster_poll_ms: 100, status_resync_ms: 200 },
     }
 }
 
@@ -271,6 +273,20 @@ pub mod fixtures {
             )
             .await;
         payload["cluster"]["id"].as_str().expect("cluster id").to_owned()
+    }
+
+    /// Registers a Kubernetes cluster reached through `kubeconfig` (e.g. the fake API
+    /// server's); returns its id.
+    pub async fn register_kube_cluster(app: &TestApp, name: &str, kubeconfig: &str, placement: &str) -> String {
+        let payload = app
+            .mutate(
+                &app.admin_token,
+                "registerCluster",
+                "mutation($input: RegisterClusterInput!) { registerCluster(input: $input) { cluster { id } userErrors { field message code } } }",
+                json!({ "name": name, "provider": "KUBERNETES", "kubeconfig": kubeconfig, "podPlacement": placement }),
+            )
+            .await;
+        payload["cluster"]["id"].as_str().unwrap_or_else(|| panic!("cluster not registered: {payload}")).to_owned()
     }
 
     /// Adds `count` nodes of `shape` with `gpus` GPUs each; returns their ids.

@@ -4,7 +4,7 @@
 use crate::db::{self, StatementCounter};
 use crate::metrics::Metrics;
 use crate::settings::ServeArgs;
-use crate::{bootstrap, demo, graphql_http, graphql_ws, health, playground, replicas};
+use crate::{admission, bootstrap, demo, graphql_http, graphql_ws, health, playground, replicas};
 use anyhow::Context;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -16,14 +16,19 @@ use egs_schema::alerts::webhook::Webhook;
 use egs_schema::auth::{NoReplicas, RevocationBroadcast, TokenCache};
 use egs_schema::events::EventHub;
 use egs_schema::inventory::live::InventoryFeed;
+use egs_schema::kubernetes::KubeClusters;
+use egs_schema::kubernetes::controllers::{ControllerConfig, ControllerContext, Controllers};
+use egs_schema::kubernetes::credentials::CredentialCipher;
+use egs_schema::kubernetes::provision::{EvictionPolicy, KubernetesProvider};
 use egs_schema::lifecycle::provider::SimulatedProvider;
-use egs_schema::lifecycle::{Clock, Lifecycle, LifecycleConfig, SchedulerHandle, SystemClock};
+use egs_schema::lifecycle::{Clock, Lifecycle, LifecycleConfig, Providers, SchedulerHandle, SystemClock};
 use egs_schema::metrics::MetricsStore;
 use egs_schema::{Alone, Announce};
 use egs_schema::{EgsSchema, Services, build_schema};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::net::TcpListener;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
@@ -110,11 +115,41 @@ impl Application {
             }
             manager
         });
-        let provider = Arc::new(SimulatedProvider::new(std::time::Duration::from_millis(settings.simulated_step_ms)));
-        let lifecycle =
-            (!settings.no_scheduler).then(|| Lifecycle::new(db.clone(), scheduler.clone(), provider, LifecycleConfig::default(), events.clone()));
-        let services =
-            Services { db, keys: Arc::new(keys), token_cache, revocations: fanouts.revocations, scheduler, events, metrics, alerts, inventory };
+        let kubernetes = KubeClusters::new(db.clone(), CredentialCipher::new(keys.credentials_key()));
+        let lifecycle = (!settings.no_scheduler).then(|| {
+            let k8s = &settings.kubernetes;
+            let eviction = EvictionPolicy { deadline: Duration::from_secs(k8s.eviction_deadline_secs), ..Default::default() };
+            let controllers = Controllers::new(ControllerContext {
+                db: db.clone(),
+                clusters: kubernetes.clone(),
+                inventory: inventory.clone(),
+                scheduler: scheduler.clone(),
+                events: events.clone(),
+                config: ControllerConfig {
+                    cluster_poll: Duration::from_millis(k8s.cluster_poll_ms),
+                    status_resync: Duration::from_millis(k8s.status_resync_ms),
+                    auto_gpr_pending_for: Duration::from_secs(k8s.auto_gpr_after_secs),
+                },
+            });
+            let providers = Providers {
+                simulated: Arc::new(SimulatedProvider::new(Duration::from_millis(settings.simulated_step_ms))),
+                kubernetes: Some(Arc::new(KubernetesProvider::new(kubernetes.clone(), eviction))),
+                leader_tasks: Some(controllers),
+            };
+            Lifecycle::new(db.clone(), scheduler.clone(), providers, LifecycleConfig::default(), events.clone())
+        });
+        let services = Services {
+            db,
+            keys: Arc::new(keys),
+            token_cache,
+            revocations: fanouts.revocations,
+            scheduler,
+            events,
+            metrics,
+            alerts,
+            inventory,
+            kubernetes,
+        };
         if settings.demo {
             demo::seed(&services, &settings.storage.data_dir).await.context("failed to seed the demo data")?;
         }
@@ -239,6 +274,7 @@ fn router(state: AppState, settings: &ServeArgs) -> anyhow::Result<Router> {
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(health::metrics))
+        .route("/kubernetes/clusters/{cluster}/mutate", axum::routing::post(admission::mutate))
         .layer(DefaultBodyLimit::max(settings.max_body_bytes))
         .with_state(state);
     if !settings.cors_origins.is_empty() {

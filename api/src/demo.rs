@@ -91,11 +91,14 @@ pub async fn seed(services: &Services, data_dir: &Path) -> anyhow::Result<()> {
     let east = clusters::register_cluster(
         db,
         &system,
+        services.kubernetes.cipher(),
         clusters::RegisterCluster {
             name: "gpu-east".into(),
             provider: ClusterProvider::Simulated,
             cloud: Some("aws".into()),
             region: Some("us-east-1".into()),
+            credentials: clusters::Credentials::None,
+            pod_placement: None,
         },
     )
     .await
@@ -103,11 +106,14 @@ pub async fn seed(services: &Services, data_dir: &Path) -> anyhow::Result<()> {
     let west = clusters::register_cluster(
         db,
         &system,
+        services.kubernetes.cipher(),
         clusters::RegisterCluster {
             name: "gpu-west".into(),
             provider: ClusterProvider::Simulated,
             cloud: Some("gcp".into()),
             region: Some("us-west1".into()),
+            credentials: clusters::Credentials::None,
+            pod_placement: None,
         },
     )
     .await

@@ -1,6 +1,7 @@
 //! The `egs` gateway: HTTP and WebSocket front, start-up, CLI commands. It holds no business
 //! rules: those live in `egs-schema`.
 
+pub mod admission;
 pub mod app;
 pub mod bootstrap;
 pub mod cli;

@@ -116,6 +116,34 @@ pub struct ServeArgs {
     pub ws: WsArgs,
     #[command(flatten)]
     pub alerts: AlertArgs,
+    #[command(flatten)]
+    pub kubernetes: KubernetesArgs,
+}
+
+/// The Kubernetes provider: how long release waits on PodDisruptionBudgets, how often the
+/// controllers look for new clusters and refresh GPR resources, when auto-GPR steps in.
+#[derive(Args, Debug, Clone)]
+pub struct KubernetesArgs {
+    /// Seconds release keeps retrying evictions a PodDisruptionBudget refuses before it reports
+    /// the release blocked (it is retried later; the nodes stay the slice's meanwhile).
+    #[arg(long = "eviction-deadline", env = "EGS_EVICTION_DEADLINE", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub eviction_deadline_secs: u64,
+    /// Seconds a pod asking for `nvidia.com/gpu` stays Pending in an auto-GPR slice's namespace
+    /// before a GPR is created for it.
+    #[arg(long = "auto-gpr-after", env = "EGS_AUTO_GPR_AFTER", default_value_t = 30, value_parser = clap::value_parser!(u64).range(0..=86_400))]
+    pub auto_gpr_after_secs: u64,
+    /// How often the leader looks for registered or removed Kubernetes clusters, in ms.
+    #[arg(long = "cluster-poll-ms", env = "EGS_CLUSTER_POLL_MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(50..=600_000), hide = true)]
+    pub cluster_poll_ms: u64,
+    /// How often GPR resources' status is refreshed from the gateway, in ms.
+    #[arg(long = "gpr-status-resync-ms", env = "EGS_GPR_STATUS_RESYNC_MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(50..=600_000), hide = true)]
+    pub status_resync_ms: u64,
+}
+
+impl Default for KubernetesArgs {
+    fn default() -> Self {
+        Self { eviction_deadline_secs: 300, auto_gpr_after_secs: 30, cluster_poll_ms: 5000, status_resync_ms: 5000 }
+    }
 }
 
 /// Alerts: the webhook they are posted to, and how often time-driven rules run.

@@ -97,6 +97,8 @@ pub struct Services {
     pub alerts: Arc<alerts::hub::AlertHub>,
     /// Node changes for `inventoryChanged` subscribers, from every replica.
     pub inventory: Arc<inventory::live::InventoryFeed>,
+    /// Clients for the registered Kubernetes clusters, and the cipher for their credentials.
+    pub kubernetes: Arc<kubernetes::KubeClusters>,
 }
 
 /// Tells the other replicas that something was stored, so they look at once instead of at

@@ -32,7 +32,7 @@ impl ApiError {
         Self { code, reason, message: message.into(), details: None }
     }
 
-    fn with_details(mut self, details: Value) -> Self {
+    pub(crate) fn with_details(mut self, details: Value) -> Self {
         self.details = Some(details);
         self
     }

@@ -9,7 +9,7 @@ use crate::pagination::Page;
 use crate::{payload, session};
 use async_graphql::{Context, ID, InputObject, Object};
 use chrono::{DateTime, Utc};
-use egs_entities::{ClusterProvider, Health, RegistrationStatus, cluster};
+use egs_entities::{ClusterProvider, Health, PodPlacement, RegistrationStatus, cluster};
 
 /// A Kubernetes cluster (or a simulated one) whose GPU nodes EGS shares.
 pub struct Cluster(pub cluster::Model);
@@ -30,6 +30,18 @@ impl Cluster {
     }
     async fn region(&self) -> Option<&str> {
         self.0.region.as_deref()
+    }
+    /// How EGS authenticates to the cluster (the kubeconfig itself is never returned).
+    async fn credentials(&self) -> CredentialSource {
+        match (self.0.provider, self.0.credentials.is_some()) {
+            (ClusterProvider::Simulated, _) => CredentialSource::None,
+            (ClusterProvider::Kubernetes, true) => CredentialSource::Kubeconfig,
+            (ClusterProvider::Kubernetes, false) => CredentialSource::InCluster,
+        }
+    }
+    /// How the slice's pods are steered onto its nodes (Kubernetes clusters).
+    async fn pod_placement(&self) -> PodPlacement {
+        self.0.pod_placement
     }
     async fn registration_status(&self) -> RegistrationStatus {
         self.0.registration_status
@@ -75,6 +87,17 @@ impl ClusterQuery {
     }
 }
 
+/// How EGS authenticates to a cluster.
+#[derive(async_graphql::Enum, Copy, Clone, PartialEq, Eq)]
+pub enum CredentialSource {
+    /// A kubeconfig given at registration, stored encrypted.
+    Kubeconfig,
+    /// The service account of the pod EGS runs in.
+    InCluster,
+    /// Simulated clusters need none.
+    None,
+}
+
 #[derive(InputObject)]
 pub struct RegisterClusterInput {
     /// A DNS label, unique among clusters.
@@ -82,6 +105,15 @@ pub struct RegisterClusterInput {
     pub provider: ClusterProvider,
     pub cloud: Option<String>,
     pub region: Option<String>,
+    /// KUBERNETES: a self-contained kubeconfig (inline token or client certificate; no `exec`
+    /// plugins or file paths). Stored encrypted and never returned.
+    pub kubeconfig: Option<String>,
+    /// KUBERNETES: use the service account of the pod EGS runs in instead of a kubeconfig.
+    #[graphql(default)]
+    pub in_cluster: bool,
+    /// KUBERNETES: how the slice's pods are steered onto its nodes (default: the admission
+    /// plugins' namespace annotations).
+    pub pod_placement: Option<PodPlacement>,
 }
 
 #[derive(InputObject)]
@@ -92,6 +124,9 @@ pub struct UpdateClusterInput {
     pub cloud: async_graphql::MaybeUndefined<String>,
     /// `null` clears it.
     pub region: async_graphql::MaybeUndefined<String>,
+    /// Replaces the stored kubeconfig (Kubernetes clusters).
+    pub kubeconfig: Option<String>,
+    pub pod_placement: Option<PodPlacement>,
 }
 
 #[derive(InputObject)]
@@ -115,21 +150,41 @@ impl ClusterMutation {
     /// Registers a cluster (admin).
     async fn register_cluster(&self, ctx: &Context<'_>, input: RegisterClusterInput) -> async_graphql::Result<RegisterClusterPayload> {
         let (caller, db) = session(ctx)?;
-        let input = service::RegisterCluster { name: input.name, provider: input.provider, cloud: input.cloud, region: input.region };
-        RegisterClusterPayload::from_result(service::register_cluster(db, caller, input).await.map(Cluster))
+        let credentials = match (input.kubeconfig, input.in_cluster) {
+            (Some(_), true) => {
+                let error = crate::error::Error::User(vec![crate::error::UserError::invalid("inCluster", "give a kubeconfig or inCluster, not both")]);
+                return RegisterClusterPayload::from_result(Err(error));
+            }
+            (Some(yaml), false) => service::Credentials::Kubeconfig(yaml),
+            (None, true) => service::Credentials::InCluster,
+            (None, false) => service::Credentials::None,
+        };
+        let input = service::RegisterCluster {
+            name: input.name,
+            provider: input.provider,
+            cloud: input.cloud,
+            region: input.region,
+            credentials,
+            pod_placement: input.pod_placement,
+        };
+        let cipher = ctx.data::<crate::Services>()?.kubernetes.cipher();
+        RegisterClusterPayload::from_result(service::register_cluster(db, caller, cipher, input).await.map(Cluster))
     }
 
     /// Renames a cluster or changes its cloud and region (admin).
     async fn update_cluster(&self, ctx: &Context<'_>, input: UpdateClusterInput) -> async_graphql::Result<UpdateClusterPayload> {
         let (caller, db) = session(ctx)?;
+        let cipher = ctx.data::<crate::Services>()?.kubernetes.cipher();
         let result = async {
             let input = service::UpdateCluster {
                 id: ids::decode("id", &input.id, Kind::Cluster)?,
                 name: input.name,
                 cloud: input.cloud.as_opt_ref().map(|v| v.cloned()).or(if input.cloud.is_null() { Some(None) } else { None }),
                 region: input.region.as_opt_ref().map(|v| v.cloned()).or(if input.region.is_null() { Some(None) } else { None }),
+                kubeconfig: input.kubeconfig,
+                pod_placement: input.pod_placement,
             };
-            service::update_cluster(db, caller, input).await.map(Cluster)
+            service::update_cluster(db, caller, cipher, input).await.map(Cluster)
         };
         UpdateClusterPayload::from_result(result.await)
     }

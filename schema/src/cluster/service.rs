@@ -2,9 +2,10 @@
 
 use crate::auth::Caller;
 use crate::error::{Error, Result, UserError};
+use crate::kubernetes::credentials::CredentialCipher;
 use crate::validate;
 use chrono::Utc;
-use egs_entities::{ClusterProvider, GprPhase, Health, RegistrationStatus, cluster, gpr, project};
+use egs_entities::{ClusterProvider, GprPhase, Health, PodPlacement, RegistrationStatus, cluster, gpr, project};
 use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, Set};
 
 /// Name of the project that exists after install.
@@ -15,6 +16,18 @@ pub struct RegisterCluster {
     pub provider: ClusterProvider,
     pub cloud: Option<String>,
     pub region: Option<String>,
+    pub credentials: Credentials,
+    pub pod_placement: Option<PodPlacement>,
+}
+
+/// How EGS authenticates to a Kubernetes cluster.
+pub enum Credentials {
+    /// Simulated clusters.
+    None,
+    /// A kubeconfig (its current context), stored encrypted.
+    Kubeconfig(String),
+    /// The service account of the pod EGS runs in.
+    InCluster,
 }
 
 pub struct UpdateCluster {
@@ -22,6 +35,43 @@ pub struct UpdateCluster {
     pub name: Option<String>,
     pub cloud: Option<Option<String>>,
     pub region: Option<Option<String>>,
+    /// A new kubeconfig replaces the stored one (the controllers reconnect with it).
+    pub kubeconfig: Option<String>,
+    pub pod_placement: Option<PodPlacement>,
+}
+
+/// Largest kubeconfig accepted.
+const MAX_KUBECONFIG_BYTES: usize = 256 * 1024;
+
+/// Checks a kubeconfig and seals it. Only self-contained kubeconfigs are accepted: `exec`
+/// and `auth-provider` plugins would run commands on the gateway, and file paths would read
+/// its disk.
+async fn seal_kubeconfig(field: &str, yaml: &str, cipher: &CredentialCipher) -> Result<String> {
+    let invalid = |message: String| Error::User(vec![UserError::invalid(field, message)]);
+    if yaml.len() > MAX_KUBECONFIG_BYTES {
+        return Err(invalid(format!("at most {MAX_KUBECONFIG_BYTES} bytes")));
+    }
+    let parsed = kube::config::Kubeconfig::from_yaml(yaml).map_err(|_| invalid("not a kubeconfig (YAML with clusters, users and contexts)".into()))?;
+    for named in &parsed.auth_infos {
+        let Some(user) = &named.auth_info else { continue };
+        let refused = if user.exec.is_some() {
+            Some("an `exec` credential plugin")
+        } else if user.auth_provider.is_some() {
+            Some("an `auth-provider`")
+        } else if user.token_file.is_some() || user.client_certificate.is_some() || user.client_key.is_some() {
+            Some("a file path (use the inline `token`, `client-certificate-data` and `client-key-data`)")
+        } else {
+            None
+        };
+        if let Some(what) = refused {
+            return Err(invalid(format!("user `{}` uses {what}, which EGS does not run; give a self-contained kubeconfig", named.name)));
+        }
+    }
+    if parsed.clusters.iter().any(|c| c.cluster.as_ref().is_some_and(|c| c.certificate_authority.is_some())) {
+        return Err(invalid("a cluster's `certificate-authority` is a file path; use `certificate-authority-data`".into()));
+    }
+    crate::kubernetes::config_from_kubeconfig(yaml).await.map_err(invalid)?;
+    cipher.seal(yaml).map_err(|e| Error::Internal(anyhow::anyhow!(e)))
 }
 
 /// The default project's id (created at bootstrap).
@@ -69,9 +119,18 @@ async fn ensure_name_free(db: &DatabaseConnection, project_id: i64, name: &str, 
     Ok(())
 }
 
-pub async fn register_cluster(db: &DatabaseConnection, caller: &Caller, input: RegisterCluster) -> Result<cluster::Model> {
+pub async fn register_cluster(db: &DatabaseConnection, caller: &Caller, cipher: &CredentialCipher, input: RegisterCluster) -> Result<cluster::Model> {
     caller.require_admin()?;
     check_cluster_fields(Some(&input.name), input.cloud.as_deref(), input.region.as_deref())?;
+    let credentials = match (input.provider, &input.credentials) {
+        (ClusterProvider::Simulated, Credentials::None) => None,
+        (ClusterProvider::Simulated, _) => return Err(Error::User(vec![UserError::invalid("kubeconfig", "a simulated cluster takes no credentials")])),
+        (ClusterProvider::Kubernetes, Credentials::None) => {
+            return Err(Error::User(vec![UserError::invalid("kubeconfig", "give the cluster's kubeconfig, or set inCluster")]));
+        }
+        (ClusterProvider::Kubernetes, Credentials::InCluster) => None,
+        (ClusterProvider::Kubernetes, Credentials::Kubeconfig(yaml)) => Some(seal_kubeconfig("kubeconfig", yaml, cipher).await?),
+    };
     let project_id = default_project_id(db).await?;
     ensure_name_free(db, project_id, &input.name, None).await?;
     let now = Utc::now();
@@ -90,6 +149,8 @@ pub async fn register_cluster(db: &DatabaseConnection, caller: &Caller, input: R
         registration_status: Set(status),
         health: Set(health),
         last_contact_at: Set((input.provider == ClusterProvider::Simulated).then_some(now)),
+        credentials: Set(credentials),
+        pod_placement: Set(input.pod_placement.unwrap_or(PodPlacement::AdmissionPlugins)),
         created_at: Set(now),
         updated_at: Set(now),
         ..Default::default()
@@ -97,9 +158,16 @@ pub async fn register_cluster(db: &DatabaseConnection, caller: &Caller, input: R
     Ok(model.insert(db).await?)
 }
 
-pub async fn update_cluster(db: &DatabaseConnection, caller: &Caller, input: UpdateCluster) -> Result<cluster::Model> {
+pub async fn update_cluster(db: &DatabaseConnection, caller: &Caller, cipher: &CredentialCipher, input: UpdateCluster) -> Result<cluster::Model> {
     caller.require_admin()?;
     let existing = cluster::Entity::find_by_id(input.id).one(db).await?.ok_or(Error::NotFound("cluster"))?;
+    let sealed = match &input.kubeconfig {
+        Some(_) if existing.provider != ClusterProvider::Kubernetes => {
+            return Err(Error::User(vec![UserError::invalid("kubeconfig", "a simulated cluster takes no credentials")]));
+        }
+        Some(yaml) => Some(seal_kubeconfig("kubeconfig", yaml, cipher).await?),
+        None => None,
+    };
     check_cluster_fields(input.name.as_deref(), input.cloud.as_ref().and_then(|c| c.as_deref()), input.region.as_ref().and_then(|r| r.as_deref()))?;
     if let Some(name) = &input.name {
         ensure_name_free(db, existing.project_id, name, Some(existing.id)).await?;
@@ -113,6 +181,13 @@ pub async fn update_cluster(db: &DatabaseConnection, caller: &Caller, input: Upd
     }
     if let Some(region) = input.region {
         model.region = Set(region);
+    }
+    if let Some(sealed) = sealed {
+        model.credentials = Set(Some(sealed));
+        model.registration_status = Set(RegistrationStatus::Pending);
+    }
+    if let Some(placement) = input.pod_placement {
+        model.pod_placement = Set(placement);
     }
     model.updated_at = Set(Utc::now());
     Ok(model.update(db).await?)

@@ -238,6 +238,49 @@ impl Gpr {
         let (caller, db) = session(ctx)?;
         list_events_page(db, caller, Some(self.0.id), None, first, after).await
     }
+    /// The steps of handing its nodes to the slice and of taking them back, as they went
+    /// (the pre-provisioning checklist); a new round of provisioning starts a new list.
+    async fn provisioning_steps(&self, ctx: &Context<'_>) -> Result<Vec<ProvisioningStep>> {
+        let (_, db) = session(ctx)?;
+        Ok(crate::lifecycle::steps::steps_of(db, self.0.id).await?.into_iter().map(ProvisioningStep).collect())
+    }
+    /// `<cluster>/<namespace>/<name>` of the `GPUProvisioningRequest` resource it came from.
+    async fn kubernetes_resource(&self) -> Option<&str> {
+        self.0.source_ref.as_deref()
+    }
+}
+
+/// One step of handing a GPR's nodes to its slice, or of taking them back.
+pub struct ProvisioningStep(pub egs_entities::gpr_step::Model);
+
+#[Object]
+impl ProvisioningStep {
+    async fn operation(&self) -> egs_entities::StepOperation {
+        self.0.operation
+    }
+    /// `PRECHECK`, `LABEL_AND_TAINT`, `POD_PLACEMENT`, `EVENTS`; at release `CORDON`, `EVICT`,
+    /// `UNLABEL`, `POD_PLACEMENT_REMOVED`, `POSTCHECK` (simulated clusters: `HAND_OVER`,
+    /// `TAKE_BACK`).
+    async fn step(&self) -> &str {
+        &self.0.step
+    }
+    async fn status(&self) -> egs_entities::StepStatus {
+        self.0.status
+    }
+    /// What it did, or why it failed.
+    async fn message(&self) -> &str {
+        &self.0.message
+    }
+    /// How many times it was started (retries and resumptions by a new leader).
+    async fn attempts(&self) -> i32 {
+        self.0.attempts
+    }
+    async fn started_at(&self) -> DateTime<Utc> {
+        self.0.started_at
+    }
+    async fn finished_at(&self) -> Option<DateTime<Utc>> {
+        self.0.finished_at
+    }
 }
 
 /// Something that happened to a GPR.

@@ -34,6 +34,10 @@ impl GpuNode {
     async fn instance_type(&self) -> &str {
         &self.0.instance_type
     }
+    /// The cluster zone (`topology.kubernetes.io/zone`) of a discovered node.
+    async fn zone(&self) -> Option<&str> {
+        self.0.zone.as_deref()
+    }
     /// The GPU product name, e.g. `NVIDIA-H100-80GB-HBM3`.
     async fn gpu_shape(&self) -> &str {
         &self.0.gpu_shape
