@@ -216,6 +216,7 @@ pub async fn seed(services: &Services, data_dir: &Path) -> anyhow::Result<()> {
             requeue_on_failure: None,
             earliest_start_at: None,
             labels: BTreeMap::from([("team".to_owned(), "demo".to_owned())]),
+            source: None,
         };
         gprs::create_gpr(db, caller, spec).await.map_err(schema_error)?;
     }

@@ -397,6 +397,7 @@ impl GprQuery {
             requeue_on_failure: None,
             earliest_start_at: input.earliest_start_at,
             labels: BTreeMap::new(),
+            source: None,
         };
         let rows = service::wait_time_estimates(db, caller, spec, now).await?;
         Ok(rows.into_iter().map(|r| PoolWaitEstimate::new(r, now)).collect())
@@ -798,6 +799,7 @@ impl GprMutation {
                 requeue_on_failure: input.requeue_on_failure,
                 earliest_start_at: input.earliest_start_at,
                 labels: labels_map(input.labels)?,
+                source: None,
             };
             service::create_gpr(db, caller, spec).await.map(Gpr)
         };

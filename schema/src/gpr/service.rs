@@ -48,6 +48,18 @@ pub struct GprSpec {
     pub requeue_on_failure: Option<bool>,
     pub earliest_start_at: Option<DateTime<Utc>>,
     pub labels: BTreeMap<String, String>,
+    /// The `GPUProvisioningRequest` resource it comes from, if any.
+    pub source: Option<GprSource>,
+}
+
+/// Where a GPR created by a controller comes from.
+#[derive(Clone, Debug)]
+pub struct GprSource {
+    /// The resource's uid: at most one GPR per uid, so a controller retrying a create after a
+    /// crash gets the GPR it created before.
+    pub uid: String,
+    /// `<cluster>/<namespace>/<name>`.
+    pub reference: String,
 }
 
 /// Changes to a pending GPR; `None` keeps a field.
@@ -373,6 +385,11 @@ pub async fn create_gpr(db: &DatabaseConnection, caller: &Caller, mut spec: GprS
     validate::finish(errors)?;
 
     let txn = db.begin().await?;
+    if let Some(source) = &spec.source
+        && let Some(existing) = gpr::Entity::find().filter(gpr::Column::SourceUid.eq(source.uid.clone())).one(&txn).await?
+    {
+        return Ok(existing);
+    }
     let owner = slice::Entity::find_by_id(spec.slice_id).one(&txn).await?.ok_or(Error::NotFound("slice"))?;
     fill_idle_timeout(&mut spec, &owner.policy);
     let gpus_per_node = check_feasible(&txn, &spec).await?;
@@ -416,6 +433,8 @@ pub async fn create_gpr(db: &DatabaseConnection, caller: &Caller, mut spec: GprS
         preempted_by_id: Set(None),
         milestones_done: Set(0),
         version: Set(1),
+        source_uid: Set(spec.source.as_ref().map(|s| s.uid.clone())),
+        source_ref: Set(spec.source.as_ref().map(|s| s.reference.clone())),
         created_at: Set(now),
         updated_at: Set(now),
         ..Default::default()
@@ -501,6 +520,7 @@ pub async fn update_gpr(db: &DatabaseConnection, caller: &Caller, id: i64, versi
         requeue_on_failure: Some(found.requeue_on_failure),
         earliest_start_at: changes.earliest_start_at.unwrap_or(found.earliest_start_at),
         labels: changes.labels.clone().unwrap_or_else(|| found.labels.0.clone()),
+        source: None,
     };
     let mut errors = Vec::new();
     // An unchanged earliest start that has since passed is fine; only a new one must be ahead.
