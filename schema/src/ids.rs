@@ -19,6 +19,7 @@ pub enum Kind {
     Gpr,
     GprEvent,
     Alert,
+    GprTemplate,
 }
 
 impl Kind {
@@ -35,10 +36,11 @@ impl Kind {
             Self::Gpr => "Gpr",
             Self::GprEvent => "GprEvent",
             Self::Alert => "Alert",
+            Self::GprTemplate => "GprTemplate",
         }
     }
 
-    const ALL: [Kind; 11] = [
+    const ALL: [Kind; 12] = [
         Self::Project,
         Self::User,
         Self::AccessToken,
@@ -50,6 +52,7 @@ impl Kind {
         Self::Gpr,
         Self::GprEvent,
         Self::Alert,
+        Self::GprTemplate,
     ];
 }
 

@@ -25,6 +25,7 @@ pub mod relay;
 pub mod scalars;
 pub mod scheduler;
 pub mod slice;
+pub mod template;
 pub mod token;
 pub mod user;
 pub mod workloads;
@@ -47,6 +48,7 @@ pub struct Query(
     metrics::MetricsQuery,
     alerts::AlertQuery,
     workloads::WorkloadQuery,
+    template::TemplateQuery,
 );
 
 #[derive(MergedObject, Default)]
@@ -60,6 +62,8 @@ pub struct Mutation(
     metrics::MetricsMutation,
     alerts::AlertMutation,
     workloads::WorkloadMutation,
+    template::TemplateMutation,
+    template::kubeconfig::SliceKubeconfigMutation,
 );
 
 #[derive(MergedSubscription, Default)]

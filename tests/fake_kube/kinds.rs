@@ -61,7 +61,14 @@ const EVENT_V1_FIELDS: &[&str] = &[
     "type",
 ];
 
-const fn kind(group: &'static str, version: &'static str, plural: &'static str, singular: &'static str, kind: &'static str, namespaced: bool) -> Kind {
+const fn kind(
+    group: &'static str,
+    version: &'static str,
+    plural: &'static str,
+    singular: &'static str,
+    kind: &'static str,
+    namespaced: bool,
+) -> Kind {
     Kind {
         group,
         version,
@@ -88,7 +95,11 @@ pub(crate) static KINDS: &[Kind] = &[
     Kind { create_on_update: true, ..kind("rbac.authorization.k8s.io", "v1", "rolebindings", "rolebinding", "RoleBinding", true) },
     Kind { status: true, short_names: &["pdb"], ..kind("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", true) },
     Kind { create_on_update: true, fields: EVENT_V1_FIELDS, short_names: &["ev"], ..kind("events.k8s.io", "v1", "events", "event", "Event", true) },
-    Kind { status: true, custom: true, ..kind("egs.io", "v1alpha1", "gpuprovisioningrequests", "gpuprovisioningrequest", "GPUProvisioningRequest", true) },
+    Kind {
+        status: true,
+        custom: true,
+        ..kind("egs.io", "v1alpha1", "gpuprovisioningrequests", "gpuprovisioningrequest", "GPUProvisioningRequest", true)
+    },
 ];
 
 impl Kind {
@@ -131,11 +142,15 @@ impl Kind {
 
     /// The object as this kind's clients see it (stored objects are in the storage kind's shape).
     pub(crate) fn to_view(&'static self, stored: Value) -> Value {
-        if std::ptr::eq(self.storage_kind(), self) { stored } else { convert_event(stored, self, EVENT_RENAMES.iter().map(|(new, old)| (*old, *new))) }
+        if std::ptr::eq(self.storage_kind(), self) {
+            stored
+        } else {
+            convert_event(stored, self, EVENT_RENAMES.iter().map(|(new, old)| (*old, *new)))
+        }
     }
 
     /// The object as it is stored, from this kind's shape.
-    pub(crate) fn from_view(&'static self, view: Value) -> Value {
+    pub(crate) fn to_storage(&'static self, view: Value) -> Value {
         let storage = self.storage_kind();
         if std::ptr::eq(storage, self) { view } else { convert_event(view, storage, EVENT_RENAMES.iter().map(|(new, old)| (*new, *old))) }
     }

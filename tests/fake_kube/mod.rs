@@ -195,8 +195,15 @@ impl FakeKube {
         self.shared.lock().issue_token(namespace, name, 3600, &audiences).expect("the service account exists").0
     }
 
+    /// A served kind by name (`Node`, `nodes`, `pdb`...) or collection path (`/api/v1/nodes`,
+    /// `/apis/egs.io/v1alpha1/gpuprovisioningrequests`).
     fn kind(name: &str) -> &'static Kind {
-        Kind::named(name).unwrap_or_else(|| panic!("the fake does not serve {name}"))
+        let found = match name.trim_matches('/').split('/').collect::<Vec<_>>().as_slice() {
+            ["api", version, plural] => Kind::find("", version, plural),
+            ["apis", group, version, plural] => Kind::find(group, version, plural),
+            _ => Kind::named(name),
+        };
+        found.unwrap_or_else(|| panic!("the fake does not serve {name}"))
     }
 
     /// The served kind of an object, from its `apiVersion` and `kind`.
@@ -223,7 +230,8 @@ impl FakeKube {
         self.shared.lock().store.put_fixture(kind, object).expect("the fixture is stored")
     }
 
-    /// One object; `kind` is a kind, plural, singular or short name (`Node`, `pods`, `pdb`...).
+    /// One object; `kind` is a kind, plural, singular or short name (`Node`, `pods`, `pdb`...)
+    /// or a collection path (`/api/v1/nodes`).
     pub fn get(&self, kind: &str, namespace: Option<&str>, name: &str) -> Option<Value> {
         self.shared.lock().store.get(Self::kind(kind), namespace, name)
     }
@@ -318,9 +326,7 @@ impl FakeKube {
     }
 
     fn node_conditions(ready: bool, now: &str) -> Value {
-        let pressure = |kind: &str, reason: &str, message: &str| {
-            json!({ "type": kind, "status": "False", "reason": reason, "message": message, "lastHeartbeatTime": now, "lastTransitionTime": now })
-        };
+        let pressure = |kind: &str, reason: &str, message: &str| json!({ "type": kind, "status": "False", "reason": reason, "message": message, "lastHeartbeatTime": now, "lastTransitionTime": now });
         let ready = if ready {
             json!({ "type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status", "lastHeartbeatTime": now, "lastTransitionTime": now })
         } else {
@@ -342,9 +348,14 @@ impl FakeKube {
     }
 
     /// A pod with one container that requests and limits `gpus` NVIDIA GPUs (none when 0),
-    /// bound to `node` (or unschedulable when `None` and Pending), in `phase`.
+    /// bound to `node`, in `phase` (Running ones are Ready; Pending ones without a node carry
+    /// the scheduler's `PodScheduled=False`, reason `Unschedulable`).
     pub fn add_pod(&self, namespace: &str, name: &str, node: Option<&str>, labels: &[(&str, &str)], gpus: i64, phase: &str) -> Value {
-        let resources = if gpus > 0 { json!({ "requests": { "nvidia.com/gpu": gpus.to_string() }, "limits": { "nvidia.com/gpu": gpus.to_string() } }) } else { json!({}) };
+        let resources = if gpus > 0 {
+            json!({ "requests": { "nvidia.com/gpu": gpus.to_string() }, "limits": { "nvidia.com/gpu": gpus.to_string() } })
+        } else {
+            json!({})
+        };
         let mut pod = json!({
             "apiVersion": "v1",
             "kind": "Pod",
@@ -396,7 +407,7 @@ impl FakeKube {
             c
         };
         let mut status = json!({ "phase": phase, "qosClass": "BestEffort" });
-        let Some(node) = node else {
+        if node.is_none() && phase == "Pending" {
             let nodes = self.list("nodes", None).len();
             let mut unschedulable = condition("PodScheduled", false, Some("Unschedulable"));
             unschedulable["message"] = json!(format!(
@@ -404,13 +415,21 @@ impl FakeKube {
             ));
             status["conditions"] = json!([unschedulable]);
             return status;
-        };
-        status["hostIP"] = json!(node_ip(node));
-        status["hostIPs"] = json!([{ "ip": node_ip(node) }]);
+        }
+        if let Some(node) = node {
+            status["hostIP"] = json!(node_ip(node));
+            status["hostIPs"] = json!([{ "ip": node_ip(node) }]);
+        }
         status["startTime"] = json!(now);
         let running = phase == "Running";
         let done = matches!(phase, "Succeeded" | "Failed");
-        let not_ready = if done { Some("PodCompleted") } else if running { None } else { Some("ContainersNotReady") };
+        let not_ready = if done {
+            Some("PodCompleted")
+        } else if running {
+            None
+        } else {
+            Some("ContainersNotReady")
+        };
         status["conditions"] = json!([
             condition("PodScheduled", true, None),
             condition("Initialized", true, if done { Some("PodCompleted") } else { None }),
@@ -456,8 +475,14 @@ impl FakeKube {
     /// core/v1 Events (including those written through events.k8s.io/v1) about the object
     /// `kind`/`name` (`involvedObject`), oldest first.
     pub fn events_for(&self, kind: &str, name: &str) -> Vec<Value> {
-        let mut events: Vec<Value> = self.list("events", None).into_iter().filter(|e| e["involvedObject"]["kind"] == kind && e["involvedObject"]["name"] == name).collect();
-        events.sort_by_key(|e| (e["metadata"]["creationTimestamp"].as_str().unwrap_or_default().to_owned(), e["metadata"]["resourceVersion"].as_str().and_then(|v| v.parse::<u64>().ok())));
+        let mut events: Vec<Value> =
+            self.list("events", None).into_iter().filter(|e| e["involvedObject"]["kind"] == kind && e["involvedObject"]["name"] == name).collect();
+        events.sort_by_key(|e| {
+            (
+                e["metadata"]["creationTimestamp"].as_str().unwrap_or_default().to_owned(),
+                e["metadata"]["resourceVersion"].as_str().and_then(|v| v.parse::<u64>().ok()),
+            )
+        });
         events
     }
 
@@ -470,7 +495,12 @@ impl FakeKube {
     /// containing `path_contains`.
     pub fn writes(&self, method: &str, path_contains: &str) -> usize {
         let method_matches = |m: &str| method.is_empty() || method == "*" || method.eq_ignore_ascii_case(m);
-        self.shared.lock().audit.iter().filter(|e| (200..300).contains(&e.status) && method_matches(&e.method) && e.path.contains(path_contains)).count()
+        self.shared
+            .lock()
+            .audit
+            .iter()
+            .filter(|e| (200..300).contains(&e.status) && method_matches(&e.method) && e.path.contains(path_contains))
+            .count()
     }
 
     /// Answers the next `times` requests with `method` ("" or "*" for any) and a path
@@ -490,7 +520,13 @@ impl FakeKube {
         let mut state = self.shared.lock();
         state.next_hold += 1;
         let id = state.next_hold;
-        state.holds.push(HoldRule { id, method: method.to_owned(), path_contains: path_contains.to_owned(), release: release_rx, arrived: arrived_tx });
+        state.holds.push(HoldRule {
+            id,
+            method: method.to_owned(),
+            path_contains: path_contains.to_owned(),
+            release: release_rx,
+            arrived: arrived_tx,
+        });
         Hold { shared: self.shared.clone(), id, release, arrived }
     }
 }

@@ -75,9 +75,13 @@ fn list_strategy(path: &str) -> Option<ListStrategy> {
     Some(match path {
         ".metadata.finalizers" => ListStrategy::Union,
         ".metadata.ownerReferences" => ListStrategy::ByKey("uid"),
-        ".spec.containers" | ".spec.initContainers" | ".spec.ephemeralContainers" | ".spec.volumes" | ".spec.imagePullSecrets" | ".secrets" | ".imagePullSecrets" => {
-            ListStrategy::ByKey("name")
-        }
+        ".spec.containers"
+        | ".spec.initContainers"
+        | ".spec.ephemeralContainers"
+        | ".spec.volumes"
+        | ".spec.imagePullSecrets"
+        | ".secrets"
+        | ".imagePullSecrets" => ListStrategy::ByKey("name"),
         ".spec.containers[].env" | ".spec.initContainers[].env" => ListStrategy::ByKey("name"),
         ".spec.containers[].ports" | ".spec.initContainers[].ports" => ListStrategy::ByKey("containerPort"),
         ".spec.containers[].volumeMounts" | ".spec.initContainers[].volumeMounts" => ListStrategy::ByKey("mountPath"),
@@ -124,7 +128,9 @@ fn strategic_merge(target: &mut Value, patch: &Value, path: &str) {
                     }
                 }
             }
-            (Value::Array(items), Some(ListStrategy::ByKey(merge_key)), Some(Value::Array(existing))) => merge_by_key(existing, items, merge_key, &format!("{child}[]")),
+            (Value::Array(items), Some(ListStrategy::ByKey(merge_key)), Some(Value::Array(existing))) => {
+                merge_by_key(existing, items, merge_key, &format!("{child}[]"))
+            }
             (Value::Object(_), _, Some(existing)) => strategic_merge(existing, value, &child),
             (value, _, _) => {
                 fields.insert(key.clone(), clean(value));

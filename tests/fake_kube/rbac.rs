@@ -42,9 +42,8 @@ fn rule_allows(rule: &Value, attributes: &Attributes) -> bool {
         Some(sub) => format!("{}/{sub}", attributes.kind.plural),
         None => attributes.kind.plural.to_owned(),
     };
-    let resources = strings(&rule["resources"]).any(|r| {
-        r == "*" || r == combined || attributes.subresource.is_some_and(|sub| r.strip_prefix("*/") == Some(sub))
-    });
+    let resources =
+        strings(&rule["resources"]).any(|r| r == "*" || r == combined || attributes.subresource.is_some_and(|sub| r.strip_prefix("*/") == Some(sub)));
     let names: Vec<&str> = strings(&rule["resourceNames"]).collect();
     let named = names.is_empty() || attributes.name.is_some_and(|n| names.contains(&n));
     verbs && groups && resources && named
@@ -67,6 +66,9 @@ pub(crate) fn allows(store: &Store, account_namespace: &str, account_name: &str,
         let role_ref = &binding["roleRef"];
         bound
             && role_ref["kind"] == "Role"
-            && role_ref["name"].as_str().and_then(|role| store.get(roles, Some(namespace), role)).is_some_and(|role| role["rules"].as_array().into_iter().flatten().any(|rule| rule_allows(rule, attributes)))
+            && role_ref["name"]
+                .as_str()
+                .and_then(|role| store.get(roles, Some(namespace), role))
+                .is_some_and(|role| role["rules"].as_array().into_iter().flatten().any(|rule| rule_allows(rule, attributes)))
     })
 }

@@ -64,7 +64,8 @@ fn value(text: &str) -> Result<String, ApiError> {
 }
 
 fn parse_set(rest: &str) -> Result<Vec<String>, ApiError> {
-    let inner = rest.trim().strip_prefix('(').and_then(|r| r.strip_suffix(')')).ok_or_else(|| parse_error(format!("found '{rest}', expected: '('")))?;
+    let inner =
+        rest.trim().strip_prefix('(').and_then(|r| r.strip_suffix(')')).ok_or_else(|| parse_error(format!("found '{rest}', expected: '('")))?;
     inner.split(',').map(value).collect()
 }
 
@@ -72,7 +73,11 @@ fn parse_requirement(term: &str) -> Result<Requirement, ApiError> {
     let term = term.trim();
     if let Some(key) = term.strip_prefix('!') {
         let key = key.trim();
-        return if valid_key(key) { Ok(Requirement { key: key.to_owned(), op: Op::DoesNotExist }) } else { Err(parse_error(format!("invalid key: \"{key}\""))) };
+        return if valid_key(key) {
+            Ok(Requirement { key: key.to_owned(), op: Op::DoesNotExist })
+        } else {
+            Err(parse_error(format!("invalid key: \"{key}\"")))
+        };
     }
     let end = term.find(|c: char| c.is_whitespace() || matches!(c, '!' | '=' | '<' | '>' | '(')).unwrap_or(term.len());
     let (key, rest) = term.split_at(end);

@@ -43,7 +43,12 @@ impl Shared {
     /// Records writes in the audit log, whatever their outcome.
     fn finish(&self, request: &Request, user: &str, response: Response) -> Response {
         if matches!(request.method, Method::POST | Method::PUT | Method::PATCH | Method::DELETE) {
-            let entry = AuditEntry { method: request.method.to_string(), path: request.path.clone(), status: response.status().as_u16(), user: user.to_owned() };
+            let entry = AuditEntry {
+                method: request.method.to_string(),
+                path: request.path.clone(),
+                status: response.status().as_u16(),
+                user: user.to_owned(),
+            };
             self.lock().audit.push(entry);
         }
         response
@@ -316,9 +321,19 @@ fn route(path: &str, address: &str, aggregated: bool) -> Result<Route, ApiError>
     let (group, version, rest) = match segments.as_slice() {
         ["api"] if aggregated => return Ok(Route::Discovery(aggregated_list(&[""]), true)),
         ["apis"] if aggregated => return Ok(Route::Discovery(aggregated_list(&groups()), true)),
-        ["api"] => return legacy(Some(json!({ "kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{ "clientCIDR": "0.0.0.0/0", "serverAddress": address }] }))),
-        ["apis"] => return legacy(Some(json!({ "kind": "APIGroupList", "apiVersion": "v1", "groups": groups().iter().map(|g| group_document(g)).collect::<Vec<_>>() }))),
-        ["apis", group] => return legacy(groups().contains(group).then(|| json!({ "kind": "APIGroup", "apiVersion": "v1" }).merged(group_document(group)))),
+        ["api"] => {
+            return legacy(Some(
+                json!({ "kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{ "clientCIDR": "0.0.0.0/0", "serverAddress": address }] }),
+            ));
+        }
+        ["apis"] => {
+            return legacy(Some(
+                json!({ "kind": "APIGroupList", "apiVersion": "v1", "groups": groups().iter().map(|g| group_document(g)).collect::<Vec<_>>() }),
+            ));
+        }
+        ["apis", group] => {
+            return legacy(groups().contains(group).then(|| json!({ "kind": "APIGroup", "apiVersion": "v1" }).merged(group_document(group))));
+        }
         ["api", "v1"] => return legacy(resource_list("", "v1")),
         ["apis", group, version] => return legacy(resource_list(group, version)),
         ["api", "v1", rest @ ..] => ("", "v1", rest),
@@ -327,7 +342,8 @@ fn route(path: &str, address: &str, aggregated: bool) -> Result<Route, ApiError>
     };
     // `namespaces/{ns}/{resource}...`, except a namespace's own subresources.
     let namespace_subresource = rest.len() == 3 && group.is_empty() && matches!(rest[2], "status" | "finalize");
-    let (namespace, rest) = if rest.len() >= 3 && rest[0] == "namespaces" && !namespace_subresource { (Some(rest[1]), &rest[2..]) } else { (None, rest) };
+    let (namespace, rest) =
+        if rest.len() >= 3 && rest[0] == "namespaces" && !namespace_subresource { (Some(rest[1]), &rest[2..]) } else { (None, rest) };
     let (plural, name, subresource) = match rest {
         [plural] => (*plural, None, None),
         [plural, name] => (*plural, Some(*name), None),
@@ -347,7 +363,12 @@ fn route(path: &str, address: &str, aggregated: bool) -> Result<Route, ApiError>
     if !subresource_served || !placed || !named {
         return Err(ApiError::no_such_resource());
     }
-    Ok(Route::Resource(Target { kind, namespace: namespace.map(str::to_owned), name: name.map(str::to_owned), subresource: subresource.map(str::to_owned) }))
+    Ok(Route::Resource(Target {
+        kind,
+        namespace: namespace.map(str::to_owned),
+        name: name.map(str::to_owned),
+        subresource: subresource.map(str::to_owned),
+    }))
 }
 
 /// The RBAC verb of a request, or 405 for methods the path does not take.
@@ -379,7 +400,9 @@ fn serve(shared: &Shared, request: &Request, target: &Target, verb: &str) -> Res
     match (verb, target.subresource.as_deref()) {
         ("list", _) => list(shared, request, target),
         ("watch", _) => watch_stream(shared, request, target),
-        ("get", _) => shared.lock().store.get(kind, namespace, name).map(|o| json_response(StatusCode::OK, &o)).ok_or_else(|| ApiError::not_found(kind, name)),
+        ("get", _) => {
+            shared.lock().store.get(kind, namespace, name).map(|o| json_response(StatusCode::OK, &o)).ok_or_else(|| ApiError::not_found(kind, name))
+        }
         ("create", None) => ok(StatusCode::CREATED, shared.lock().store.create(kind, namespace, request.json()?, request.write())?),
         ("create", Some("eviction")) => {
             shared.lock().store.evict(namespace.unwrap_or_default(), name, &request.json_or_empty()?, request.write())?;
@@ -393,7 +416,8 @@ fn serve(shared: &Shared, request: &Request, target: &Target, verb: &str) -> Res
         ("patch", _) => {
             let patch_type = PatchType::from_content_type(&request.content_type).ok_or_else(|| patch::unsupported(kind))?;
             let field_manager = request.param("fieldManager");
-            let (object, created) = shared.lock().store.patch(kind, namespace, name, patch_type, &request.body, field_manager, target.scope(), request.write())?;
+            let (object, created) =
+                shared.lock().store.patch(kind, namespace, name, patch_type, &request.body, field_manager, target.scope(), request.write())?;
             ok(if created { StatusCode::CREATED } else { StatusCode::OK }, object)
         }
         ("delete", _) => {
@@ -406,10 +430,15 @@ fn serve(shared: &Shared, request: &Request, target: &Target, verb: &str) -> Res
             let labels = LabelSelector::parse(request.param("labelSelector").unwrap_or_default())?;
             let fields = FieldSelector::parse(request.param("fieldSelector").unwrap_or_default(), kind)?;
             let mut state = shared.lock();
-            let doomed: Vec<String> = state.store.list(kind, namespace).into_iter().filter(|(_, o)| labels.matches(o) && fields.matches(o)).map(|((_, n), _)| n).collect();
-            let deleted: Vec<Value> = doomed.iter().filter_map(|n| state.store.delete(kind, namespace, n, &json!({}), request.write()).ok()).collect();
+            let doomed: Vec<String> =
+                state.store.list(kind, namespace).into_iter().filter(|(_, o)| labels.matches(o) && fields.matches(o)).map(|((_, n), _)| n).collect();
+            let deleted: Vec<Value> =
+                doomed.iter().filter_map(|n| state.store.delete(kind, namespace, n, &json!({}), request.write()).ok()).collect();
             let rv = state.store.resource_version().to_string();
-            ok(StatusCode::OK, json!({ "kind": format!("{}List", kind.kind), "apiVersion": kind.api_version(), "metadata": { "resourceVersion": rv }, "items": deleted }))
+            ok(
+                StatusCode::OK,
+                json!({ "kind": format!("{}List", kind.kind), "apiVersion": kind.api_version(), "metadata": { "resourceVersion": rv }, "items": deleted }),
+            )
         }
         _ => Err(ApiError::method_not_allowed()),
     }
@@ -473,7 +502,10 @@ fn list(shared: &Shared, request: &Request, target: &Target) -> Result<Response,
         metadata["continue"] = json!(encode_continue(rv, &last));
         metadata["remainingItemCount"] = json!(remaining);
     }
-    Ok(json_response(StatusCode::OK, &json!({ "kind": format!("{}List", kind.kind), "apiVersion": kind.api_version(), "metadata": metadata, "items": items })))
+    Ok(json_response(
+        StatusCode::OK,
+        &json!({ "kind": format!("{}List", kind.kind), "apiVersion": kind.api_version(), "metadata": metadata, "items": items }),
+    ))
 }
 
 /// POST .../serviceaccounts/{name}/token (authentication.k8s.io/v1 TokenRequest).
@@ -490,7 +522,12 @@ fn token_request(shared: &Shared, request: &Request, target: &Target) -> Result<
     };
     if let Some(problem) = too {
         let cause = format!("Invalid value: {seconds}: {problem}");
-        return Err(ApiError::new(422, "Invalid", format!("TokenRequest.authentication.k8s.io \"{name}\" is invalid: spec.expirationSeconds: {cause}")).with_details(json!({
+        return Err(ApiError::new(
+            422,
+            "Invalid",
+            format!("TokenRequest.authentication.k8s.io \"{name}\" is invalid: spec.expirationSeconds: {cause}"),
+        )
+        .with_details(json!({
             "name": name, "group": "authentication.k8s.io", "kind": "TokenRequest",
             "causes": [{ "reason": "FieldValueInvalid", "message": cause, "field": "spec.expirationSeconds" }],
         })));
@@ -591,7 +628,14 @@ fn watch_stream(shared: &Shared, request: &Request, target: &Target) -> Result<R
     // with the current objects, as ADDED events.
     match request.param("resourceVersion").filter(|rv| *rv != "0" && !initial_events) {
         None => {
-            lines.extend(state.store.list(kind, filter.namespace.as_deref()).into_iter().filter(|(_, o)| filter.matches(o)).map(|(_, o)| event_line("ADDED", &o)));
+            lines.extend(
+                state
+                    .store
+                    .list(kind, filter.namespace.as_deref())
+                    .into_iter()
+                    .filter(|(_, o)| filter.matches(o))
+                    .map(|(_, o)| event_line("ADDED", &o)),
+            );
             if initial_events {
                 lines.push(bookmark(kind, current, true));
             }
@@ -721,7 +765,8 @@ fn resource_list(group: &str, version: &str) -> Option<Value> {
     }
     let mut resources = Vec::new();
     for kind in kinds {
-        let mut main = json!({ "name": kind.plural, "singularName": kind.singular, "namespaced": kind.namespaced, "kind": kind.kind, "verbs": VERBS });
+        let mut main =
+            json!({ "name": kind.plural, "singularName": kind.singular, "namespaced": kind.namespaced, "kind": kind.kind, "verbs": VERBS });
         if !kind.short_names.is_empty() {
             main["shortNames"] = json!(kind.short_names);
         }

@@ -51,7 +51,8 @@ impl ApiError {
     }
 
     pub(crate) fn conflict(kind: &Kind, name: &str, why: &str) -> Self {
-        Self::new(409, "Conflict", format!("Operation cannot be fulfilled on {} \"{name}\": {why}", kind.qualified())).with_details(resource_details(kind, name))
+        Self::new(409, "Conflict", format!("Operation cannot be fulfilled on {} \"{name}\": {why}", kind.qualified()))
+            .with_details(resource_details(kind, name))
     }
 
     /// The optimistic-concurrency failure: the caller's `resourceVersion` is stale.
@@ -95,7 +96,8 @@ impl ApiError {
     }
 
     pub(crate) fn internal(message: impl std::fmt::Display) -> Self {
-        Self::new(500, "InternalError", format!("Internal error occurred: {message}")).with_details(json!({ "causes": [{ "message": message.to_string() }] }))
+        Self::new(500, "InternalError", format!("Internal error occurred: {message}"))
+            .with_details(json!({ "causes": [{ "message": message.to_string() }] }))
     }
 
     pub(crate) fn expired(message: impl Into<String>) -> Self {
@@ -118,7 +120,9 @@ impl ApiError {
             (401, _) => Self::unauthorized(),
             (429, _) => Self::new(429, "TooManyRequests", "Too many requests, please try again later."),
             (503, _) => Self::new(503, "ServiceUnavailable", "the server is currently unable to handle the request"),
-            (504, _) => Self::new(504, "Timeout", "the server was unable to return a response in the time allotted, but may still be processing the request"),
+            (504, _) => {
+                Self::new(504, "Timeout", "the server was unable to return a response in the time allotted, but may still be processing the request")
+            }
             (500, _) => Self::internal("injected fault"),
             (code, _) => {
                 let reason = match code {

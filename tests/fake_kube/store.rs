@@ -123,7 +123,11 @@ pub(crate) fn set(object: &mut Value, path: &[&str], value: Value) {
 /// What generation counts: everything but metadata and status.
 fn spec_of(object: &Value) -> Value {
     match object {
-        Value::Object(fields) => fields.iter().filter(|(k, _)| !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind")).map(|(k, v)| (k.clone(), v.clone())).collect(),
+        Value::Object(fields) => fields
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
         _ => Value::Null,
     }
 }
@@ -137,14 +141,18 @@ fn pods() -> &'static Kind {
 }
 
 fn check_name(kind: &Kind, name: &str) -> Result<(), ApiError> {
-    let segment = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-') && !s.starts_with('-') && !s.ends_with('-');
+    let segment = |s: &str| {
+        !s.is_empty() && s.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-') && !s.starts_with('-') && !s.ends_with('-')
+    };
     let label = |s: &str| s.len() <= 63 && segment(s);
     let problem = match kind.plural {
         "namespaces" if !label(name) => Some(
             "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
         ),
         // RBAC objects only need to be valid path segments.
-        "roles" | "rolebindings" if name == "." || name == ".." || name.contains('/') || name.contains('%') => Some("may not contain '/' or '%' and may not be '.' or '..'"),
+        "roles" | "rolebindings" if name == "." || name == ".." || name.contains('/') || name.contains('%') => {
+            Some("may not contain '/' or '%' and may not be '.' or '..'")
+        }
         "namespaces" | "roles" | "rolebindings" => None,
         _ if name.len() > 253 || !name.split('.').all(segment) => Some(
             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
@@ -159,7 +167,8 @@ fn check_name(kind: &Kind, name: &str) -> Result<(), ApiError> {
 
 /// The QoS class the API server gives a new pod (cpu and memory only, as upstream).
 fn qos_class(pod: &Value) -> &'static str {
-    let containers: Vec<&Value> = ["containers", "initContainers"].iter().flat_map(|list| pod["spec"][list].as_array().into_iter().flatten()).collect();
+    let containers: Vec<&Value> =
+        ["containers", "initContainers"].iter().flat_map(|list| pod["spec"][list].as_array().into_iter().flatten()).collect();
     let (mut any, mut guaranteed) = (false, !containers.is_empty());
     for container in containers {
         let (requests, limits) = (&container["resources"]["requests"], &container["resources"]["limits"]);
@@ -298,7 +307,14 @@ impl Store {
         let mut object = self.objects.remove(&(kind.storage, namespace.to_owned(), name.to_owned()))?;
         self.rv += 1;
         meta(&mut object).insert("resourceVersion".into(), json!(self.rv.to_string()));
-        self.record(Change { rv: self.rv, storage: kind.storage, namespace: namespace.to_owned(), event: EventType::Deleted, object: object.clone(), previous: None });
+        self.record(Change {
+            rv: self.rv,
+            storage: kind.storage,
+            namespace: namespace.to_owned(),
+            event: EventType::Deleted,
+            object: object.clone(),
+            previous: None,
+        });
         Some(object)
     }
 
@@ -320,9 +336,12 @@ impl Store {
             || ["labels", "annotations"].iter().any(|f| !(meta_value[f].is_object() || meta_value[f].is_null()))
             || !(meta_value["finalizers"].is_null() || meta_value["finalizers"].as_array().is_some_and(|a| a.iter().all(Value::is_string)))
         {
-            return Err(ApiError::bad_request(format!("{} in version \"{}\" cannot be handled as a {}: malformed metadata", kind.kind, kind.version, kind.kind)));
+            return Err(ApiError::bad_request(format!(
+                "{} in version \"{}\" cannot be handled as a {}: malformed metadata",
+                kind.kind, kind.version, kind.kind
+            )));
         }
-        let mut object = kind.from_view(body);
+        let mut object = kind.to_storage(body);
         if let Value::Object(fields) = &mut object {
             stamp(fields, kind.storage_kind());
         }
@@ -369,7 +388,9 @@ impl Store {
                 let suffix: String = (0..5).map(|_| ALPHABET[rand::random_range(0..ALPHABET.len())] as char).collect();
                 format!("{prefix}{suffix}")
             }
-            (None, None) => return Err(ApiError::invalid(kind, "", "metadata.name", "FieldValueRequired", "Required value: name or generateName is required")),
+            (None, None) => {
+                return Err(ApiError::invalid(kind, "", "metadata.name", "FieldValueRequired", "Required value: name or generateName is required"));
+            }
         };
         check_name(kind, &name)?;
         if kind.namespaced {
@@ -379,7 +400,14 @@ impl Store {
                 }
                 None => return Err(ApiError::not_found(kind_of("namespaces"), &namespace)),
                 Some(ns) if deleting(ns) => {
-                    return Err(ApiError::new(403, "Forbidden", format!("{} \"{name}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated", kind.qualified())));
+                    return Err(ApiError::new(
+                        403,
+                        "Forbidden",
+                        format!(
+                            "{} \"{name}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
+                            kind.qualified()
+                        ),
+                    ));
                 }
                 Some(_) => {}
             }
@@ -440,9 +468,25 @@ impl Store {
     }
 
     /// PUT: replaces an object (or its status). Returns the object and whether it was created.
-    pub(crate) fn update(&mut self, kind: &'static Kind, namespace: Option<&str>, name: &str, body: Value, scope: Scope, write: Write) -> Result<(Value, bool), ApiError> {
+    pub(crate) fn update(
+        &mut self,
+        kind: &'static Kind,
+        namespace: Option<&str>,
+        name: &str,
+        body: Value,
+        scope: Scope,
+        write: Write,
+    ) -> Result<(Value, bool), ApiError> {
         let new = Self::prepare(kind, namespace, Some(name), body)?;
         match self.stored(kind, namespace.unwrap_or_default(), name).cloned() {
+            // Custom resources take no unconditional PUT (AllowUnconditionalUpdate is false).
+            Some(_) if kind.custom && !write.fixture && str_at(&new, "/metadata/resourceVersion").is_none() => Err(ApiError::invalid(
+                kind,
+                name,
+                "metadata.resourceVersion",
+                "FieldValueInvalid",
+                "Invalid value: 0x0: must be specified for an update",
+            )),
             Some(stored) => self.write_over(kind, stored, new, scope, write).map(|o| (o, false)),
             None if (kind.create_on_update && scope == Scope::Main) || write.fixture => {
                 if str_at(&new, "/metadata/resourceVersion").is_some() && !write.fixture {
@@ -468,7 +512,11 @@ impl Store {
         write: Write,
     ) -> Result<(Value, bool), ApiError> {
         if patch_type == PatchType::Apply && field_manager.is_none_or(str::is_empty) {
-            return Err(ApiError::new(422, "Invalid", "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"));
+            return Err(ApiError::new(
+                422,
+                "Invalid",
+                "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+            ));
         }
         match self.stored(kind, namespace.unwrap_or_default(), name).cloned() {
             Some(stored) => {
@@ -500,7 +548,11 @@ impl Store {
         }
         let stored_uid = str_at(&stored, "/metadata/uid").unwrap_or_default();
         if let Some(uid) = str_at(&new, "/metadata/uid").filter(|u| *u != stored_uid) {
-            return Err(ApiError::conflict(kind, &name, &format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {stored_uid}")));
+            return Err(ApiError::conflict(
+                kind,
+                &name,
+                &format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {stored_uid}"),
+            ));
         }
         let mut next = match scope {
             // A status write changes the status and nothing else.
@@ -534,7 +586,10 @@ impl Store {
             let before = finalizers(&stored);
             let added: Vec<String> = finalizers(&next).iter().filter(|f| !before.contains(f)).map(|f| f.to_string()).collect();
             if !added.is_empty() {
-                let cause = format!("Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}", added.join(", "));
+                let cause = format!(
+                    "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+                    added.join(", ")
+                );
                 return Err(ApiError::invalid(kind, &name, "metadata.finalizers", "FieldValueForbidden", &cause));
             }
         }
@@ -562,7 +617,14 @@ impl Store {
 
     /// DELETE: with finalizers, marks the object as being deleted; otherwise removes it.
     /// `options` is a `DeleteOptions` (its `preconditions` are checked).
-    pub(crate) fn delete(&mut self, kind: &'static Kind, namespace: Option<&str>, name: &str, options: &Value, write: Write) -> Result<Value, ApiError> {
+    pub(crate) fn delete(
+        &mut self,
+        kind: &'static Kind,
+        namespace: Option<&str>,
+        name: &str,
+        options: &Value,
+        write: Write,
+    ) -> Result<Value, ApiError> {
         let stored = self.stored(kind, namespace.unwrap_or_default(), name).cloned().ok_or_else(|| ApiError::not_found(kind, name))?;
         Self::check_preconditions(kind, &stored, &options["preconditions"])?;
         if write.dry_run {
@@ -647,7 +709,8 @@ impl Store {
     }
 
     fn refresh_budgets(&mut self, namespace: &str) {
-        let pdbs: Vec<Value> = self.objects.iter().filter(|((s, ns, _), _)| *s == "poddisruptionbudgets" && ns == namespace).map(|(_, v)| v.clone()).collect();
+        let pdbs: Vec<Value> =
+            self.objects.iter().filter(|((s, ns, _), _)| *s == "poddisruptionbudgets" && ns == namespace).map(|(_, v)| v.clone()).collect();
         for pdb in pdbs {
             let pods: Vec<&Value> = self.objects.iter().filter(|((s, ns, _), _)| *s == "pods" && ns == namespace).map(|(_, v)| v).collect();
             let numbers = budget(&pdb, &pods);
@@ -695,7 +758,11 @@ impl Store {
             let budgets: Vec<&Value> = self
                 .objects
                 .iter()
-                .filter(|((s, ns, _), pdb)| *s == "poddisruptionbudgets" && ns == namespace && LabelSelector::from_object(&pdb["spec"]["selector"]).is_some_and(|sel| sel.matches(&pod)))
+                .filter(|((s, ns, _), pdb)| {
+                    *s == "poddisruptionbudgets"
+                        && ns == namespace
+                        && LabelSelector::from_object(&pdb["spec"]["selector"]).is_some_and(|sel| sel.matches(&pod))
+                })
                 .map(|(_, v)| v)
                 .collect();
             if budgets.len() > 1 {
@@ -704,7 +771,12 @@ impl Store {
             if let Some(pdb) = budgets.first() {
                 let numbers = budget(pdb, &pods);
                 if numbers.allowed == 0 {
-                    let cause = format!("The disruption budget {} needs {} healthy pods and has {} currently", name_of(pdb), numbers.desired, numbers.current);
+                    let cause = format!(
+                        "The disruption budget {} needs {} healthy pods and has {} currently",
+                        name_of(pdb),
+                        numbers.desired,
+                        numbers.current
+                    );
                     return Err(ApiError::too_many_requests(
                         "Cannot evict pod as it would violate the pod's disruption budget.",
                         json!([{ "reason": "DisruptionBudget", "message": cause }]),

@@ -1,1 +1,363 @@
-//! (being written)
+//! The Kubernetes provider against the fake API server (`egs_tests::fake_kube`), through the
+//! real `kube` client: discovery, provisioning steps, release with evictions and
+//! PodDisruptionBudgets, retries, and a job resumed by the next leader. Every check of what
+//! happened reads the fake cluster's state, not the gateway's.
+
+use egs_tests::TestApp;
+use egs_tests::fake_kube::FakeKube;
+use egs_tests::fixtures::{self, SHAPE_H100};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// A cluster with `nodes` ready H100 nodes, registered and discovered, and slice `team-a`
+/// (namespace `team-a` on it) with an editor.
+struct Cluster {
+    fake: FakeKube,
+    slice: String,
+    token: String,
+}
+
+async fn cluster(app: &TestApp, nodes: usize, placement: &str) -> Cluster {
+    let fake = FakeKube::start().await;
+    for n in 0..nodes {
+        fake.add_gpu_node(&format!("gpu-{n}"), SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true);
+    }
+    fake.add_namespace("team-a");
+    let id = fixtures::register_kube_cluster(app, "k8s", &fake.kubeconfig(), placement).await;
+    wait_for("the nodes to be discovered", || async { node_count(app, &id).await == nodes }).await;
+    let slice = fixtures::create_slice(app, "team-a", &id, json!({})).await;
+    let (_, token) = fixtures::member(app, "alice", &slice, "EDITOR").await;
+    Cluster { fake, slice, token }
+}
+
+async fn wait_for<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !check().await {
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn nodes(app: &TestApp, cluster: &str) -> Vec<Value> {
+    let query = "query($id: ID!) { cluster(id: $id) { registrationStatus nodes(first: 50) { nodes { name health gpuShape gpusPerNode gpuMemoryMib instanceType zone } } } }";
+    app.ok(&app.admin_token, query, json!({ "id": cluster })).await["cluster"]["nodes"]["nodes"].as_array().cloned().unwrap_or_default()
+}
+
+async fn node_count(app: &TestApp, cluster: &str) -> usize {
+    nodes(app, cluster).await.len()
+}
+
+const GPR: &str = "query($id: ID!) { gpr(id: $id) { phase releaseReason nodes { name } provisioningSteps { operation step status message attempts } } }";
+
+async fn gpr(app: &TestApp, id: &str) -> Value {
+    app.ok(&app.admin_token, GPR, json!({ "id": id })).await["gpr"].clone()
+}
+
+async fn wait_phase(app: &TestApp, id: &str, phase: &str) -> Value {
+    let mut last;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        last = gpr(app, id).await;
+        if last["phase"] == phase {
+            return last;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "GPR not {phase}: {last}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn labels(node: &Value) -> &Value {
+    &node["metadata"]["labels"]
+}
+
+fn has_slice_taint(node: &Value, slice: &str) -> bool {
+    node["spec"]["taints"]
+        .as_array()
+        .is_some_and(|t| t.iter().any(|t| t["key"] == "egs.io/slice" && t["value"] == slice && t["effect"] == "NoSchedule"))
+}
+
+fn steps(gpr: &Value, operation: &str) -> Vec<(String, String)> {
+    gpr["provisioningSteps"]
+        .as_array()
+        .map(|s| {
+            s.iter()
+                .filter(|s| s["operation"] == operation)
+                .map(|s| (s["step"].as_str().unwrap_or_default().to_owned(), s["status"].as_str().unwrap_or_default().to_owned()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn early_release(app: &TestApp, token: &str, id: &str) {
+    app.mutate(
+        token,
+        "earlyReleaseGpr",
+        "mutation($input: GprActionInput!) { earlyReleaseGpr(input: $input) { gpr { phase } userErrors { field message code } } }",
+        json!({ "id": id }),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn discovery_keeps_the_inventory_in_step_with_the_cluster() {
+    let app = TestApp::spawn().await;
+    let fake = FakeKube::start().await;
+    fake.add_gpu_node("gpu-a", SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true);
+    fake.add_gpu_node("gpu-b", "NVIDIA-A100-SXM4-80GB", 4, "p4de.24xlarge", "us-east-1b", false);
+    fake.create(json!({ "apiVersion": "v1", "kind": "Node", "metadata": { "name": "cpu-only", "labels": { "kubernetes.io/hostname": "cpu-only" } } }));
+    let id = fixtures::register_kube_cluster(&app, "k8s", &fake.kubeconfig(), "ADMISSION_PLUGINS").await;
+
+    wait_for("both GPU nodes", || async { node_count(&app, &id).await == 2 }).await;
+    let found = nodes(&app, &id).await;
+    let a = found.iter().find(|n| n["name"] == "gpu-a").expect("gpu-a");
+    assert_eq!((a["gpuShape"].as_str(), a["gpusPerNode"].as_i64(), a["health"].as_str()), (Some(SHAPE_H100), Some(8), Some("HEALTHY")));
+    assert_eq!((a["instanceType"].as_str(), a["zone"].as_str()), (Some("p5.48xlarge"), Some("us-east-1a")));
+    let b = found.iter().find(|n| n["name"] == "gpu-b").expect("gpu-b");
+    assert_eq!(b["health"], "UNHEALTHY", "a NotReady node is not schedulable");
+    let status = app.ok(&app.admin_token, "query($id: ID!) { cluster(id: $id) { registrationStatus health credentials } }", json!({ "id": id })).await;
+    assert_eq!(status["cluster"], json!({ "registrationStatus": "REGISTERED", "health": "HEALTHY", "credentials": "KUBECONFIG" }));
+
+    fake.add_gpu_node("gpu-c", SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true);
+    wait_for("the added node", || async { node_count(&app, &id).await == 3 }).await;
+    fake.set_node_ready("gpu-a", false);
+    wait_for("gpu-a to turn unhealthy", || async { nodes(&app, &id).await.iter().any(|n| n["name"] == "gpu-a" && n["health"] == "UNHEALTHY") })
+        .await;
+    fake.set_node_ready("gpu-b", true);
+    wait_for("gpu-b to turn healthy", || async { nodes(&app, &id).await.iter().any(|n| n["name"] == "gpu-b" && n["health"] == "HEALTHY") }).await;
+    fake.delete("nodes", None, "gpu-c");
+    wait_for("the removed node to leave", || async { node_count(&app, &id).await == 2 }).await;
+}
+
+#[tokio::test]
+async fn a_kubeconfig_that_would_run_commands_or_read_files_is_refused_and_never_returned() {
+    let app = TestApp::spawn().await;
+    let exec = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://10.0.0.1\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: /bin/sh\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\n";
+    let register = "mutation($input: RegisterClusterInput!) { registerCluster(input: $input) { cluster { id } userErrors { field message code } } }";
+    for (kubeconfig, says) in [(exec, "exec"), ("not: [a kubeconfig", "not a kubeconfig")] {
+        let payload = app.ok(&app.admin_token, register, json!({ "input": { "name": "bad", "provider": "KUBERNETES", "kubeconfig": kubeconfig } })).await;
+        let error = &payload["registerCluster"]["userErrors"][0];
+        assert_eq!(error["field"], json!(["input", "kubeconfig"]), "{payload}");
+        assert!(error["message"].as_str().unwrap_or_default().contains(says), "{payload}");
+    }
+    let missing = app.ok(&app.admin_token, register, json!({ "input": { "name": "bad", "provider": "KUBERNETES" } })).await;
+    assert_eq!(missing["registerCluster"]["userErrors"][0]["field"], json!(["input", "kubeconfig"]));
+    let clusters = app.ok(&app.admin_token, "{ clusters { name } }", json!({})).await;
+    assert_eq!(clusters["clusters"], json!([]), "nothing stored");
+
+    // Stored sealed: the token is not in the database row.
+    let fake = FakeKube::start().await;
+    fixtures::register_kube_cluster(&app, "k8s", &fake.kubeconfig(), "WEBHOOK").await;
+    use sea_orm::EntityTrait;
+    let row = egs_entities::cluster::Entity::find().one(&app.db).await.expect("read").expect("the cluster");
+    let sealed = row.credentials.expect("credentials");
+    assert!(sealed.starts_with("v1:") && !sealed.contains(fake.admin_token()), "the kubeconfig is stored encrypted");
+}
+
+#[tokio::test]
+async fn a_gpr_gets_its_nodes_labelled_tainted_and_steered_then_everything_is_undone_at_exit() {
+    let app = TestApp::spawn().await;
+    let k = cluster(&app, 2, "ADMISSION_PLUGINS").await;
+    let created = fixtures::create_gpr(&app, &k.token, &k.slice, "train", json!({ "nodeCount": 1 })).await;
+    let id = created["id"].as_str().expect("id");
+    let provisioned = wait_phase(&app, id, "PROVISIONED").await;
+    let node_name = provisioned["nodes"][0]["name"].as_str().expect("a node").to_owned();
+    let other_name = if node_name == "gpu-0" { "gpu-1" } else { "gpu-0" };
+
+    // In the cluster: the node is the slice's and others are kept off; the slice's pods are steered there.
+    let node = k.fake.get("nodes", None, &node_name).expect("node");
+    assert_eq!(labels(&node)["egs.io/slice"], "team-a");
+    assert!(labels(&node)["egs.io/gpr"].is_string());
+    assert!(has_slice_taint(&node, "team-a"), "{node}");
+    let other = k.fake.get("nodes", None, other_name).expect("other node");
+    assert!(labels(&other).get("egs.io/slice").is_none() && !has_slice_taint(&other, "team-a"), "the other node is untouched");
+    let ns = k.fake.get("namespaces", None, "team-a").expect("namespace");
+    let annotations = &ns["metadata"]["annotations"];
+    assert_eq!(annotations["scheduler.alpha.kubernetes.io/node-selector"], "egs.io/slice=team-a");
+    let tolerations: Value = serde_json::from_str(annotations["scheduler.alpha.kubernetes.io/defaultTolerations"].as_str().expect("tolerations")).expect("json");
+    assert_eq!(tolerations[0], json!({ "key": "egs.io/slice", "operator": "Equal", "value": "team-a", "effect": "NoSchedule" }));
+    assert_eq!(ns["metadata"]["labels"]["egs.io/slice"], "team-a");
+    assert_eq!(k.fake.events_for("Node", &node_name).iter().filter(|e| e["reason"] == "Provisioned").count(), 1);
+    assert_eq!(
+        steps(&provisioned, "PROVISION"),
+        ["PRECHECK", "LABEL_AND_TAINT", "POD_PLACEMENT", "EVENTS"].map(|s| (s.to_owned(), "DONE".to_owned())).to_vec()
+    );
+
+    // A slice pod on the node is evicted at exit; a DaemonSet-style pod of another namespace stays.
+    k.fake.add_pod("team-a", "trainer", Some(&node_name), &[("app", "trainer")], 8, "Running");
+    k.fake.add_pod("kube-system", "dcgm-exporter", Some(&node_name), &[("app", "dcgm")], 0, "Running");
+    app.clock.advance(Duration::from_secs(2 * 3600 + 1));
+    let completed = wait_phase(&app, id, "COMPLETED").await;
+    assert_eq!(completed["releaseReason"], "EXPIRED");
+    assert_eq!(
+        steps(&completed, "RELEASE"),
+        ["CORDON", "EVICT", "UNLABEL", "POD_PLACEMENT_REMOVED", "POSTCHECK"].map(|s| (s.to_owned(), "DONE".to_owned())).to_vec()
+    );
+    assert_eq!(k.fake.writes("POST", "/namespaces/team-a/pods/trainer/eviction"), 1, "evicted through the Eviction API");
+    assert!(k.fake.get("pods", Some("team-a"), "trainer").is_none());
+    assert!(k.fake.get("pods", Some("kube-system"), "dcgm-exporter").is_some(), "other namespaces' pods are not the slice's to move");
+    let node = k.fake.get("nodes", None, &node_name).expect("node");
+    assert!(labels(&node).get("egs.io/slice").is_none() && labels(&node).get("egs.io/gpr").is_none(), "{node}");
+    assert!(!has_slice_taint(&node, "team-a"));
+    assert!(node["spec"]["unschedulable"].is_null() || node["spec"]["unschedulable"] == false, "uncordoned: {node}");
+    assert!(node["metadata"]["annotations"].get("egs.io/cordoned").is_none());
+    let ns = k.fake.get("namespaces", None, "team-a").expect("namespace");
+    assert!(ns["metadata"]["annotations"].get("scheduler.alpha.kubernetes.io/node-selector").is_none(), "{ns}");
+    assert_eq!(k.fake.events_for("Node", &node_name).iter().filter(|e| e["reason"] == "Released").count(), 1);
+}
+
+#[tokio::test]
+async fn a_node_someone_else_cordoned_stays_cordoned_after_release() {
+    let app = TestApp::spawn().await;
+    let k = cluster(&app, 1, "ADMISSION_PLUGINS").await;
+    let id = fixtures::create_gpr(&app, &k.token, &k.slice, "train", json!({})).await["id"].as_str().expect("id").to_owned();
+    wait_phase(&app, &id, "PROVISIONED").await;
+    let node = k.fake.get("nodes", None, "gpu-0").expect("node");
+    let mut cordoned = node.clone();
+    cordoned["spec"]["unschedulable"] = json!(true);
+    k.fake.put_object(cordoned);
+    early_release(&app, &k.token, &id).await;
+    wait_phase(&app, &id, "COMPLETED").await;
+    let node = k.fake.get("nodes", None, "gpu-0").expect("node");
+    assert_eq!(node["spec"]["unschedulable"], true, "an admin's cordon is theirs to lift");
+    assert!(labels(&node).get("egs.io/slice").is_none());
+}
+
+#[tokio::test]
+async fn a_pod_disruption_budget_holds_the_release_until_it_allows_the_eviction() {
+    let app = TestApp::spawn().await;
+    let k = cluster(&app, 1, "ADMISSION_PLUGINS").await;
+    let id = fixtures::create_gpr(&app, &k.token, &k.slice, "serve", json!({})).await["id"].as_str().expect("id").to_owned();
+    wait_phase(&app, &id, "PROVISIONED").await;
+    k.fake.add_pod("team-a", "server-0", Some("gpu-0"), &[("app", "server")], 8, "Running");
+    k.fake.add_pdb("team-a", "server", &[("app", "server")], 1);
+    early_release(&app, &k.token, &id).await;
+
+    // Refused (429) until the deadline (2 s in tests), then reported and retried (the step
+    // keeps the reason while it runs again); the node stays the slice's.
+    wait_for("the blocked eviction to be reported", || async {
+        let g = gpr(&app, &id).await;
+        g["provisioningSteps"].as_array().is_some_and(|s| {
+            s.iter().any(|s| s["step"] == "EVICT" && s["status"] != "DONE" && s["message"].as_str().is_some_and(|m| m.contains("PodDisruptionBudget")))
+        })
+    })
+    .await;
+    assert_eq!(gpr(&app, &id).await["phase"], "RELEASING");
+    assert!(k.fake.get("pods", Some("team-a"), "server-0").is_some(), "the budget is honoured");
+    assert_eq!(labels(&k.fake.get("nodes", None, "gpu-0").expect("node"))["egs.io/slice"], "team-a");
+    assert!(k.fake.events_for("Node", "gpu-0").iter().any(|e| e["reason"] == "EvictionBlocked" && e["type"] == "Warning"));
+    assert!(k.fake.audit().iter().any(|e| e.path.ends_with("/pods/server-0/eviction") && e.status == 429));
+
+    // A second replica comes up elsewhere: the budget now allows one disruption.
+    k.fake.add_pod("team-a", "server-1", None, &[("app", "server")], 0, "Running");
+    let done = wait_phase(&app, &id, "COMPLETED").await;
+    assert!(k.fake.get("pods", Some("team-a"), "server-0").is_none());
+    assert!(steps(&done, "RELEASE").iter().all(|(_, status)| status == "DONE"), "{done}");
+}
+
+#[tokio::test]
+async fn a_failing_api_call_is_retried_and_the_step_records_its_attempts() {
+    let app = TestApp::spawn().await;
+    let k = cluster(&app, 1, "WEBHOOK").await;
+    k.fake.fail_next("PATCH", "/api/v1/nodes/gpu-0", 500, 2);
+    let id = fixtures::create_gpr(&app, &k.token, &k.slice, "train", json!({})).await["id"].as_str().expect("id").to_owned();
+    let done = wait_phase(&app, &id, "PROVISIONED").await;
+    let label = done["provisioningSteps"].as_array().expect("steps").iter().find(|s| s["step"] == "LABEL_AND_TAINT").expect("the step").clone();
+    assert_eq!(label["status"], "DONE");
+    assert!(label["attempts"].as_i64().unwrap_or(0) >= 2, "{label}");
+    let placement = done["provisioningSteps"].as_array().expect("steps").iter().find(|s| s["step"] == "POD_PLACEMENT").expect("the step").clone();
+    assert!(placement["message"].as_str().unwrap_or_default().contains("webhook"), "says which mechanism steers pods: {placement}");
+    assert_eq!(labels(&k.fake.get("nodes", None, "gpu-0").expect("node"))["egs.io/slice"], "team-a");
+}
+
+#[tokio::test]
+async fn the_webhook_steers_the_slices_pods_while_it_holds_nodes() {
+    let app = TestApp::spawn().await;
+    let k = cluster(&app, 1, "WEBHOOK").await;
+    let review = |ns: &str| {
+        json!({
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": "4b8f1a2e-0000-0000-0000-000000000001",
+                "kind": { "group": "", "version": "v1", "kind": "Pod" },
+                "resource": { "group": "", "version": "v1", "resource": "pods" },
+                "requestKind": { "group": "", "version": "v1", "kind": "Pod" },
+                "requestResource": { "group": "", "version": "v1", "resource": "pods" },
+                "name": "trainer",
+                "namespace": ns,
+                "operation": "CREATE",
+                "userInfo": { "username": "alice" },
+                "object": { "apiVersion": "v1", "kind": "Pod", "metadata": { "name": "trainer", "namespace": ns }, "spec": { "containers": [{ "name": "c", "image": "x" }] } },
+                "oldObject": null,
+                "dryRun": false,
+                "options": null
+            }
+        })
+    };
+    let post = |ns: &'static str| {
+        let app = &app;
+        let body = review(ns);
+        async move {
+            let response = app.client.post(app.url("/kubernetes/clusters/k8s/mutate")).json(&body).send().await.expect("webhook");
+            assert_eq!(response.status(), 200);
+            response.json::<Value>().await.expect("json")["response"].clone()
+        }
+    };
+    let idle = post("team-a").await;
+    assert_eq!((idle["allowed"].as_bool(), idle.get("patch")), (Some(true), None), "no nodes yet: admitted unchanged");
+
+    let id = fixtures::create_gpr(&app, &k.token, &k.slice, "train", json!({})).await["id"].as_str().expect("id").to_owned();
+    wait_phase(&app, &id, "PROVISIONED").await;
+    let steered = post("team-a").await;
+    assert_eq!(steered["uid"], "4b8f1a2e-0000-0000-0000-000000000001");
+    assert_eq!(steered["patchType"], "JSONPatch");
+    // kube serialises the patch bytes as a JSON array of numbers, which Go's []byte decoding
+    // (the API server's) accepts as well as base64.
+    let bytes: Vec<u8> = serde_json::from_value(steered["patch"].clone()).expect("patch bytes");
+    let patch: Value = serde_json::from_slice(&bytes).expect("json");
+    assert_eq!(patch[0], json!({ "op": "add", "path": "/spec/nodeSelector", "value": { "egs.io/slice": "team-a" } }));
+    assert_eq!(patch[1]["value"][0]["key"], "egs.io/slice");
+    let foreign = post("default").await;
+    assert!(foreign.get("patch").is_none(), "pods of other namespaces are left alone");
+}
+
+#[tokio::test]
+async fn a_job_interrupted_mid_step_is_finished_once_by_the_next_leader() {
+    let app = TestApp::spawn().await;
+    let k = cluster(&app, 1, "ADMISSION_PLUGINS").await;
+    // The leader's job stops inside POD_PLACEMENT (its namespace PATCH never answers).
+    let hold = k.fake.hold("PATCH", "/api/v1/namespaces/team-a");
+    let id = fixtures::create_gpr(&app, &k.token, &k.slice, "train", json!({})).await["id"].as_str().expect("id").to_owned();
+    hold.wait_arrived().await;
+    let mid = gpr(&app, &id).await;
+    assert_eq!(mid["phase"], "PROVISIONING");
+    assert_eq!(steps(&mid, "PROVISION")[..2], [("PRECHECK".into(), "DONE".into()), ("LABEL_AND_TAINT".into(), "DONE".into())]);
+
+    // A second replica starts; the leader goes away with its job unfinished, and the
+    // replica takes the lease (a higher epoch) before the held request is answered.
+    use sea_orm::EntityTrait;
+    let lease = || async { egs_entities::leader_lease::Entity::find().one(&app.db).await.expect("read").map_or(0, |l| l.epoch) };
+    let before = lease().await;
+    let next = app.spawn_replica().await;
+    let mut app = app;
+    app.stop().await;
+    let db = app.db.clone();
+    wait_for("the replica to take the lease", || async {
+        egs_entities::leader_lease::Entity::find().one(&db).await.expect("read").is_some_and(|l| l.epoch > before)
+    })
+    .await;
+    hold.release();
+    let done = wait_phase(&next, &id, "PROVISIONED").await;
+
+    assert_eq!(k.fake.writes("PATCH", "/api/v1/nodes/gpu-0"), 1, "finished steps are not run again");
+    assert_eq!(k.fake.events_for("Node", "gpu-0").iter().filter(|e| e["reason"] == "Provisioned").count(), 1);
+    let placement = done["provisioningSteps"].as_array().expect("steps").iter().find(|s| s["step"] == "POD_PLACEMENT").expect("step").clone();
+    assert_eq!((placement["status"].as_str(), placement["attempts"].as_i64()), (Some("DONE"), Some(2)), "{placement}");
+    let events = next.ok(&next.admin_token, "query($id: ID!) { gpr(id: $id) { events(first: 50) { nodes { kind } } } }", json!({ "id": id })).await;
+    let provisioned = events["gpr"]["events"]["nodes"].as_array().expect("events").iter().filter(|e| e["kind"] == "PROVISIONED").count();
+    assert_eq!(provisioned, 1, "provisioned exactly once: {events}");
+}

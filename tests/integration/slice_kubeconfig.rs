@@ -1,1 +1,159 @@
-//! (being written)
+//! `sliceKubeconfig`: a ServiceAccount, Roles and RoleBindings in the fake cluster and a bound
+//! token, used with the real kube client: it acts in the slice's namespaces only, and asking
+//! again revokes the previous one.
+
+use egs_tests::fake_kube::FakeKube;
+use egs_tests::{TestApp, fixtures};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ListParams};
+use serde_json::{Value, json};
+
+const ISSUE: &str = "mutation($input: SliceKubeconfigInput!) { sliceKubeconfig(input: $input) { kubeconfig serviceAccount namespaces expiresAt userErrors { field message code } } }";
+
+/// A kube client from a kubeconfig EGS returned.
+async fn client_from(kubeconfig: &str) -> kube::Client {
+    let parsed = kube::config::Kubeconfig::from_yaml(kubeconfig).expect("a valid kubeconfig");
+    let config = kube::Config::from_custom_kubeconfig(parsed, &Default::default()).await.expect("a usable kubeconfig");
+    kube::Client::try_from(config).expect("a client")
+}
+
+async fn pod_names(client: &kube::Client, namespace: &str) -> Result<Vec<String>, u16> {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    match pods.list(&ListParams::default()).await {
+        Ok(list) => Ok(list.items.into_iter().filter_map(|p| p.metadata.name).collect()),
+        Err(kube::Error::Api(status)) => Err(status.code),
+        Err(other) => panic!("not an API answer: {other}"),
+    }
+}
+
+/// A Kubernetes cluster on the fake with slice `team-a` (namespace `team-a`); returns
+/// (cluster id, slice id).
+async fn setup(app: &TestApp, fake: &FakeKube) -> (String, String) {
+    fake.add_namespace("team-a");
+    fake.add_namespace("other");
+    let cluster = fixtures::register_kube_cluster(app, "kube", &fake.kubeconfig(), "ADMISSION_PLUGINS").await;
+    let slice = fixtures::create_slice(app, "team-a", &cluster, json!({})).await;
+    (cluster, slice)
+}
+
+async fn issue(app: &TestApp, token: &str, slice: &str, cluster: &str) -> Value {
+    app.mutate(token, "sliceKubeconfig", ISSUE, json!({ "sliceId": slice, "clusterId": cluster })).await
+}
+
+#[tokio::test]
+async fn the_kubeconfig_acts_in_the_slice_namespaces_and_nowhere_else() {
+    let app = TestApp::spawn().await;
+    let fake = FakeKube::start().await;
+    let (cluster, slice) = setup(&app, &fake).await;
+    // A second namespace, not yet on the cluster: EGS creates it.
+    app.mutate(
+        &app.admin_token,
+        "addSliceNamespace",
+        "mutation($input: SliceNamespaceInput!) { addSliceNamespace(input: $input) { slice { id } userErrors { field message code } } }",
+        json!({ "sliceId": slice, "clusterId": cluster, "name": "team-a-data" }),
+    )
+    .await;
+    fake.add_pod("team-a", "notebook", None, &[], 0, "Pending");
+    fake.add_pod("other", "secret-job", None, &[], 0, "Pending");
+
+    let issued = issue(&app, &app.admin_token, &slice, &cluster).await;
+    assert_eq!(issued["serviceAccount"], "team-a/egs-slice-team-a", "{issued}");
+    assert_eq!(issued["namespaces"], json!(["team-a", "team-a-data"]));
+    assert!(issued["expiresAt"].is_string());
+
+    let kubeconfig = issued["kubeconfig"].as_str().expect("a kubeconfig");
+    let parsed = kube::config::Kubeconfig::from_yaml(kubeconfig).expect("a valid kubeconfig");
+    let context = parsed.contexts[0].context.as_ref().expect("a context");
+    assert!(parsed.auth_infos[0].auth_info.as_ref().is_some_and(|a| a.token.is_some()), "the user is a token");
+    assert_eq!(context.namespace.as_deref(), Some("team-a"));
+    assert_eq!(parsed.clusters[0].cluster.as_ref().and_then(|c| c.server.as_deref()), Some(fake.url()));
+
+    // The cluster's state: one ServiceAccount, a Role and RoleBinding per namespace.
+    assert!(fake.get("serviceaccounts", Some("team-a"), "egs-slice-team-a").is_some());
+    assert!(fake.get("serviceaccounts", Some("team-a-data"), "egs-slice-team-a").is_none());
+    assert!(fake.get("namespaces", None, "team-a-data").is_some(), "the missing namespace is created");
+    for ns in ["team-a", "team-a-data"] {
+        let role = fake.get("roles", Some(ns), "egs-slice-team-a").unwrap_or_else(|| panic!("a role in {ns}"));
+        let rules = role["rules"].to_string();
+        for resource in ["pods/exec", "deployments", "jobs", "gpuprovisioningrequests"] {
+            assert!(rules.contains(resource), "{resource} in {rules}");
+        }
+        let binding = fake.get("rolebindings", Some(ns), "egs-slice-team-a").unwrap_or_else(|| panic!("a role binding in {ns}"));
+        assert_eq!(binding["roleRef"]["name"], "egs-slice-team-a");
+        assert_eq!(binding["subjects"], json!([{ "kind": "ServiceAccount", "name": "egs-slice-team-a", "namespace": "team-a" }]));
+    }
+    assert!(fake.get("roles", Some("other"), "egs-slice-team-a").is_none());
+
+    let client = client_from(kubeconfig).await;
+    assert_eq!(pod_names(&client, "team-a").await, Ok(vec!["notebook".to_owned()]));
+    assert_eq!(pod_names(&client, "team-a-data").await, Ok(vec![]));
+    assert_eq!(pod_names(&client, "other").await, Err(403));
+    assert_eq!(pod_names(&client, "kube-system").await, Err(403));
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn asking_again_revokes_the_previous_kubeconfig() {
+    let app = TestApp::spawn().await;
+    let fake = FakeKube::start().await;
+    let (cluster, slice) = setup(&app, &fake).await;
+    let (_, owner) = fixtures::member(&app, "olga", &slice, "OWNER").await;
+
+    let first = issue(&app, &owner, &slice, &cluster).await;
+    let old = client_from(first["kubeconfig"].as_str().expect("kubeconfig")).await;
+    assert_eq!(pod_names(&old, "team-a").await, Ok(vec![]));
+    let old_uid = fake.get("serviceaccounts", Some("team-a"), "egs-slice-team-a").expect("the account")["metadata"]["uid"].clone();
+
+    let second = issue(&app, &owner, &slice, &cluster).await;
+    let new = client_from(second["kubeconfig"].as_str().expect("kubeconfig")).await;
+    assert_ne!(first["kubeconfig"], second["kubeconfig"]);
+    let new_uid = fake.get("serviceaccounts", Some("team-a"), "egs-slice-team-a").expect("the account")["metadata"]["uid"].clone();
+    assert_ne!(old_uid, new_uid, "the account is made anew");
+
+    assert_eq!(pod_names(&old, "team-a").await, Err(401));
+    assert_eq!(pod_names(&new, "team-a").await, Ok(vec![]));
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn only_admins_and_slice_owners_get_one_and_bad_asks_are_user_errors() {
+    let app = TestApp::spawn().await;
+    let fake = FakeKube::start().await;
+    let (cluster, slice) = setup(&app, &fake).await;
+    let (_, viewer) = fixtures::member(&app, "vera", &slice, "VIEWER").await;
+    let (_, editor) = fixtures::member(&app, "eddie", &slice, "EDITOR").await;
+    let other_slice = fixtures::create_slice(&app, "team-b", &cluster, json!({})).await;
+    let (_, stranger) = fixtures::member(&app, "sam", &other_slice, "OWNER").await;
+    let input = json!({ "input": { "sliceId": slice, "clusterId": cluster } });
+
+    for (token, code) in [(&viewer, "FORBIDDEN"), (&editor, "FORBIDDEN"), (&stranger, "NOT_FOUND")] {
+        let refused = app.gql(token, ISSUE, input.clone()).await;
+        assert_eq!(refused["errors"][0]["extensions"]["code"], code, "{refused}");
+    }
+    assert!(fake.get("serviceaccounts", Some("team-a"), "egs-slice-team-a").is_none(), "nothing was written");
+
+    // No namespace on that cluster.
+    let elsewhere = fixtures::register_kube_cluster(&app, "kube-2", &fake.kubeconfig(), "ADMISSION_PLUGINS").await;
+    let none = app.ok(&app.admin_token, ISSUE, json!({ "input": { "sliceId": slice, "clusterId": elsewhere } })).await;
+    assert_eq!(none["sliceKubeconfig"]["kubeconfig"], Value::Null);
+    assert_eq!(none["sliceKubeconfig"]["userErrors"][0]["field"], json!(["input", "clusterId"]), "{none}");
+    assert!(none["sliceKubeconfig"]["userErrors"][0]["message"].as_str().is_some_and(|m| m.contains("no namespace")), "{none}");
+
+    // A lifetime beyond a year.
+    let long = app.ok(&app.admin_token, ISSUE, json!({ "input": { "sliceId": slice, "clusterId": cluster, "expiresIn": "400d" } })).await;
+    assert_eq!(long["sliceKubeconfig"]["userErrors"][0]["field"], json!(["input", "expiresIn"]), "{long}");
+
+    // A simulated cluster has no API server to issue one.
+    let simulated = fixtures::register_cluster(&app, "sim").await;
+    let sim = app.ok(&app.admin_token, ISSUE, json!({ "input": { "sliceId": slice, "clusterId": simulated } })).await;
+    assert_eq!(sim["sliceKubeconfig"]["userErrors"][0]["code"], "INVALID_INPUT", "{sim}");
+
+    // The cluster refusing is a user error too, not a crash.
+    fake.fail_next("POST", "/serviceaccounts", 403, 1);
+    let refused = app.ok(&app.admin_token, ISSUE, json!({ "input": { "sliceId": slice, "clusterId": cluster, "expiresIn": "1h" } })).await;
+    assert_eq!(refused["sliceKubeconfig"]["userErrors"][0]["field"], json!(["input", "clusterId"]), "{refused}");
+
+    let owner_ok = issue(&app, &app.admin_token, &slice, &cluster).await;
+    assert!(owner_ok["kubeconfig"].is_string());
+    app.finish().await;
+}

@@ -16,6 +16,7 @@ pub mod autogpr;
 pub mod controllers;
 pub mod credentials;
 pub mod discovery;
+pub mod kubeconfig;
 pub mod provision;
 pub mod resources;
 pub mod webhook;
@@ -99,6 +100,11 @@ impl KubeClusters {
                 ProviderError::Permanent(format!("cluster `{}` has no kubeconfig and EGS is not running in a cluster: {e}", row.name))
             })?,
         };
+        // kube retries 429/503/504 itself, up to 15 times over minutes: an eviction refused by a
+        // PodDisruptionBudget would block release far past its deadline. EGS retries on its
+        // own terms (release backoff, the next tick for other steps, watchers' backoff).
+        let mut config = config;
+        config.default_retry = false;
         let client = kube::Client::try_from(config).map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {e}", row.name)))?;
         if let Ok(mut clients) = self.clients.lock() {
             clients.insert(row.id, (row.credentials.clone(), client.clone()));

@@ -18,7 +18,7 @@ use provider::{ClusterProvider, NodeJob, ProviderError};
 use sea_orm::sea_query::Expr;
 use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, QueryFilter, Set, TransactionTrait};
 use state::Snapshot;
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
@@ -29,6 +29,9 @@ const ACTOR: &str = "scheduler";
 const MILESTONES: [(i32, GprEventKind, f64); 3] =
     [(1, GprEventKind::Progress25, 0.25), (2, GprEventKind::Progress50, 0.5), (4, GprEventKind::Progress75, 0.75)];
 const EXIT_WARNING_BIT: i32 = 8;
+/// How long a job that failed transiently (API server unreachable, eviction blocked) waits
+/// before it gives its slot back, so the next tick's retry does not hammer the cluster.
+const RETRY_PAUSE: std::time::Duration = std::time::Duration::from_secs(2);
 /// An estimate change smaller than this is not worth an event.
 const ESTIMATE_EVENT_SECS: i64 = 300;
 
@@ -124,7 +127,8 @@ pub struct Lifecycle {
     providers: Providers,
     config: LifecycleConfig,
     /// Provider jobs running in this process (a GPR id appears once).
-    in_flight: Mutex<HashSet<i64>>,
+    /// Aborted when the loop stops: a job is resumable, so the next leader finishes it.
+    in_flight: Mutex<HashMap<i64, Option<tokio::task::AbortHandle>>>,
     /// Told after every commit, so subscribers see the events it wrote at once.
     events: Arc<crate::events::EventHub>,
 }
@@ -137,7 +141,7 @@ impl Lifecycle {
         config: LifecycleConfig,
         events: Arc<crate::events::EventHub>,
     ) -> Arc<Self> {
-        Arc::new(Self { db, handle, providers, config, in_flight: Mutex::new(HashSet::new()), events })
+        Arc::new(Self { db, handle, providers, config, in_flight: Mutex::new(HashMap::new()), events })
     }
 
     fn set_leading(&self, leading: bool) {
@@ -181,6 +185,7 @@ impl Lifecycle {
             }
         }
         self.set_leading(false);
+        self.abandon_jobs();
         self.release_lease().await;
     }
 
@@ -571,23 +576,43 @@ impl Lifecycle {
 
     /// Starts the provider step for a GPR mid-lifecycle, unless one is already running here.
     fn spawn_job(self: Arc<Self>, epoch: i64, g: gpr::Model) {
-        if !self.in_flight.lock().map(|mut set| set.insert(g.id)).unwrap_or(false) {
+        let fresh = self.in_flight.lock().map(|mut jobs| jobs.insert(g.id, None).is_none()).unwrap_or(false);
+        if !fresh {
             return;
         }
-        tokio::spawn(async move {
-            let id = g.id;
+        let id = g.id;
+        let this = self.clone();
+        let task = tokio::spawn(async move {
+            let this = this;
             let result = match g.phase {
-                GprPhase::Provisioning => self.provision(epoch, &g).await,
-                _ => self.release(epoch, &g).await,
+                GprPhase::Provisioning => this.provision(epoch, &g).await,
+                _ => this.release(epoch, &g).await,
             };
             if let Err(error) = result {
-                tracing::warn!(gpr = id, error = %format!("{error:?}"), "lifecycle job failed; the next tick retries");
+                tracing::warn!(gpr = g.id, error = %format!("{error:?}"), "lifecycle job failed; the next tick retries");
             }
-            if let Ok(mut set) = self.in_flight.lock() {
-                set.remove(&id);
+            if let Ok(mut jobs) = this.in_flight.lock() {
+                jobs.remove(&g.id);
             }
-            self.handle.wake();
+            this.handle.wake();
         });
+        // The job may have finished already (and removed its entry): then there is nothing to keep.
+        if let Ok(mut jobs) = self.in_flight.lock()
+            && let Some(slot) = jobs.get_mut(&id)
+        {
+            *slot = Some(task.abort_handle());
+        }
+    }
+
+    /// Stops the jobs running here (on the way out): each is resumable from its recorded steps.
+    fn abandon_jobs(&self) {
+        if let Ok(mut jobs) = self.in_flight.lock() {
+            for (_, task) in jobs.drain() {
+                if let Some(task) = task {
+                    task.abort();
+                }
+            }
+        }
     }
 
     async fn job_for(&self, g: &gpr::Model) -> Result<(NodeJob, Arc<dyn ClusterProvider>)> {
@@ -703,6 +728,7 @@ impl Lifecycle {
             Err(ProviderError::Transient(message)) => {
                 // Left in PROVISIONING: the next tick tries again.
                 tracing::warn!(gpr = g.id, %message, "provisioning will be retried");
+                tokio::time::sleep(RETRY_PAUSE).await;
                 return Ok(());
             }
             Err(ProviderError::Permanent(message)) => {
@@ -719,6 +745,7 @@ impl Lifecycle {
         let log = steps::DbStepLog::new(self.db.clone(), g.id, StepOperation::Release, true);
         if let Err(error) = provider.release(&job, &log).await {
             tracing::warn!(gpr = g.id, error = %error, "release will be retried");
+            tokio::time::sleep(RETRY_PAUSE).await;
             return Ok(());
         }
         let txn = self.fenced(epoch).await?;

@@ -40,10 +40,13 @@ impl DbStepLog {
             finished_at: Set((status != StepStatus::Running).then_some(now)),
             ..Default::default()
         };
-        let mut update = vec![gpr_step::Column::Status, gpr_step::Column::Message, gpr_step::Column::FinishedAt];
-        if status == StepStatus::Running {
-            update.push(gpr_step::Column::StartedAt);
-        }
+        // A step started again keeps its last message (why the previous attempt failed)
+        // until it finishes.
+        let update = if status == StepStatus::Running {
+            vec![gpr_step::Column::Status, gpr_step::Column::FinishedAt, gpr_step::Column::StartedAt]
+        } else {
+            vec![gpr_step::Column::Status, gpr_step::Column::Message, gpr_step::Column::FinishedAt]
+        };
         let mut conflict = OnConflict::columns([gpr_step::Column::GprId, gpr_step::Column::Operation, gpr_step::Column::Step]);
         conflict.update_columns(update);
         if status == StepStatus::Running {

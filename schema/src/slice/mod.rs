@@ -46,6 +46,10 @@ impl Slice {
     async fn policy(&self) -> SlicePolicyView {
         SlicePolicyView(self.0.policy.clone())
     }
+    /// Auto-GPR: a GPR from a template when one of the slice's GPU pods stays Pending.
+    async fn auto_gpr(&self) -> crate::template::SliceAutoGpr {
+        crate::template::SliceAutoGpr::of(&self.0)
+    }
     /// The caller's role here (admins are owners everywhere).
     async fn viewer_role(&self, ctx: &Context<'_>) -> Result<Option<SliceRole>> {
         let (caller, db) = session(ctx)?;

@@ -1,0 +1,213 @@
+//! GPR templates (admin-managed shapes auto-GPR starts from) and each slice's auto-GPR binding.
+
+use crate::auth::Caller;
+use crate::error::{Error, Result, UserError};
+use crate::gpr::service::{MAX_DURATION_SECS, MAX_NODES_PER_GPR, MAX_PRIORITY, MIN_DURATION_SECS, MIN_PRIORITY};
+use crate::validate;
+use chrono::Utc;
+use egs_entities::{gpr_template, slice};
+use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, Set};
+
+/// What a template asks for; a GPR made from it asks for the same.
+#[derive(Clone, Debug)]
+pub struct TemplateSpec {
+    pub name: String,
+    pub description: Option<String>,
+    pub node_count: i32,
+    pub gpus_per_node: Option<i32>,
+    pub gpu_shape: Option<String>,
+    pub instance_type: Option<String>,
+    pub priority: i32,
+    pub duration_secs: i64,
+    pub idle_timeout_secs: Option<i64>,
+}
+
+/// Changes to a template; `None` keeps a field, `Some(None)` clears an optional one.
+#[derive(Clone, Debug, Default)]
+pub struct TemplateChanges {
+    pub name: Option<String>,
+    pub description: Option<Option<String>>,
+    pub node_count: Option<i32>,
+    pub gpus_per_node: Option<Option<i32>>,
+    pub gpu_shape: Option<Option<String>>,
+    pub instance_type: Option<Option<String>>,
+    pub priority: Option<i32>,
+    pub duration_secs: Option<i64>,
+    pub idle_timeout_secs: Option<Option<i64>>,
+}
+
+impl TemplateSpec {
+    fn of(model: &gpr_template::Model) -> Self {
+        Self {
+            name: model.name.clone(),
+            description: model.description.clone(),
+            node_count: model.node_count,
+            gpus_per_node: model.gpus_per_node,
+            gpu_shape: model.gpu_shape.clone(),
+            instance_type: model.instance_type.clone(),
+            priority: model.priority,
+            duration_secs: model.duration_secs,
+            idle_timeout_secs: model.idle_timeout_secs,
+        }
+    }
+
+    fn apply(&mut self, changes: TemplateChanges) {
+        fn set<T>(target: &mut T, value: Option<T>) {
+            if let Some(value) = value {
+                *target = value;
+            }
+        }
+        set(&mut self.name, changes.name);
+        set(&mut self.description, changes.description);
+        set(&mut self.node_count, changes.node_count);
+        set(&mut self.gpus_per_node, changes.gpus_per_node);
+        set(&mut self.gpu_shape, changes.gpu_shape);
+        set(&mut self.instance_type, changes.instance_type);
+        set(&mut self.priority, changes.priority);
+        set(&mut self.duration_secs, changes.duration_secs);
+        set(&mut self.idle_timeout_secs, changes.idle_timeout_secs);
+    }
+}
+
+/// The checks `createGpr` makes on the same fields, so a GPR made from a template is valid.
+pub fn check_template(spec: &TemplateSpec, errors: &mut Vec<UserError>) {
+    validate::dns_label("name", &spec.name, 63, errors);
+    if let Some(description) = &spec.description {
+        validate::text("description", description, 2000, errors);
+    }
+    validate::range("nodeCount", spec.node_count.into(), 1, MAX_NODES_PER_GPR.into(), errors);
+    if let Some(g) = spec.gpus_per_node {
+        validate::range("gpusPerNode", g.into(), 1, crate::inventory::service::MAX_GPUS_PER_NODE as i64, errors);
+    }
+    for (field, value) in [("gpuShape", &spec.gpu_shape), ("instanceType", &spec.instance_type)] {
+        if let Some(value) = value {
+            validate::text(field, value, 128, errors);
+        }
+    }
+    validate::range("priority", spec.priority.into(), MIN_PRIORITY.into(), MAX_PRIORITY.into(), errors);
+    if !(MIN_DURATION_SECS..=MAX_DURATION_SECS).contains(&spec.duration_secs) {
+        errors.push(UserError::invalid("duration", "must be between 1 minute and 366 days"));
+    }
+    if let Some(t) = spec.idle_timeout_secs
+        && !(MIN_DURATION_SECS..=MAX_DURATION_SECS).contains(&t)
+    {
+        errors.push(UserError::invalid("idleTimeout", "must be between 1 minute and 366 days"));
+    }
+}
+
+/// Every template, by name (anyone signed in may read them).
+pub async fn list_templates(db: &DatabaseConnection, caller: &Caller) -> Result<Vec<gpr_template::Model>> {
+    caller.require_person()?;
+    Ok(gpr_template::Entity::find().order_by_asc(gpr_template::Column::Name).all(db).await?)
+}
+
+pub async fn find_template(db: &DatabaseConnection, caller: &Caller, id: i64) -> Result<gpr_template::Model> {
+    caller.require_person()?;
+    gpr_template::Entity::find_by_id(id).one(db).await?.ok_or(Error::NotFound("GPR template"))
+}
+
+async fn ensure_name_free(db: &DatabaseConnection, name: &str, except: Option<i64>) -> Result<()> {
+    let mut query = gpr_template::Entity::find().filter(gpr_template::Column::Name.eq(name));
+    if let Some(id) = except {
+        query = query.filter(gpr_template::Column::Id.ne(id));
+    }
+    if query.count(db).await? > 0 {
+        return Err(Error::conflict("name", format!("a GPR template named `{name}` already exists")));
+    }
+    Ok(())
+}
+
+pub async fn create_template(db: &DatabaseConnection, caller: &Caller, spec: TemplateSpec) -> Result<gpr_template::Model> {
+    caller.require_admin()?;
+    let mut errors = Vec::new();
+    check_template(&spec, &mut errors);
+    validate::finish(errors)?;
+    ensure_name_free(db, &spec.name, None).await?;
+    let now = Utc::now();
+    Ok(gpr_template::ActiveModel {
+        name: Set(spec.name),
+        description: Set(spec.description),
+        node_count: Set(spec.node_count),
+        gpus_per_node: Set(spec.gpus_per_node),
+        gpu_shape: Set(spec.gpu_shape),
+        instance_type: Set(spec.instance_type),
+        priority: Set(spec.priority),
+        duration_secs: Set(spec.duration_secs),
+        idle_timeout_secs: Set(spec.idle_timeout_secs),
+        created_at: Set(now),
+        updated_at: Set(now),
+        ..Default::default()
+    }
+    .insert(db)
+    .await?)
+}
+
+pub async fn update_template(db: &DatabaseConnection, caller: &Caller, id: i64, changes: TemplateChanges) -> Result<gpr_template::Model> {
+    caller.require_admin()?;
+    let existing = gpr_template::Entity::find_by_id(id).one(db).await?.ok_or(Error::NotFound("GPR template"))?;
+    let mut spec = TemplateSpec::of(&existing);
+    spec.apply(changes);
+    let mut errors = Vec::new();
+    check_template(&spec, &mut errors);
+    validate::finish(errors)?;
+    if spec.name != existing.name {
+        ensure_name_free(db, &spec.name, Some(id)).await?;
+    }
+    let mut model: gpr_template::ActiveModel = existing.into();
+    model.name = Set(spec.name);
+    model.description = Set(spec.description);
+    model.node_count = Set(spec.node_count);
+    model.gpus_per_node = Set(spec.gpus_per_node);
+    model.gpu_shape = Set(spec.gpu_shape);
+    model.instance_type = Set(spec.instance_type);
+    model.priority = Set(spec.priority);
+    model.duration_secs = Set(spec.duration_secs);
+    model.idle_timeout_secs = Set(spec.idle_timeout_secs);
+    model.updated_at = Set(Utc::now());
+    Ok(model.update(db).await?)
+}
+
+/// Deletes a template; refused while a slice's auto-GPR uses it.
+pub async fn delete_template(db: &DatabaseConnection, caller: &Caller, id: i64) -> Result<gpr_template::Model> {
+    caller.require_admin()?;
+    let existing = gpr_template::Entity::find_by_id(id).one(db).await?.ok_or(Error::NotFound("GPR template"))?;
+    let users: Vec<String> = slice::Entity::find()
+        .filter(slice::Column::AutoGprTemplateId.eq(id))
+        .order_by_asc(slice::Column::Name)
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|s| format!("`{}`", s.name))
+        .collect();
+    if !users.is_empty() {
+        return Err(Error::conflict("id", format!("auto-GPR of slice(s) {} uses this template; change their auto-GPR first", users.join(", "))));
+    }
+    gpr_template::Entity::delete_by_id(id).exec(db).await?;
+    Ok(existing)
+}
+
+/// Sets which template auto-GPR uses for a slice's Pending GPU pods, and whether it acts
+/// (admin). Enabling needs a template.
+pub async fn set_slice_auto_gpr(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    slice_id: i64,
+    template_id: Option<i64>,
+    enabled: bool,
+) -> Result<slice::Model> {
+    caller.require_admin()?;
+    let found = slice::Entity::find_by_id(slice_id).one(db).await?.ok_or(Error::NotFound("slice"))?;
+    if let Some(id) = template_id
+        && gpr_template::Entity::find_by_id(id).one(db).await?.is_none()
+    {
+        return Err(Error::invalid("templateId", "no such GPR template"));
+    }
+    if enabled && template_id.is_none() {
+        return Err(Error::invalid("enabled", "auto-GPR needs a template: give templateId"));
+    }
+    let mut model: slice::ActiveModel = found.into();
+    model.auto_gpr_template_id = Set(template_id);
+    model.auto_gpr_enabled = Set(enabled);
+    model.updated_at = Set(Utc::now());
+    Ok(model.update(db).await?)
+}
