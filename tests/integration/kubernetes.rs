@@ -361,3 +361,32 @@ async fn a_job_interrupted_mid_step_is_finished_once_by_the_next_leader() {
     let provisioned = events["gpr"]["events"]["nodes"].as_array().expect("events").iter().filter(|e| e["kind"] == "PROVISIONED").count();
     assert_eq!(provisioned, 1, "provisioned exactly once: {events}");
 }
+
+#[tokio::test]
+async fn a_node_that_fails_mid_window_is_replaced_by_a_spare_handed_to_the_slice() {
+    let app = TestApp::spawn().await;
+    let k = cluster(&app, 2, "ADMISSION_PLUGINS").await;
+    let id = fixtures::create_gpr(&app, &k.token, &k.slice, "train", json!({ "nodeCount": 1 })).await["id"].as_str().expect("id").to_owned();
+    let provisioned = wait_phase(&app, &id, "PROVISIONED").await;
+    let failed = provisioned["nodes"][0]["name"].as_str().expect("node").to_owned();
+    let spare = if failed == "gpu-0" { "gpu-1" } else { "gpu-0" };
+
+    // The kubelet stops reporting Ready: discovery marks the node unhealthy, the scheduler
+    // swaps in the spare, and the provider hands the spare to the slice.
+    k.fake.set_node_ready(&failed, false);
+    wait_for("the spare to be labelled for the slice", || async {
+        let node = k.fake.get("nodes", None, spare).expect("spare");
+        labels(&node)["egs.io/slice"] == "team-a" && has_slice_taint(&node, "team-a")
+    })
+    .await;
+    let now = gpr(&app, &id).await;
+    assert_eq!(now["phase"], "PROVISIONED");
+    assert_eq!(now["nodes"], json!([{ "name": spare }]));
+    wait_for("the failed node to be taken back", || async {
+        let node = k.fake.get("nodes", None, &failed).expect("failed node");
+        labels(&node).get("egs.io/slice").is_none() && !has_slice_taint(&node, "team-a")
+    })
+    .await;
+    let events = app.ok(&app.admin_token, "query($id: ID!) { gpr(id: $id) { events(first: 50) { nodes { kind message } } } }", json!({ "id": id })).await;
+    assert!(events["gpr"]["events"]["nodes"].as_array().expect("events").iter().any(|e| e["kind"] == "NODE_REPLACED"), "{events}");
+}

@@ -57,7 +57,7 @@ mod tests {
         assert_eq!(cipher.open(&sealed).expect("open"), "apiVersion: v1\nkind: Config\n");
         assert_ne!(cipher.seal("x").expect("seal"), cipher.seal("x").expect("seal"), "fresh nonce each time");
         let other = CredentialCipher::new(&[8; 32]);
-        assert!(other.open(&sealed).unwrap_err().contains("signing key"));
+        assert!(other.open(&sealed).expect_err("another key").contains("signing key"));
         let mut tampered = sealed.clone();
         tampered.pop();
         tampered.push('A');
