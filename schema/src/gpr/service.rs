@@ -223,28 +223,52 @@ pub async fn record_event(
     .await?)
 }
 
-fn check_spec_fields(spec: &GprSpec, now: DateTime<Utc>, errors: &mut Vec<UserError>) {
-    validate::dns_label("name", &spec.name, 63, errors);
-    validate::range("nodeCount", spec.node_count.into(), 1, MAX_NODES_PER_GPR.into(), errors);
-    if let Some(g) = spec.gpus_per_node {
+/// The fields a GPR shares with a GPR template, checked the same way for both.
+pub struct ShapeFields<'a> {
+    pub node_count: i32,
+    pub gpus_per_node: Option<i32>,
+    pub gpu_shape: Option<&'a str>,
+    pub instance_type: Option<&'a str>,
+    pub priority: i32,
+    pub duration_secs: i64,
+    pub idle_timeout_secs: Option<i64>,
+}
+
+pub fn check_shape_fields(f: &ShapeFields<'_>, errors: &mut Vec<UserError>) {
+    validate::range("nodeCount", f.node_count.into(), 1, MAX_NODES_PER_GPR.into(), errors);
+    if let Some(g) = f.gpus_per_node {
         validate::range("gpusPerNode", g.into(), 1, crate::inventory::service::MAX_GPUS_PER_NODE as i64, errors);
     }
-    if let Some(m) = spec.min_gpu_memory_mib {
-        validate::range("minGpuMemoryMib", m, 1, 16 * 1024 * 1024, errors);
-    }
-    for (field, value) in [("gpuShape", &spec.gpu_shape), ("instanceType", &spec.instance_type)] {
+    for (field, value) in [("gpuShape", f.gpu_shape), ("instanceType", f.instance_type)] {
         if let Some(value) = value {
             validate::text(field, value, 128, errors);
         }
     }
-    validate::range("priority", spec.priority.into(), MIN_PRIORITY.into(), MAX_PRIORITY.into(), errors);
-    if !(MIN_DURATION_SECS..=MAX_DURATION_SECS).contains(&spec.duration_secs) {
+    validate::range("priority", f.priority.into(), MIN_PRIORITY.into(), MAX_PRIORITY.into(), errors);
+    if !(MIN_DURATION_SECS..=MAX_DURATION_SECS).contains(&f.duration_secs) {
         errors.push(UserError::invalid("duration", "must be between 1 minute and 366 days"));
     }
-    if let Some(t) = spec.idle_timeout_secs
+    if let Some(t) = f.idle_timeout_secs
         && !(MIN_DURATION_SECS..=MAX_DURATION_SECS).contains(&t)
     {
         errors.push(UserError::invalid("idleTimeout", "must be between 1 minute and 366 days"));
+    }
+}
+
+fn check_spec_fields(spec: &GprSpec, now: DateTime<Utc>, errors: &mut Vec<UserError>) {
+    validate::dns_label("name", &spec.name, 63, errors);
+    let shape = ShapeFields {
+        node_count: spec.node_count,
+        gpus_per_node: spec.gpus_per_node,
+        gpu_shape: spec.gpu_shape.as_deref(),
+        instance_type: spec.instance_type.as_deref(),
+        priority: spec.priority,
+        duration_secs: spec.duration_secs,
+        idle_timeout_secs: spec.idle_timeout_secs,
+    };
+    check_shape_fields(&shape, errors);
+    if let Some(m) = spec.min_gpu_memory_mib {
+        validate::range("minGpuMemoryMib", m, 1, 16 * 1024 * 1024, errors);
     }
     if let Some(at) = spec.earliest_start_at
         && at < now - Duration::seconds(EARLIEST_START_SKEW_SECS)

@@ -2,7 +2,7 @@
 
 use crate::auth::Caller;
 use crate::error::{Error, Result, UserError};
-use crate::gpr::service::{MAX_DURATION_SECS, MAX_NODES_PER_GPR, MAX_PRIORITY, MIN_DURATION_SECS, MIN_PRIORITY};
+use crate::gpr::service::{ShapeFields, check_shape_fields};
 use crate::validate;
 use chrono::Utc;
 use egs_entities::{gpr_template, slice};
@@ -75,24 +75,16 @@ pub fn check_template(spec: &TemplateSpec, errors: &mut Vec<UserError>) {
     if let Some(description) = &spec.description {
         validate::text("description", description, 2000, errors);
     }
-    validate::range("nodeCount", spec.node_count.into(), 1, MAX_NODES_PER_GPR.into(), errors);
-    if let Some(g) = spec.gpus_per_node {
-        validate::range("gpusPerNode", g.into(), 1, crate::inventory::service::MAX_GPUS_PER_NODE as i64, errors);
-    }
-    for (field, value) in [("gpuShape", &spec.gpu_shape), ("instanceType", &spec.instance_type)] {
-        if let Some(value) = value {
-            validate::text(field, value, 128, errors);
-        }
-    }
-    validate::range("priority", spec.priority.into(), MIN_PRIORITY.into(), MAX_PRIORITY.into(), errors);
-    if !(MIN_DURATION_SECS..=MAX_DURATION_SECS).contains(&spec.duration_secs) {
-        errors.push(UserError::invalid("duration", "must be between 1 minute and 366 days"));
-    }
-    if let Some(t) = spec.idle_timeout_secs
-        && !(MIN_DURATION_SECS..=MAX_DURATION_SECS).contains(&t)
-    {
-        errors.push(UserError::invalid("idleTimeout", "must be between 1 minute and 366 days"));
-    }
+    let shape = ShapeFields {
+        node_count: spec.node_count,
+        gpus_per_node: spec.gpus_per_node,
+        gpu_shape: spec.gpu_shape.as_deref(),
+        instance_type: spec.instance_type.as_deref(),
+        priority: spec.priority,
+        duration_secs: spec.duration_secs,
+        idle_timeout_secs: spec.idle_timeout_secs,
+    };
+    check_shape_fields(&shape, errors);
 }
 
 /// Every template, by name (anyone signed in may read them).
