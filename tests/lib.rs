@@ -66,7 +66,12 @@ fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> Ser
         ws: Default::default(),
         alerts: Default::default(),
         // Fast enough that tests against the fake API server do not wait on timers.
-        kubernetes: egs_api::settings::KubernetesArgs { eviction_deadline_secs: 2, auto_gpr_after_secs: 1, cluster_poll_ms: 100, status_resync_ms: 200 },
+        kubernetes: egs_api::settings::KubernetesArgs {
+            eviction_deadline_secs: 2,
+            auto_gpr_after_secs: 1,
+            cluster_poll_ms: 100,
+            status_resync_ms: 200,
+        },
     }
 }
 

@@ -1,4 +1,4 @@
-//! The one-shot commands: `migrate`, `print-schema`, `token create`.
+//! The one-shot commands: `migrate`, `print-schema`, `print-crd`, `token create`.
 
 use crate::bootstrap::{self, schema_error};
 use crate::db::{self, StatementCounter};
@@ -26,6 +26,11 @@ pub async fn migrate(storage: StorageArgs) -> anyhow::Result<()> {
 
 pub fn print_schema() {
     print!("{}", egs_schema::sdl());
+}
+
+/// The `GPUProvisioningRequest` CRD, as checked in at `schema/crds/`.
+pub fn print_crd() {
+    print!("{}", egs_schema::kubernetes::resources::crd_yaml());
 }
 
 fn parse_slice_role(text: &str) -> anyhow::Result<SliceRole> {

@@ -35,6 +35,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             cli::print_schema();
             Ok(())
         }
+        Command::PrintCrd => {
+            cli::print_crd();
+            Ok(())
+        }
         Command::Token { command: TokenCommand::Create(args) } => {
             println!("{}", cli::create_token(args).await?);
             Ok(())

@@ -21,6 +21,8 @@ pub enum Command {
     Migrate(StorageArgs),
     /// Print the GraphQL schema (SDL).
     PrintSchema,
+    /// Print the `GPUProvisioningRequest` CustomResourceDefinition (YAML) for `kubectl apply -f -`.
+    PrintCrd,
     /// Manage access tokens.
     Token {
         #[command(subcommand)]

@@ -36,7 +36,9 @@ impl MigrationTrait for Migration {
                     .col(integer(GprSteps::Attempts))
                     .col(timestamp_with_time_zone(GprSteps::StartedAt))
                     .col(timestamp_with_time_zone_null(GprSteps::FinishedAt))
-                    .foreign_key(ForeignKey::create().from(GprSteps::Table, GprSteps::GprId).to(Gprs::Table, Gprs::Id).on_delete(ForeignKeyAction::Cascade))
+                    .foreign_key(
+                        ForeignKey::create().from(GprSteps::Table, GprSteps::GprId).to(Gprs::Table, Gprs::Id).on_delete(ForeignKeyAction::Cascade),
+                    )
                     .to_owned(),
             )
             .await?;

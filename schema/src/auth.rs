@@ -71,7 +71,10 @@ impl TokenKeys {
         validation.set_required_spec_claims(&["exp", "nbf", "aud", "iss", "sub"]);
         validation.validate_nbf = true;
         validation.leeway = 5;
-        Self { encoding: EncodingKey::from_secret(secret), decoding: DecodingKey::from_secret(secret), validation,
+        Self {
+            encoding: EncodingKey::from_secret(secret),
+            decoding: DecodingKey::from_secret(secret),
+            validation,
             deployment: deployment_of(secret),
             credentials_key: derive(secret, b"egs cluster credentials v1"),
         }

@@ -215,3 +215,13 @@ async fn a_slice_default_idle_timeout_applies_on_create_and_when_an_edit_clears_
     assert_eq!(too_long["updateGpr"]["userErrors"][0]["field"], json!(["input", "idleTimeout"]), "{too_long}");
     app.finish().await;
 }
+
+#[tokio::test]
+async fn editing_a_gpr_with_an_earliest_start_keeps_it_without_resending_it() {
+    let app = TestApp::spawn_with(api_only).await;
+    let two = fixtures::two_slices(&app).await;
+    let later = (chrono::Utc::now() + chrono::Duration::hours(3)).to_rfc3339();
+    let gpr = fixtures::create_gpr(&app, &two.token_a, &two.slice_a, "later", json!({ "earliestStartAt": later })).await;
+    let edited = app.mutate(&two.token_a, "updateGpr", UPDATE, json!({ "id": gpr["id"], "version": 1, "nodeCount": 2 })).await;
+    assert_eq!(edited["gpr"]["nodeCount"], 2, "{edited}");
+}

@@ -51,7 +51,8 @@ async fn node_count(app: &TestApp, cluster: &str) -> usize {
     nodes(app, cluster).await.len()
 }
 
-const GPR: &str = "query($id: ID!) { gpr(id: $id) { phase releaseReason nodes { name } provisioningSteps { operation step status message attempts } } }";
+const GPR: &str =
+    "query($id: ID!) { gpr(id: $id) { phase releaseReason nodes { name } provisioningSteps { operation step status message attempts } } }";
 
 async fn gpr(app: &TestApp, id: &str) -> Value {
     app.ok(&app.admin_token, GPR, json!({ "id": id })).await["gpr"].clone()
@@ -108,7 +109,9 @@ async fn discovery_keeps_the_inventory_in_step_with_the_cluster() {
     let fake = FakeKube::start().await;
     fake.add_gpu_node("gpu-a", SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true);
     fake.add_gpu_node("gpu-b", "NVIDIA-A100-SXM4-80GB", 4, "p4de.24xlarge", "us-east-1b", false);
-    fake.create(json!({ "apiVersion": "v1", "kind": "Node", "metadata": { "name": "cpu-only", "labels": { "kubernetes.io/hostname": "cpu-only" } } }));
+    fake.create(
+        json!({ "apiVersion": "v1", "kind": "Node", "metadata": { "name": "cpu-only", "labels": { "kubernetes.io/hostname": "cpu-only" } } }),
+    );
     let id = fixtures::register_kube_cluster(&app, "k8s", &fake.kubeconfig(), "ADMISSION_PLUGINS").await;
 
     wait_for("both GPU nodes", || async { node_count(&app, &id).await == 2 }).await;
@@ -118,14 +121,14 @@ async fn discovery_keeps_the_inventory_in_step_with_the_cluster() {
     assert_eq!((a["instanceType"].as_str(), a["zone"].as_str()), (Some("p5.48xlarge"), Some("us-east-1a")));
     let b = found.iter().find(|n| n["name"] == "gpu-b").expect("gpu-b");
     assert_eq!(b["health"], "UNHEALTHY", "a NotReady node is not schedulable");
-    let status = app.ok(&app.admin_token, "query($id: ID!) { cluster(id: $id) { registrationStatus health credentials } }", json!({ "id": id })).await;
+    let status =
+        app.ok(&app.admin_token, "query($id: ID!) { cluster(id: $id) { registrationStatus health credentials } }", json!({ "id": id })).await;
     assert_eq!(status["cluster"], json!({ "registrationStatus": "REGISTERED", "health": "HEALTHY", "credentials": "KUBECONFIG" }));
 
     fake.add_gpu_node("gpu-c", SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true);
     wait_for("the added node", || async { node_count(&app, &id).await == 3 }).await;
     fake.set_node_ready("gpu-a", false);
-    wait_for("gpu-a to turn unhealthy", || async { nodes(&app, &id).await.iter().any(|n| n["name"] == "gpu-a" && n["health"] == "UNHEALTHY") })
-        .await;
+    wait_for("gpu-a to turn unhealthy", || async { nodes(&app, &id).await.iter().any(|n| n["name"] == "gpu-a" && n["health"] == "UNHEALTHY") }).await;
     fake.set_node_ready("gpu-b", true);
     wait_for("gpu-b to turn healthy", || async { nodes(&app, &id).await.iter().any(|n| n["name"] == "gpu-b" && n["health"] == "HEALTHY") }).await;
     fake.delete("nodes", None, "gpu-c");
@@ -138,7 +141,8 @@ async fn a_kubeconfig_that_would_run_commands_or_read_files_is_refused_and_never
     let exec = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://10.0.0.1\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: /bin/sh\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\n";
     let register = "mutation($input: RegisterClusterInput!) { registerCluster(input: $input) { cluster { id } userErrors { field message code } } }";
     for (kubeconfig, says) in [(exec, "exec"), ("not: [a kubeconfig", "not a kubeconfig")] {
-        let payload = app.ok(&app.admin_token, register, json!({ "input": { "name": "bad", "provider": "KUBERNETES", "kubeconfig": kubeconfig } })).await;
+        let payload =
+            app.ok(&app.admin_token, register, json!({ "input": { "name": "bad", "provider": "KUBERNETES", "kubeconfig": kubeconfig } })).await;
         let error = &payload["registerCluster"]["userErrors"][0];
         assert_eq!(error["field"], json!(["input", "kubeconfig"]), "{payload}");
         assert!(error["message"].as_str().unwrap_or_default().contains(says), "{payload}");
@@ -177,7 +181,8 @@ async fn a_gpr_gets_its_nodes_labelled_tainted_and_steered_then_everything_is_un
     let ns = k.fake.get("namespaces", None, "team-a").expect("namespace");
     let annotations = &ns["metadata"]["annotations"];
     assert_eq!(annotations["scheduler.alpha.kubernetes.io/node-selector"], "egs.io/slice=team-a");
-    let tolerations: Value = serde_json::from_str(annotations["scheduler.alpha.kubernetes.io/defaultTolerations"].as_str().expect("tolerations")).expect("json");
+    let tolerations: Value =
+        serde_json::from_str(annotations["scheduler.alpha.kubernetes.io/defaultTolerations"].as_str().expect("tolerations")).expect("json");
     assert_eq!(tolerations[0], json!({ "key": "egs.io/slice", "operator": "Equal", "value": "team-a", "effect": "NoSchedule" }));
     assert_eq!(ns["metadata"]["labels"]["egs.io/slice"], "team-a");
     assert_eq!(k.fake.events_for("Node", &node_name).iter().filter(|e| e["reason"] == "Provisioned").count(), 1);
@@ -241,7 +246,8 @@ async fn a_pod_disruption_budget_holds_the_release_until_it_allows_the_eviction(
     wait_for("the blocked eviction to be reported", || async {
         let g = gpr(&app, &id).await;
         g["provisioningSteps"].as_array().is_some_and(|s| {
-            s.iter().any(|s| s["step"] == "EVICT" && s["status"] != "DONE" && s["message"].as_str().is_some_and(|m| m.contains("PodDisruptionBudget")))
+            s.iter()
+                .any(|s| s["step"] == "EVICT" && s["status"] != "DONE" && s["message"].as_str().is_some_and(|m| m.contains("PodDisruptionBudget")))
         })
     })
     .await;
@@ -387,6 +393,7 @@ async fn a_node_that_fails_mid_window_is_replaced_by_a_spare_handed_to_the_slice
         labels(&node).get("egs.io/slice").is_none() && !has_slice_taint(&node, "team-a")
     })
     .await;
-    let events = app.ok(&app.admin_token, "query($id: ID!) { gpr(id: $id) { events(first: 50) { nodes { kind message } } } }", json!({ "id": id })).await;
+    let events =
+        app.ok(&app.admin_token, "query($id: ID!) { gpr(id: $id) { events(first: 50) { nodes { kind message } } } }", json!({ "id": id })).await;
     assert!(events["gpr"]["events"]["nodes"].as_array().expect("events").iter().any(|e| e["kind"] == "NODE_REPLACED"), "{events}");
 }

@@ -152,7 +152,8 @@ impl ClusterMutation {
         let (caller, db) = session(ctx)?;
         let credentials = match (input.kubeconfig, input.in_cluster) {
             (Some(_), true) => {
-                let error = crate::error::Error::User(vec![crate::error::UserError::invalid("inCluster", "give a kubeconfig or inCluster, not both")]);
+                let error =
+                    crate::error::Error::User(vec![crate::error::UserError::invalid("inCluster", "give a kubeconfig or inCluster, not both")]);
                 return RegisterClusterPayload::from_result(Err(error));
             }
             (Some(yaml), false) => service::Credentials::Kubeconfig(yaml),

@@ -51,7 +51,8 @@ async fn seal_kubeconfig(field: &str, yaml: &str, cipher: &CredentialCipher) -> 
     if yaml.len() > MAX_KUBECONFIG_BYTES {
         return Err(invalid(format!("at most {MAX_KUBECONFIG_BYTES} bytes")));
     }
-    let parsed = kube::config::Kubeconfig::from_yaml(yaml).map_err(|_| invalid("not a kubeconfig (YAML with clusters, users and contexts)".into()))?;
+    let parsed =
+        kube::config::Kubeconfig::from_yaml(yaml).map_err(|_| invalid("not a kubeconfig (YAML with clusters, users and contexts)".into()))?;
     for named in &parsed.auth_infos {
         let Some(user) = &named.auth_info else { continue };
         let refused = if user.exec.is_some() {
@@ -124,7 +125,9 @@ pub async fn register_cluster(db: &DatabaseConnection, caller: &Caller, cipher: 
     check_cluster_fields(Some(&input.name), input.cloud.as_deref(), input.region.as_deref())?;
     let credentials = match (input.provider, &input.credentials) {
         (ClusterProvider::Simulated, Credentials::None) => None,
-        (ClusterProvider::Simulated, _) => return Err(Error::User(vec![UserError::invalid("kubeconfig", "a simulated cluster takes no credentials")])),
+        (ClusterProvider::Simulated, _) => {
+            return Err(Error::User(vec![UserError::invalid("kubeconfig", "a simulated cluster takes no credentials")]));
+        }
         (ClusterProvider::Kubernetes, Credentials::None) => {
             return Err(Error::User(vec![UserError::invalid("kubeconfig", "give the cluster's kubeconfig, or set inCluster")]));
         }

@@ -126,7 +126,7 @@ pub async fn wait_time_estimates(
     caller.require_person()?;
     caller.require_slice_role(db, spec.slice_id, SliceRole::Viewer, "slice").await?;
     let mut errors = Vec::new();
-    check_spec_fields(&spec, now, &mut errors);
+    check_spec_fields(&spec, Some(now), &mut errors);
     validate::finish(errors)?;
     let owner = slice::Entity::find_by_id(spec.slice_id).one(db).await?.ok_or(Error::NotFound("slice"))?;
     fill_idle_timeout(&mut spec, &owner.policy);
@@ -255,7 +255,9 @@ pub fn check_shape_fields(f: &ShapeFields<'_>, errors: &mut Vec<UserError>) {
     }
 }
 
-fn check_spec_fields(spec: &GprSpec, now: DateTime<Utc>, errors: &mut Vec<UserError>) {
+/// `now` checks that the earliest start is not in the past; `None` skips that (an unchanged
+/// one that has since passed is fine).
+fn check_spec_fields(spec: &GprSpec, now: Option<DateTime<Utc>>, errors: &mut Vec<UserError>) {
     validate::dns_label("name", &spec.name, 63, errors);
     let shape = ShapeFields {
         node_count: spec.node_count,
@@ -271,6 +273,7 @@ fn check_spec_fields(spec: &GprSpec, now: DateTime<Utc>, errors: &mut Vec<UserEr
         validate::range("minGpuMemoryMib", m, 1, 16 * 1024 * 1024, errors);
     }
     if let Some(at) = spec.earliest_start_at
+        && let Some(now) = now
         && at < now - Duration::seconds(EARLIEST_START_SKEW_SECS)
     {
         errors.push(UserError::invalid("earliestStartAt", "is in the past; leave it out to start as soon as possible"));
@@ -405,7 +408,7 @@ pub async fn create_gpr(db: &DatabaseConnection, caller: &Caller, mut spec: GprS
     caller.require_slice_role(db, spec.slice_id, SliceRole::Editor, "slice").await?;
     let now = Utc::now();
     let mut errors = Vec::new();
-    check_spec_fields(&spec, now, &mut errors);
+    check_spec_fields(&spec, Some(now), &mut errors);
     validate::finish(errors)?;
 
     let txn = db.begin().await?;
@@ -548,8 +551,7 @@ pub async fn update_gpr(db: &DatabaseConnection, caller: &Caller, id: i64, versi
     };
     let mut errors = Vec::new();
     // An unchanged earliest start that has since passed is fine; only a new one must be ahead.
-    let now = if changes.earliest_start_at.is_some() { Utc::now() } else { DateTime::<Utc>::MIN_UTC };
-    check_spec_fields(&spec, now, &mut errors);
+    check_spec_fields(&spec, changes.earliest_start_at.is_some().then(Utc::now), &mut errors);
     validate::finish(errors)?;
     let changed = describe_changes(&found, &spec);
     if changed.is_empty() {

@@ -116,7 +116,8 @@ impl KubeClusters {
 /// Parses a kubeconfig (its current context) into a client configuration; the error says
 /// what is wrong without echoing the file (it holds secrets).
 pub async fn config_from_kubeconfig(yaml: &str) -> Result<kube::Config, String> {
-    let kubeconfig = kube::config::Kubeconfig::from_yaml(yaml).map_err(|e| format!("the kubeconfig is not valid YAML for a kubeconfig: {}", redact(&e)))?;
+    let kubeconfig =
+        kube::config::Kubeconfig::from_yaml(yaml).map_err(|e| format!("the kubeconfig is not valid YAML for a kubeconfig: {}", redact(&e)))?;
     kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
         .await
         .map_err(|e| format!("the kubeconfig cannot be used: {}", redact(&e)))

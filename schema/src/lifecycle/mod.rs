@@ -13,7 +13,9 @@ use crate::error::{Error, Result};
 use crate::gpr::service::record_event;
 use crate::scheduler::{Decision, Scheduler};
 use chrono::{DateTime, Duration, Utc};
-use egs_entities::{GprEventKind, GprPhase, Health, NodeState, ReleaseReason, StepOperation, cluster, gpr, gpr_node, leader_lease, node, slice, slice_namespace};
+use egs_entities::{
+    GprEventKind, GprPhase, Health, NodeState, ReleaseReason, StepOperation, cluster, gpr, gpr_node, leader_lease, node, slice, slice_namespace,
+};
 use provider::{ClusterProvider, NodeJob, ProviderError};
 use sea_orm::sea_query::Expr;
 use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, QueryFilter, Set, TransactionTrait};
@@ -576,7 +578,17 @@ impl Lifecycle {
 
     /// Starts the provider step for a GPR mid-lifecycle, unless one is already running here.
     fn spawn_job(self: Arc<Self>, epoch: i64, g: gpr::Model) {
-        let fresh = self.in_flight.lock().map(|mut jobs| jobs.insert(g.id, None).is_none()).unwrap_or(false);
+        let fresh = self
+            .in_flight
+            .lock()
+            .map(|mut jobs| match jobs.entry(g.id) {
+                std::collections::hash_map::Entry::Occupied(_) => false,
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(None);
+                    true
+                }
+            })
+            .unwrap_or(false);
         if !fresh {
             return;
         }

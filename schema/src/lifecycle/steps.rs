@@ -50,8 +50,10 @@ impl DbStepLog {
         let mut conflict = OnConflict::columns([gpr_step::Column::GprId, gpr_step::Column::Operation, gpr_step::Column::Step]);
         conflict.update_columns(update);
         if status == StepStatus::Running {
-            // Each start of a step is an attempt.
-            conflict.value(gpr_step::Column::Attempts, sea_orm::sea_query::ExprTrait::add(sea_orm::sea_query::Expr::col(gpr_step::Column::Attempts), 1));
+            // Each start of a step is an attempt. Qualified: PostgreSQL finds a bare column
+            // ambiguous between the stored row and `excluded`.
+            let stored = sea_orm::sea_query::Expr::col((gpr_step::Entity, gpr_step::Column::Attempts));
+            conflict.value(gpr_step::Column::Attempts, sea_orm::sea_query::ExprTrait::add(stored, 1));
         }
         if let Err(error) = gpr_step::Entity::insert(row).on_conflict(conflict).exec_without_returning(&self.db).await {
             tracing::warn!(gpr = self.gpr_id, step, %error, "could not record a provisioning step");
@@ -89,11 +91,7 @@ impl StepLog for DbStepLog {
 
 /// A GPR's steps, provisioning first, each in the order it started.
 pub async fn steps_of(db: &impl sea_orm::ConnectionTrait, gpr_id: i64) -> Result<Vec<gpr_step::Model>, sea_orm::DbErr> {
-    let mut rows = gpr_step::Entity::find()
-        .filter(gpr_step::Column::GprId.eq(gpr_id))
-        .order_by_asc(gpr_step::Column::Id)
-        .all(db)
-        .await?;
+    let mut rows = gpr_step::Entity::find().filter(gpr_step::Column::GprId.eq(gpr_id)).order_by_asc(gpr_step::Column::Id).all(db).await?;
     rows.sort_by_key(|r| (r.operation != StepOperation::Provision, r.id));
     Ok(rows)
 }
