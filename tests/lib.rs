@@ -19,6 +19,19 @@ pub const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
 
 static NEXT_DATABASE: AtomicU32 = AtomicU32::new(0);
 
+/// Polls `check` every 50 ms until it holds; fails the test after 20 s, naming `what`.
+pub async fn wait_for<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !check().await {
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 /// A running gateway with its own database.
 pub struct TestApp {
     pub base: String,

@@ -5,7 +5,7 @@
 //! check reads the fake cluster's objects, not only the gateway's.
 
 use egs_schema::kubernetes::resources::GPUProvisioningRequest;
-use egs_tests::TestApp;
+use egs_tests::{TestApp, wait_for};
 use egs_tests::fake_kube::FakeKube;
 use egs_tests::fixtures::{self, SHAPE_H100};
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
@@ -37,18 +37,6 @@ async fn setup(app: &TestApp, nodes: usize) -> Setup {
     .await;
     let slice = fixtures::create_slice(app, "team-a", &cluster, json!({})).await;
     Setup { fake, slice }
-}
-
-async fn wait_for<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while !check().await {
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 fn gprs_api(fake: &FakeKube, namespace: &str) -> Api<DynamicObject> {

@@ -3,7 +3,7 @@
 //! PodDisruptionBudgets, retries, and a job resumed by the next leader. Every check of what
 //! happened reads the fake cluster's state, not the gateway's.
 
-use egs_tests::TestApp;
+use egs_tests::{TestApp, wait_for};
 use egs_tests::fake_kube::FakeKube;
 use egs_tests::fixtures::{self, SHAPE_H100};
 use serde_json::{Value, json};
@@ -28,18 +28,6 @@ async fn cluster(app: &TestApp, nodes: usize, placement: &str) -> Cluster {
     let slice = fixtures::create_slice(app, "team-a", &id, json!({})).await;
     let (_, token) = fixtures::member(app, "alice", &slice, "EDITOR").await;
     Cluster { fake, slice, token }
-}
-
-async fn wait_for<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while !check().await {
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 async fn nodes(app: &TestApp, cluster: &str) -> Vec<Value> {
