@@ -5,9 +5,9 @@
 //! check reads the fake cluster's objects, not only the gateway's.
 
 use egs_schema::kubernetes::resources::GPUProvisioningRequest;
-use egs_tests::{TestApp, wait_for};
 use egs_tests::fake_kube::FakeKube;
 use egs_tests::fixtures::{self, SHAPE_H100};
+use egs_tests::{TestApp, wait_for};
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 use std::time::Duration;

@@ -3,9 +3,9 @@
 //! PodDisruptionBudgets, retries, and a job resumed by the next leader. Every check of what
 //! happened reads the fake cluster's state, not the gateway's.
 
-use egs_tests::{TestApp, wait_for};
 use egs_tests::fake_kube::FakeKube;
 use egs_tests::fixtures::{self, SHAPE_H100};
+use egs_tests::{TestApp, wait_for};
 use serde_json::{Value, json};
 use std::time::Duration;
 

@@ -158,6 +158,7 @@ impl KubernetesProvider {
         loop {
             let mut blocked = Vec::new();
             let mut remaining = Vec::new();
+            let evicted_before = evicted;
             for node in &job.node_names {
                 for pod in slice_pod_objects(&all_pods, node, &job.namespaces).await? {
                     let (ns, name) = (pod.metadata.namespace.clone().unwrap_or_default(), pod.metadata.name.clone().unwrap_or_default());
@@ -187,6 +188,9 @@ impl KubernetesProvider {
                     let _ = emit(client, node_ref(node), "EvictionBlocked", &why, "Warning").await;
                 }
                 return Err(ProviderError::Transient(why));
+            }
+            if blocked.is_empty() && evicted > evicted_before {
+                continue; // look again at once: pods without a grace period are gone already
             }
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(self.eviction.max_backoff);
