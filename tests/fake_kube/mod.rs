@@ -37,6 +37,13 @@ use std::sync::Arc;
 use store::Write;
 use tokio::sync::watch;
 
+/// A watch request: which collection, with which label selector.
+#[derive(Clone, Debug)]
+pub struct WatchEntry {
+    pub path: String,
+    pub label_selector: Option<String>,
+}
+
 /// One write request (POST, PUT, PATCH, DELETE) as the server answered it; reads are not
 /// recorded, nor are the test-side fixture helpers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -484,6 +491,11 @@ impl FakeKube {
             )
         });
         events
+    }
+
+    /// Every watch opened so far, in order: its collection path and label selector.
+    pub fn watches(&self) -> Vec<WatchEntry> {
+        self.shared.lock().watches.clone()
     }
 
     /// Every write request so far, in order.

@@ -1,13 +1,13 @@
 //! The HTTP side: routing of `/api` and `/apis` paths, bearer-token authentication, RBAC,
 //! fault injection and holds, the REST verbs, and watch streams.
 
-use super::AuditEntry;
 use super::kinds::{KINDS, Kind};
 use super::patch::{self, PatchType};
 use super::rbac::{self, Attributes};
 use super::selectors::{FieldSelector, LabelSelector};
 use super::status::{ApiError, json_response};
 use super::store::{Change, EventType, Scope, Store, Write, uid};
+use super::{AuditEntry, WatchEntry};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::State as AxumState;
@@ -101,6 +101,8 @@ pub(crate) struct State {
     pub store: Store,
     tokens: HashMap<String, Token>,
     pub audit: Vec<AuditEntry>,
+    /// Every watch opened, in order (reads are not audited; watches show who is watching).
+    pub watches: Vec<WatchEntry>,
     pub faults: Vec<Fault>,
     pub holds: Vec<HoldRule>,
     pub next_hold: u64,
@@ -110,7 +112,7 @@ impl State {
     pub(crate) fn new(admin_token: &str) -> Self {
         let mut tokens = HashMap::new();
         tokens.insert(admin_token.to_owned(), Token { identity: Identity::Admin, expires: None });
-        Self { store: Store::new(), tokens, audit: Vec::new(), faults: Vec::new(), holds: Vec::new(), next_hold: 0 }
+        Self { store: Store::new(), tokens, audit: Vec::new(), watches: Vec::new(), faults: Vec::new(), holds: Vec::new(), next_hold: 0 }
     }
 
     /// The identity behind a bearer token. Service account tokens die with their account:
@@ -601,6 +603,7 @@ fn bookmark(kind: &Kind, rv: u64, initial_events_end: bool) -> String {
 /// GET ...?watch=true: newline-delimited watch events, from the history after
 /// `resourceVersion`, or (without one, or with "0") ADDED for every current object first.
 fn watch_stream(shared: &Shared, request: &Request, target: &Target) -> Result<Response, ApiError> {
+    shared.lock().watches.push(WatchEntry { path: request.path.clone(), label_selector: request.param("labelSelector").map(str::to_owned) });
     let kind = target.kind;
     let labels = LabelSelector::parse(request.param("labelSelector").unwrap_or_default())?;
     let mut fields = FieldSelector::parse(request.param("fieldSelector").unwrap_or_default(), kind)?;

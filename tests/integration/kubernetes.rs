@@ -385,3 +385,23 @@ async fn a_node_that_fails_mid_window_is_replaced_by_a_spare_handed_to_the_slice
         app.ok(&app.admin_token, "query($id: ID!) { gpr(id: $id) { events(first: 50) { nodes { kind message } } } }", json!({ "id": id })).await;
     assert!(events["gpr"]["events"]["nodes"].as_array().expect("events").iter().any(|e| e["kind"] == "NODE_REPLACED"), "{events}");
 }
+
+#[tokio::test]
+async fn only_the_leader_watches_the_cluster_and_the_next_one_takes_over() {
+    let app = TestApp::spawn().await;
+    let k = cluster(&app, 1, "ADMISSION_PLUGINS").await;
+    let node_watches = || k.fake.watches().iter().filter(|w| w.path == "/api/v1/nodes").count();
+    let replica = app.spawn_replica().await;
+    // The replica ticks (1 s) without the lease: it must not start the controllers.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(node_watches(), 1, "{:?}", k.fake.watches());
+    assert_eq!(k.fake.watches().iter().filter(|w| w.path.ends_with("/gpuprovisioningrequests")).count(), 1);
+
+    // The leader goes; the replica leads and watches, and discovery works through it.
+    let mut app = app;
+    app.stop().await;
+    wait_for("the replica to watch the nodes", || async { node_watches() == 2 }).await;
+    k.fake.add_gpu_node("gpu-9", SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true);
+    let id = replica.ok(&replica.admin_token, "{ clusters { id } }", json!({})).await["clusters"][0]["id"].as_str().expect("id").to_owned();
+    wait_for("the new node through the new leader", || async { node_count(&replica, &id).await == 2 }).await;
+}
