@@ -384,6 +384,33 @@ async fn a_node_that_fails_mid_window_is_replaced_by_a_spare_handed_to_the_slice
     let events =
         app.ok(&app.admin_token, "query($id: ID!) { gpr(id: $id) { events(first: 50) { nodes { kind message } } } }", json!({ "id": id })).await;
     assert!(events["gpr"]["events"]["nodes"].as_array().expect("events").iter().any(|e| e["kind"] == "NODE_REPLACED"), "{events}");
+    // Taking the failed node back leaves the running GPR's placement and its release to come.
+    let ns = k.fake.get("namespaces", None, "team-a").expect("namespace");
+    assert_eq!(ns["metadata"]["annotations"]["scheduler.alpha.kubernetes.io/node-selector"], "egs.io/slice=team-a", "{ns}");
+    assert!(steps(&gpr(&app, &id).await, "RELEASE").is_empty(), "the GPR's own release steps are untouched");
+
+    // Its real release still runs every step and cleans the spare.
+    early_release(&app, &k.token, &id).await;
+    let done = wait_phase(&app, &id, "COMPLETED").await;
+    assert_eq!(steps(&done, "RELEASE").len(), 5, "{done}");
+    assert!(labels(&k.fake.get("nodes", None, spare).expect("spare")).get("egs.io/slice").is_none());
+}
+
+#[tokio::test]
+async fn a_permanent_failure_after_labelling_undoes_the_labels_before_the_nodes_go_back() {
+    let app = TestApp::spawn().await;
+    let k = cluster(&app, 1, "ADMISSION_PLUGINS").await;
+    // The cluster refuses the namespace change (say, RBAC): a permanent failure.
+    k.fake.fail_next("PATCH", "/api/v1/namespaces/team-a", 403, 100);
+    let id =
+        fixtures::create_gpr(&app, &k.token, &k.slice, "train", json!({ "requeueOnFailure": false })).await["id"].as_str().expect("id").to_owned();
+    let failed = wait_phase(&app, &id, "FAILED").await;
+    assert!(
+        failed["provisioningSteps"].as_array().expect("steps").iter().any(|s| s["step"] == "POD_PLACEMENT" && s["status"] == "FAILED"),
+        "{failed}"
+    );
+    let node = k.fake.get("nodes", None, "gpu-0").expect("node");
+    assert!(labels(&node).get("egs.io/slice").is_none() && !has_slice_taint(&node, "team-a"), "the node goes back clean: {node}");
 }
 
 #[tokio::test]

@@ -57,10 +57,37 @@ impl ClusterProvider for KubernetesProvider {
     async fn provision(&self, job: &NodeJob, steps: &dyn StepLog) -> Result<(), ProviderError> {
         let client = self.clusters.client(job.cluster_id).await?;
         let nodes: Api<Node> = Api::all(client.clone());
-        run_step(steps, "PRECHECK", precheck(&nodes, job)).await?;
+        run_step(steps, "PRECHECK", precheck(&nodes, self.clusters.db(), job)).await?;
+        let handed = self.hand_over(&client, &nodes, job, steps).await;
+        if let Err(ProviderError::Permanent(_)) = &handed {
+            // The GPR fails (or goes back to the queue) and its nodes to the pool: they must
+            // not keep the slice's label, taint or placement.
+            for name in &job.node_names {
+                if let Err(error) = take_node_back(&nodes, name, &job.slice_name).await {
+                    tracing::warn!(node = %name, %error, "could not undo a failed provisioning");
+                }
+            }
+            let namespaces: Api<Namespace> = Api::all(client.clone());
+            for ns in &job.namespaces {
+                if let Err(error) = unsteer_namespace(&namespaces, ns).await {
+                    tracing::warn!(namespace = %ns, %error, "could not undo a failed provisioning");
+                }
+            }
+        }
+        handed
+    }
+
+    async fn release(&self, job: &NodeJob, steps: &dyn StepLog) -> Result<(), ProviderError> {
+        self.take_back(job, steps).await
+    }
+}
+
+impl KubernetesProvider {
+    /// The provisioning steps after the precheck.
+    async fn hand_over(&self, client: &kube::Client, nodes: &Api<Node>, job: &NodeJob, steps: &dyn StepLog) -> Result<(), ProviderError> {
         run_step(steps, "LABEL_AND_TAINT", async {
             for name in &job.node_names {
-                hand_node_over(&nodes, name, job).await?;
+                hand_node_over(nodes, name, job).await?;
             }
             Ok(format!("{} labelled {SLICE_KEY}={} and tainted {SLICE_KEY}={}:NoSchedule", job.node_names.join(", "), job.slice_name, job.slice_name))
         })
@@ -79,19 +106,21 @@ impl ClusterProvider for KubernetesProvider {
         })
         .await?;
         run_step(steps, "EVENTS", async {
+            // Events inform; one the cluster refuses does not undo the handover.
             let message = format!("handed to slice `{}` for GPR `{}` ({})", job.slice_name, job.gpr_name, job.gpr_id);
+            let mut posted = 0;
             for name in &job.node_names {
-                emit(&client, node_ref(name), "Provisioned", &message, "Normal").await?;
+                posted += usize::from(inform(client, node_ref(name), "Provisioned", &message, "Normal").await);
             }
             if let Some((ns, name)) = &job.resource {
-                emit(&client, resource_ref(ns, name), "Provisioned", &format!("nodes {}", job.node_names.join(", ")), "Normal").await?;
+                inform(client, resource_ref(ns, name), "Provisioned", &format!("nodes {}", job.node_names.join(", ")), "Normal").await;
             }
-            Ok(format!("Kubernetes Events posted on {} node(s)", job.node_names.len()))
+            Ok(format!("Kubernetes Events posted on {posted} of {} node(s)", job.node_names.len()))
         })
         .await
     }
 
-    async fn release(&self, job: &NodeJob, steps: &dyn StepLog) -> Result<(), ProviderError> {
+    async fn take_back(&self, job: &NodeJob, steps: &dyn StepLog) -> Result<(), ProviderError> {
         let client = self.clusters.client(job.cluster_id).await?;
         let nodes: Api<Node> = Api::all(client.clone());
         run_step(steps, "CORDON", async {
@@ -134,11 +163,11 @@ impl ClusterProvider for KubernetesProvider {
                 if !left.is_empty() {
                     return Err(ProviderError::Transient(format!("pods still on `{name}`: {}", left.join(", "))));
                 }
-                emit(&client, node_ref(name), "Released", &format!("taken back from slice `{}`", job.slice_name), "Normal").await?;
+                inform(&client, node_ref(name), "Released", &format!("taken back from slice `{}`", job.slice_name), "Normal").await;
             }
             if let Some((ns, name)) = &job.resource {
-                emit(&client, resource_ref(ns, name), "Released", &format!("nodes {} are back in the pool", job.node_names.join(", ")), "Normal")
-                    .await?;
+                inform(&client, resource_ref(ns, name), "Released", &format!("nodes {} are back in the pool", job.node_names.join(", ")), "Normal")
+                    .await;
             }
             Ok(format!("{} clean and back in the pool", job.node_names.join(", ")))
         })
@@ -185,7 +214,7 @@ impl KubernetesProvider {
                     format!("eviction refused by a PodDisruptionBudget for {}s: {}", self.eviction.deadline.as_secs(), blocked.join("; "))
                 };
                 for node in &job.node_names {
-                    let _ = emit(client, node_ref(node), "EvictionBlocked", &why, "Warning").await;
+                    inform(client, node_ref(node), "EvictionBlocked", &why, "Warning").await;
                 }
                 return Err(ProviderError::Transient(why));
             }
@@ -218,7 +247,7 @@ fn slice_taint(slice: &str) -> Taint {
 
 /// Ready, the GPUs the inventory expects, an agent that is not silent or failing, and not
 /// another slice's.
-async fn precheck(nodes: &Api<Node>, job: &NodeJob) -> Result<String, ProviderError> {
+async fn precheck(nodes: &Api<Node>, db: &sea_orm::DatabaseConnection, job: &NodeJob) -> Result<String, ProviderError> {
     if let Some(bad) = job.unhealthy_nodes.first() {
         return Err(ProviderError::Permanent(format!("node `{bad}`: its agent is silent or reports a fault")));
     }
@@ -234,12 +263,36 @@ async fn precheck(nodes: &Api<Node>, job: &NodeJob) -> Result<String, ProviderEr
         if allocatable < expected {
             return Err(ProviderError::Permanent(format!("node `{name}` has {allocatable} allocatable {GPU_RESOURCE}, expected {expected}")));
         }
-        let holder = node.metadata.labels.as_ref().and_then(|l| l.get(SLICE_KEY)).filter(|s| **s != job.slice_name);
-        if let Some(other) = holder {
-            return Err(ProviderError::Transient(format!("node `{name}` is still labelled for slice `{other}`")));
+        let labels = node.metadata.labels.clone().unwrap_or_default();
+        if let Some(other) = labels.get(SLICE_KEY).filter(|s| **s != job.slice_name) {
+            // Only a GPR still releasing the node holds it; a label left behind (a failed node
+            // that could not be cleaned) is overwritten by the next step.
+            let previous = labels.get(GPR_LABEL).and_then(|id| id.parse::<i64>().ok());
+            if still_releasing(db, previous).await? {
+                return Err(ProviderError::Transient(format!("node `{name}` is still being released by slice `{other}`")));
+            }
         }
     }
     Ok(format!("{} Ready with {GPU_RESOURCE} allocatable as expected", job.node_names.join(", ")))
+}
+
+async fn still_releasing(db: &sea_orm::DatabaseConnection, gpr_id: Option<i64>) -> Result<bool, ProviderError> {
+    use sea_orm::EntityTrait;
+    let Some(id) = gpr_id else { return Ok(false) };
+    let found =
+        egs_entities::gpr::Entity::find_by_id(id).one(db).await.map_err(|e| ProviderError::Transient(format!("cannot read GPR {id}: {e}")))?;
+    Ok(found.is_some_and(|g| g.phase == egs_entities::GprPhase::Releasing))
+}
+
+/// Posts an Event, logging (not failing) when the cluster refuses it; whether it was posted.
+async fn inform(client: &kube::Client, object: ObjectReference, reason: &str, message: &str, kind: &str) -> bool {
+    match emit(client, object, reason, message, kind).await {
+        Ok(()) => true,
+        Err(error) => {
+            tracing::info!(reason, %error, "could not post a Kubernetes Event");
+            false
+        }
+    }
 }
 
 /// Retries a read-modify-write on a 409 (someone else changed the object in between).

@@ -174,9 +174,14 @@ impl Lifecycle {
                         tracing::warn!(error = %format!("{error:?}"), "scheduler tick failed; retrying");
                     }
                 }
-                Ok(None) => self.set_leading(false),
+                // Another replica leads (or may): its jobs resume ours, so ours stop here.
+                Ok(None) => {
+                    self.set_leading(false);
+                    self.abandon_jobs();
+                }
                 Err(error) => {
                     self.set_leading(false);
+                    self.abandon_jobs();
                     tracing::warn!(error = %format!("{error:?}"), "leader lease check failed");
                 }
             }
@@ -457,7 +462,11 @@ impl Lifecycle {
             let (mut job, provider) = self.job_for(g).await?;
             let mut failed_job = job.clone();
             job.node_names = vec![name(spare)];
+            job.unhealthy_nodes.retain(|n| job.node_names.contains(n));
             failed_job.node_names = vec![name(failed)];
+            // The slice keeps its namespaces' placement (the GPR still runs on the spare).
+            failed_job.namespaces.clear();
+            failed_job.resource = None;
             let db = self.db.clone();
             tokio::spawn(async move {
                 // Every step runs again for the spare (the GPR's rows are from its first round).
@@ -465,10 +474,9 @@ impl Lifecycle {
                 if let Err(error) = provider.provision(&job, &log).await {
                     tracing::warn!(gpr = job.gpr_id, node = ?job.node_names, %error, "handing the replacement node to the slice failed");
                 }
-                // Best effort: the failed node may not answer; what it keeps is undone when it
-                // comes back and is provisioned again.
-                let log = steps::DbStepLog::new(db, failed_job.gpr_id, StepOperation::Release, false);
-                if let Err(error) = provider.release(&failed_job, &log).await {
+                // Best effort, and not recorded: the GPR's release steps are for its own release.
+                // What the failed node keeps is overwritten when it is next provisioned.
+                if let Err(error) = provider.release(&failed_job, &provider::Unrecorded).await {
                     tracing::info!(gpr = failed_job.gpr_id, node = ?failed_job.node_names, %error, "taking the failed node back did not finish");
                 }
             });
@@ -740,6 +748,8 @@ impl Lifecycle {
             Err(ProviderError::Transient(message)) => {
                 // Left in PROVISIONING: the next tick tries again.
                 tracing::warn!(gpr = g.id, %message, "provisioning will be retried");
+                // Not while holding the lease row (the fenced transaction locks it).
+                drop(txn);
                 tokio::time::sleep(RETRY_PAUSE).await;
                 return Ok(());
             }

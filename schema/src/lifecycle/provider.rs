@@ -37,6 +37,19 @@ pub trait StepLog: Send + Sync {
     async fn failed(&self, step: &str, message: &str);
 }
 
+/// For best-effort work that is not one of a GPR's jobs: nothing is recorded or skipped.
+pub struct Unrecorded;
+
+#[async_trait]
+impl StepLog for Unrecorded {
+    async fn finished_before(&self, _step: &str) -> bool {
+        false
+    }
+    async fn started(&self, _step: &str) {}
+    async fn finished(&self, _step: &str, _message: &str) {}
+    async fn failed(&self, _step: &str, _message: &str) {}
+}
+
 /// Runs `step` unless it finished before, recording how it went.
 pub async fn run_step<F>(log: &dyn StepLog, step: &str, body: F) -> Result<(), ProviderError>
 where
