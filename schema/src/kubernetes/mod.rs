@@ -53,6 +53,12 @@ pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
 /// Who EGS says it is in Kubernetes Events and field managers.
 pub const COMPONENT: &str = "egs";
 
+/// The toleration for the slice's taint (`egs.io/slice=<slice>:NoSchedule`) that its pods
+/// get, from the admission plugins' annotation or from the webhook.
+pub fn slice_toleration(slice: &str) -> serde_json::Value {
+    serde_json::json!({ "key": SLICE_KEY, "operator": "Equal", "value": slice, "effect": "NoSchedule" })
+}
+
 /// One `kube::Client` per Kubernetes cluster, built from its stored credentials and rebuilt
 /// when they change.
 pub struct KubeClusters {

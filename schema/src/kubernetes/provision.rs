@@ -378,7 +378,7 @@ async fn take_node_back(nodes: &Api<Node>, name: &str, slice: &str) -> Result<()
 /// Labels the namespace for the webhook and writes the admission plugins' annotations;
 /// creates the namespace when the cluster does not have it yet.
 async fn steer_namespace(namespaces: &Api<Namespace>, ns: &str, slice: &str) -> Result<(), ProviderError> {
-    let tolerations = json!([{ "key": SLICE_KEY, "operator": "Equal", "value": slice, "effect": "NoSchedule" }]).to_string();
+    let tolerations = json!([super::slice_toleration(slice)]).to_string();
     let patch = json!({
         "metadata": {
             "labels": { SLICE_KEY: slice },

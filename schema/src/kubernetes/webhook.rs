@@ -69,7 +69,7 @@ async fn mutate(db: &DatabaseConnection, cluster_name: &str, request: &Admission
 /// JSON Patch operations giving a pod (its `data`: spec and status) the slice's node selector
 /// and toleration, leaving what it already has.
 pub fn placement_patch(pod: &Value, slice: &str) -> Vec<Value> {
-    let toleration = json!({ "key": SLICE_KEY, "operator": "Equal", "value": slice, "effect": "NoSchedule" });
+    let toleration = super::slice_toleration(slice);
     let mut operations = Vec::new();
     match pod.pointer("/spec/nodeSelector") {
         Some(Value::Object(selector)) => {
