@@ -1,0 +1,3 @@
+export function Bell() {
+  return null;
+}

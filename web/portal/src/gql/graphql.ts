@@ -1,0 +1,2299 @@
+/* eslint-disable */
+import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
+export type Maybe<T> = T | null;
+export type InputMaybe<T> = T | null | undefined;
+export type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
+export type MakeOptional<T, K extends keyof T> = Omit<T, K> & { [SubKey in K]?: Maybe<T[SubKey]> };
+export type MakeMaybe<T, K extends keyof T> = Omit<T, K> & { [SubKey in K]: Maybe<T[SubKey]> };
+export type MakeEmpty<T extends { [key: string]: unknown }, K extends keyof T> = { [_ in K]?: never };
+export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
+/** All built-in and custom scalars, mapped to their actual values */
+export type Scalars = {
+  ID: { input: string; output: string; }
+  String: { input: string; output: string; }
+  Boolean: { input: boolean; output: boolean; }
+  Int: { input: number; output: number; }
+  Float: { input: number; output: number; }
+  /**
+   * Implement the DateTime<Utc> scalar
+   *
+   * The input/output is a string in RFC3339 format.
+   */
+  DateTime: { input: string; output: string; }
+  /** A duration such as `2h30m` or ISO 8601 `PT2H30M`; results are always ISO 8601. */
+  Duration: { input: string; output: string; }
+};
+
+export type AccessToken = Node & {
+  __typename?: 'AccessToken';
+  /** Agent tokens: the cluster the agent reports for. */
+  cluster?: Maybe<Cluster>;
+  createdAt: Scalars['DateTime']['output'];
+  expiresAt: Scalars['DateTime']['output'];
+  id: Scalars['ID']['output'];
+  name: Scalars['String']['output'];
+  /**
+   * Agent tokens: the node the agent reports for; null for a cluster-scoped agent token,
+   * which reports for any node of its cluster.
+   */
+  nodeName?: Maybe<Scalars['String']['output']>;
+  revokedAt?: Maybe<Scalars['DateTime']['output']>;
+  role: Role;
+  /** The slices and roles the token is limited to; `null` when it carries the user's roles. */
+  sliceScopes?: Maybe<Array<TokenScope>>;
+  user?: Maybe<User>;
+};
+
+export type AccessTokenConnection = {
+  __typename?: 'AccessTokenConnection';
+  /** A list of edges. */
+  edges: Array<AccessTokenEdge>;
+  /** A list of nodes. */
+  nodes: Array<AccessToken>;
+  /** Information to aid in pagination. */
+  pageInfo: PageInfo;
+  /** How many items match the filters, across all pages. */
+  totalCount: Scalars['Int']['output'];
+};
+
+/** An edge in a connection. */
+export type AccessTokenEdge = {
+  __typename?: 'AccessTokenEdge';
+  /** A cursor for use in pagination */
+  cursor: Scalars['String']['output'];
+  /** The item at the end of the edge */
+  node: AccessToken;
+};
+
+export type AddSliceMemberInput = {
+  role: SliceRole;
+  sliceId: Scalars['ID']['input'];
+  userId: Scalars['ID']['input'];
+};
+
+export type Alert = Node & {
+  __typename?: 'Alert';
+  clearedAt?: Maybe<Scalars['DateTime']['output']>;
+  cluster?: Maybe<Cluster>;
+  /** The GPR it is about, or that held the node when it was raised. */
+  gpr?: Maybe<Gpr>;
+  gpu?: Maybe<Gpu>;
+  id: Scalars['ID']['output'];
+  kind: AlertKind;
+  /** What happened, in a sentence. */
+  message: Scalars['String']['output'];
+  node?: Maybe<GpuNode>;
+  /** Not cleared yet. */
+  open: Scalars['Boolean']['output'];
+  raisedAt: Scalars['DateTime']['output'];
+  /** Why it cleared; null while open. */
+  resolution?: Maybe<Scalars['String']['output']>;
+  severity: AlertSeverity;
+  /** The slice whose GPR held the node (or is the GPR) when it was raised. */
+  slice?: Maybe<Slice>;
+  /**
+   * What `value` was held against, in its unit: the threshold or limit, the ECC count before,
+   * the stale threshold, the idle timeout.
+   */
+  threshold?: Maybe<Scalars['Float']['output']>;
+  /**
+   * What was measured when it was raised: °C (`OVER_TEMPERATURE`), W (`OVER_POWER`), the
+   * most serious XID code (`XID_ERROR`), the uncorrected ECC count (`ECC_ERROR`), seconds
+   * silent (`NODE_STALE`) or idle (`GPR_IDLE`).
+   */
+  value?: Maybe<Scalars['Float']['output']>;
+};
+
+export type AlertConnection = {
+  __typename?: 'AlertConnection';
+  /** A list of edges. */
+  edges: Array<AlertEdge>;
+  /** A list of nodes. */
+  nodes: Array<Alert>;
+  /** Information to aid in pagination. */
+  pageInfo: PageInfo;
+  /** How many items match the filters, across all pages. */
+  totalCount: Scalars['Int']['output'];
+};
+
+/** An edge in a connection. */
+export type AlertEdge = {
+  __typename?: 'AlertEdge';
+  /** A cursor for use in pagination */
+  cursor: Scalars['String']['output'];
+  /** The item at the end of the edge */
+  node: Alert;
+};
+
+/** What an alert is about. */
+export type AlertKind =
+  /** Uncorrectable ECC errors. */
+  | 'ECC_ERROR'
+  /** A provisioned GPR's GPUs sit idle. */
+  | 'GPR_IDLE'
+  /** The node's agent has gone silent. */
+  | 'NODE_STALE'
+  /** A GPU above its power threshold. */
+  | 'OVER_POWER'
+  /** A GPU above its temperature threshold. */
+  | 'OVER_TEMPERATURE'
+  /** The driver reported an XID error. */
+  | 'XID_ERROR';
+
+/** How urgent an alert is. */
+export type AlertSeverity =
+  | 'CRITICAL'
+  | 'INFO'
+  | 'WARNING';
+
+/**
+ * The alert thresholds of one GPU shape. A node that sets its own thresholds in
+ * `upsertNodes` is held to those instead.
+ */
+export type AlertThreshold = {
+  __typename?: 'AlertThreshold';
+  gpuShape: Scalars['String']['output'];
+  /** An open `OVER_POWER` clears below this, W (5 % of hysteresis). */
+  powerClearsBelowWatts?: Maybe<Scalars['Float']['output']>;
+  powerSource: ThresholdSource;
+  /**
+   * `OVER_POWER` is raised above this, W; null when the model has no built-in limit and
+   * none is set (no power alerts).
+   */
+  powerWatts?: Maybe<Scalars['Float']['output']>;
+  /** `OVER_TEMPERATURE` is raised above this, °C. */
+  temperatureCelsius: Scalars['Float']['output'];
+  /** An open `OVER_TEMPERATURE` clears below this, °C (5 °C of hysteresis). */
+  temperatureClearsBelowCelsius: Scalars['Float']['output'];
+  temperatureSource: ThresholdSource;
+  /** When an admin last set them; null for built-in defaults. */
+  updatedAt?: Maybe<Scalars['DateTime']['output']>;
+};
+
+/** Whether a GPR needed, and got, an admin's approval. */
+export type ApprovalState =
+  /** An admin approved it. */
+  | 'APPROVED'
+  /** Within policy: no approval needed. */
+  | 'NOT_REQUIRED'
+  /** Over policy: waiting for an admin. */
+  | 'PENDING'
+  /** An admin rejected it. */
+  | 'REJECTED';
+
+export type ApproveGprPayload = {
+  __typename?: 'ApproveGprPayload';
+  gpr?: Maybe<Gpr>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type CancelGprPayload = {
+  __typename?: 'CancelGprPayload';
+  gpr?: Maybe<Gpr>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type Cluster = Node & {
+  __typename?: 'Cluster';
+  cloud?: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['DateTime']['output'];
+  /** How EGS authenticates to the cluster (the kubeconfig itself is never returned). */
+  credentials: CredentialSource;
+  health: Health;
+  id: Scalars['ID']['output'];
+  /** When EGS last heard from the cluster. */
+  lastContactAt?: Maybe<Scalars['DateTime']['output']>;
+  name: Scalars['String']['output'];
+  /** GPU nodes of this cluster. */
+  nodes: GpuNodeConnection;
+  /** How the slice's pods are steered onto its nodes (Kubernetes clusters). */
+  podPlacement: PodPlacement;
+  /** Node pools (instance type × GPU shape) of this cluster with their free and reserved counts. */
+  pools: Array<Pool>;
+  provider: ClusterProvider;
+  region?: Maybe<Scalars['String']['output']>;
+  registrationStatus: RegistrationStatus;
+};
+
+
+export type ClusterNodesArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  filter?: InputMaybe<NodeFilter>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** How EGS reaches a cluster. */
+export type ClusterProvider =
+  /** A Kubernetes API server, through a kubeconfig or in-cluster credentials. */
+  | 'KUBERNETES'
+  /** An in-process simulation (demo, tests, benchmarks). */
+  | 'SIMULATED';
+
+export type CreateGprInput = {
+  /** The strict reserved window, e.g. `6h` or `PT6H`. */
+  duration: Scalars['Duration']['input'];
+  /** Reserve ahead: not before this time. */
+  earliestStartAt?: InputMaybe<Scalars['DateTime']['input']>;
+  /** Omit to let the scheduler pick. */
+  gpuShape?: InputMaybe<Scalars['String']['input']>;
+  /** GPUs needed on each node; omit for every GPU of the node. */
+  gpusPerNode?: InputMaybe<Scalars['Int']['input']>;
+  /** Release after the GPUs stay idle this long; defaults to the slice policy. */
+  idleTimeout?: InputMaybe<Scalars['Duration']['input']>;
+  /** Omit to let the scheduler pick. */
+  instanceType?: InputMaybe<Scalars['String']['input']>;
+  labels?: Array<LabelInput>;
+  minGpuMemoryMib?: InputMaybe<Scalars['Int']['input']>;
+  /** A DNS label, e.g. `llama-finetune-3`. */
+  name: Scalars['String']['input'];
+  /** Whole nodes, all from one pool. */
+  nodeCount: Scalars['Int']['input'];
+  preemptible?: Scalars['Boolean']['input'];
+  /** Omit for any of the slice's clusters. */
+  preferredClusterIds?: Array<Scalars['ID']['input']>;
+  /** 1–300, higher runs first; default 101. */
+  priority?: Scalars['Int']['input'];
+  /** Defaults to the slice policy. */
+  requeueOnFailure?: InputMaybe<Scalars['Boolean']['input']>;
+  sliceId: Scalars['ID']['input'];
+};
+
+export type CreateGprPayload = {
+  __typename?: 'CreateGprPayload';
+  gpr?: Maybe<Gpr>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type CreateGprTemplateInput = {
+  description?: InputMaybe<Scalars['String']['input']>;
+  /** The reserved window, e.g. `6h` or `PT6H`. */
+  duration: Scalars['Duration']['input'];
+  /** Omit to let the scheduler pick. */
+  gpuShape?: InputMaybe<Scalars['String']['input']>;
+  /** Omit for every GPU of the node. */
+  gpusPerNode?: InputMaybe<Scalars['Int']['input']>;
+  /** Omit for the slice policy's default. */
+  idleTimeout?: InputMaybe<Scalars['Duration']['input']>;
+  /** Omit to let the scheduler pick. */
+  instanceType?: InputMaybe<Scalars['String']['input']>;
+  /** A DNS label, unique among templates. */
+  name: Scalars['String']['input'];
+  nodeCount: Scalars['Int']['input'];
+  /** 1–300, higher runs first; default 101. */
+  priority?: Scalars['Int']['input'];
+};
+
+export type CreateGprTemplatePayload = {
+  __typename?: 'CreateGprTemplatePayload';
+  template?: Maybe<GprTemplate>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type CreateSliceInput = {
+  /** Clusters the slice may use; clusters of `namespaces` are added anyway. */
+  clusterIds?: Array<Scalars['ID']['input']>;
+  description?: InputMaybe<Scalars['String']['input']>;
+  members?: Array<MemberInput>;
+  /** A DNS label, unique among slices. */
+  name: Scalars['String']['input'];
+  namespaces?: Array<NamespaceInput>;
+  /** Starts from the default policy (priorities 1–200, no limits, eviction allowed). */
+  policy?: InputMaybe<SlicePolicyInput>;
+};
+
+export type CreateSlicePayload = {
+  __typename?: 'CreateSlicePayload';
+  slice?: Maybe<Slice>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type CreateTokenInput = {
+  /** AGENT tokens: the cluster the agent reports for. */
+  clusterId?: InputMaybe<Scalars['ID']['input']>;
+  /** What the token is for, e.g. `ci-pipeline`. */
+  name: Scalars['String']['input'];
+  /**
+   * AGENT tokens: the one node the agent reports for. Leave it out for a cluster-scoped
+   * token, which may register and report any node of `clusterId` (and nothing else): one
+   * Kubernetes Secret for a whole DaemonSet.
+   */
+  nodeName?: InputMaybe<Scalars['String']['input']>;
+  role: Role;
+  /** Limit a USER token to these slices and at most these roles. */
+  sliceScopes?: InputMaybe<Array<TokenScopeInput>>;
+  /** Lifetime; 90 days when omitted, at most two years. */
+  ttl?: InputMaybe<Scalars['Duration']['input']>;
+  /** The user the token speaks for (ADMIN and USER tokens); defaults to the caller. */
+  userId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+/** A new token and its secret, which is shown only here. */
+export type CreateTokenPayload = {
+  __typename?: 'CreateTokenPayload';
+  /** The bearer token text. Store it now: EGS keeps only its id. */
+  secret?: Maybe<Scalars['String']['output']>;
+  token?: Maybe<AccessToken>;
+  userErrors: Array<UserError>;
+};
+
+export type CreateUserInput = {
+  email?: InputMaybe<Scalars['String']['input']>;
+  /** 1–64 lowercase letters, digits, `.`, `_`, `-`. */
+  name: Scalars['String']['input'];
+  /** `USER` (default) or `ADMIN`. */
+  role?: Role;
+};
+
+export type CreateUserPayload = {
+  __typename?: 'CreateUserPayload';
+  user?: Maybe<User>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+/** How EGS authenticates to a cluster. */
+export type CredentialSource =
+  /** The service account of the pod EGS runs in. */
+  | 'IN_CLUSTER'
+  /** A kubeconfig given at registration, stored encrypted. */
+  | 'KUBECONFIG'
+  /** Simulated clusters need none. */
+  | 'NONE';
+
+export type DeleteGprTemplateInput = {
+  id: Scalars['ID']['input'];
+};
+
+/** The deleted template, as it was. */
+export type DeleteGprTemplatePayload = {
+  __typename?: 'DeleteGprTemplatePayload';
+  template?: Maybe<GprTemplate>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type DeleteSliceInput = {
+  id: Scalars['ID']['input'];
+};
+
+/** The deleted slice, as it was. */
+export type DeleteSlicePayload = {
+  __typename?: 'DeleteSlicePayload';
+  slice?: Maybe<Slice>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type EarlyReleaseGprPayload = {
+  __typename?: 'EarlyReleaseGprPayload';
+  gpr?: Maybe<Gpr>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+/** The stable codes in `extensions.code` and `userErrors.code`. */
+export type ErrorCode =
+  /** The object changed, already exists, or is in the wrong phase. */
+  | 'CONFLICT'
+  /** The token is valid but may not do this. */
+  | 'FORBIDDEN'
+  /** Our fault; logged on the server. */
+  | 'INTERNAL'
+  /** A value the caller can correct. */
+  | 'INVALID_INPUT'
+  /** No such object, or one the caller may not see. */
+  | 'NOT_FOUND'
+  /** Too many requests; retry later. */
+  | 'RATE_LIMITED'
+  /** No valid token was presented. */
+  | 'UNAUTHENTICATED';
+
+/** Events that can move a waiting GPR's estimates. */
+export type EstimateMover =
+  /** An admin changes priorities. */
+  | 'ADMIN_REORDER'
+  /** Running windows end early (only ever makes a start earlier). */
+  | 'EARLY_RELEASE'
+  /** A GPR of strictly higher priority arrives (or is approved or requeued) and needs the room. */
+  | 'HIGHER_PRIORITY_ARRIVAL'
+  /** A node of the planned pool fails or is cordoned. */
+  | 'NODE_FAILURE'
+  /** Running windows end later than predicted from history (never past their reserved end). */
+  | 'RELEASE_LATER_THAN_PREDICTED';
+
+export type Gpr = Node & {
+  __typename?: 'Gpr';
+  approval: ApprovalState;
+  /** Why approval is (or was) needed. */
+  approvalReason?: Maybe<Scalars['String']['output']>;
+  assignedCluster?: Maybe<Cluster>;
+  assignedGpuShape?: Maybe<Scalars['String']['output']>;
+  assignedInstanceType?: Maybe<Scalars['String']['output']>;
+  completedAt?: Maybe<Scalars['DateTime']['output']>;
+  createdAt: Scalars['DateTime']['output'];
+  /** The strict reserved window. */
+  duration: Scalars['Duration']['output'];
+  /** An advance reservation: not before this time. */
+  earliestStartAt?: Maybe<Scalars['DateTime']['output']>;
+  /** Expected start, allowing for early releases. */
+  estimatedStartAt?: Maybe<Scalars['DateTime']['output']>;
+  /**
+   * What could move `estimatedStartAt`, either way: it also predicts when running windows
+   * end from what the slice and shape used before, so it moves when they end sooner or
+   * later than predicted.
+   */
+  estimatedStartMovesOn?: Maybe<Array<EstimateMover>>;
+  /** Time from now until the expected start. */
+  estimatedWait?: Maybe<Scalars['Duration']['output']>;
+  /** What happened to this GPR, oldest first. */
+  events: GprEventConnection;
+  /** When the window ends and the nodes go back. */
+  exitAt?: Maybe<Scalars['DateTime']['output']>;
+  /** `null`: the scheduler picks. */
+  gpuShape?: Maybe<Scalars['String']['output']>;
+  /**
+   * Utilisation, temperature and power over the latest samples of the GPUs on the nodes it
+   * holds now (what `gpuSummary(gprId:)` gives); null while it holds none.
+   */
+  gpuSummary?: Maybe<GpuSummary>;
+  /** GPUs wanted on each node; `null` means every GPU of the node. */
+  gpusPerNode?: Maybe<Scalars['Int']['output']>;
+  id: Scalars['ID']['output'];
+  /** Released when all its GPUs stay idle this long; `null`: never. */
+  idleTimeout?: Maybe<Scalars['Duration']['output']>;
+  /** `null`: the scheduler picks. */
+  instanceType?: Maybe<Scalars['String']['output']>;
+  /** `<cluster>/<namespace>/<name>` of the `GPUProvisioningRequest` resource it came from. */
+  kubernetesResource?: Maybe<Scalars['String']['output']>;
+  labels: Array<Label>;
+  minGpuMemoryMib?: Maybe<Scalars['Int']['output']>;
+  name: Scalars['String']['output'];
+  nodeCount: Scalars['Int']['output'];
+  /** Nodes handed to the slice for this GPR. */
+  nodes: Array<GpuNode>;
+  phase: GprPhase;
+  /** The GPR that preempted this one, when the caller may see it. */
+  preemptedBy?: Maybe<Gpr>;
+  preemptible: Scalars['Boolean']['output'];
+  /** Empty: any of the slice's clusters. */
+  preferredClusters: Array<Cluster>;
+  /** 1–300; higher runs first. */
+  priority: Scalars['Int']['output'];
+  priorityBand: PriorityBand;
+  provisionedAt?: Maybe<Scalars['DateTime']['output']>;
+  /**
+   * The steps of handing its nodes to the slice and of taking them back, as they went
+   * (the pre-provisioning checklist); a new round of provisioning starts a new list.
+   */
+  provisioningSteps: Array<ProvisioningStep>;
+  /** 1-based position in its queue while pending. */
+  queuePosition?: Maybe<Scalars['Int']['output']>;
+  /** Why it is in its phase, when there is more to say. */
+  reason?: Maybe<Scalars['String']['output']>;
+  releaseReason?: Maybe<ReleaseReason>;
+  /** Who asked for it. */
+  requester?: Maybe<User>;
+  requeueOnFailure: Scalars['Boolean']['output'];
+  slice?: Maybe<Slice>;
+  /** Planned start: an upper bound unless higher-priority work arrives or a node fails. */
+  startNoLaterThan?: Maybe<Scalars['DateTime']['output']>;
+  /**
+   * What could make `startNoLaterThan` later while the GPR waits. Nothing else can: a
+   * later arrival of equal or lower priority, a fair-share change or a re-plan never does,
+   * and early releases only make it earlier.
+   */
+  startNoLaterThanMovesLaterOn?: Maybe<Array<EstimateMover>>;
+  updatedAt: Scalars['DateTime']['output'];
+  /** Bumped by every change; pass it back to `updateGpr` to avoid overwriting someone else's edit. */
+  version: Scalars['Int']['output'];
+};
+
+
+export type GprEventsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+export type GprActionInput = {
+  id: Scalars['ID']['input'];
+  /** When given, the action is refused if the GPR changed since this version. */
+  version?: InputMaybe<Scalars['Int']['input']>;
+};
+
+export type GprConnection = {
+  __typename?: 'GprConnection';
+  /** A list of edges. */
+  edges: Array<GprEdge>;
+  /** A list of nodes. */
+  nodes: Array<Gpr>;
+  /** Information to aid in pagination. */
+  pageInfo: PageInfo;
+  /** How many items match the filters, across all pages. */
+  totalCount: Scalars['Int']['output'];
+};
+
+export type GprDecisionInput = {
+  id: Scalars['ID']['input'];
+  /** Recorded in the GPR's events. */
+  reason?: InputMaybe<Scalars['String']['input']>;
+  version?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** An edge in a connection. */
+export type GprEdge = {
+  __typename?: 'GprEdge';
+  /** A cursor for use in pagination */
+  cursor: Scalars['String']['output'];
+  /** The item at the end of the edge */
+  node: Gpr;
+};
+
+export type GprEvent = Node & {
+  __typename?: 'GprEvent';
+  /** Who caused it: a user name, or `system`. */
+  actor: Scalars['String']['output'];
+  createdAt: Scalars['DateTime']['output'];
+  gpr?: Maybe<Gpr>;
+  id: Scalars['ID']['output'];
+  kind: GprEventKind;
+  message: Scalars['String']['output'];
+  /** Monotonic across all events: resume a stream after the last one you saw. */
+  sequence: Scalars['Int']['output'];
+  slice?: Maybe<Slice>;
+};
+
+export type GprEventConnection = {
+  __typename?: 'GprEventConnection';
+  /** A list of edges. */
+  edges: Array<GprEventEdge>;
+  /** A list of nodes. */
+  nodes: Array<GprEvent>;
+  /** Information to aid in pagination. */
+  pageInfo: PageInfo;
+  /** How many items match the filters, across all pages. */
+  totalCount: Scalars['Int']['output'];
+};
+
+/** An edge in a connection. */
+export type GprEventEdge = {
+  __typename?: 'GprEventEdge';
+  /** A cursor for use in pagination */
+  cursor: Scalars['String']['output'];
+  /** The item at the end of the edge */
+  node: GprEvent;
+};
+
+/** What happened to a GPR. */
+export type GprEventKind =
+  | 'APPROVAL_REQUIRED'
+  | 'APPROVED'
+  | 'CANCELLED'
+  | 'COMPLETED'
+  | 'CREATED'
+  /** A node failed inside the window and none was free to replace it. */
+  | 'DEGRADED'
+  | 'EARLY_RELEASED'
+  | 'EDITED'
+  | 'ESTIMATE_CHANGED'
+  | 'EXIT_WARNING'
+  | 'FAILED'
+  | 'IDLE_RELEASED'
+  | 'NODE_REPLACED'
+  | 'PRECHECK_FAILED'
+  | 'PRECHECK_PASSED'
+  | 'PREEMPTED'
+  | 'PRIORITY_CHANGED'
+  | 'PROGRESS_25'
+  | 'PROGRESS_50'
+  | 'PROGRESS_75'
+  | 'PROVISIONED'
+  | 'PROVISIONING_STARTED'
+  | 'QUEUED'
+  | 'REJECTED'
+  | 'RELEASING'
+  | 'REQUEUED';
+
+export type GprFilter = {
+  /** Any of these phases. */
+  phases?: InputMaybe<Array<GprPhase>>;
+  sliceId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+/** Where a GPU Provision Request is in its life. */
+export type GprPhase =
+  /** Withdrawn by its requester or an admin before it was provisioned. */
+  | 'CANCELLED'
+  /** The window ended and the nodes went back. */
+  | 'COMPLETED'
+  /** Provisioning failed and the GPR is not requeued. */
+  | 'FAILED'
+  /** Outside the slice policy; waits for an admin to approve or reject it. */
+  | 'PENDING_APPROVAL'
+  /** Nodes belong to the slice until the window ends. */
+  | 'PROVISIONED'
+  /** Nodes are being handed to the slice. */
+  | 'PROVISIONING'
+  /** Waiting in the queue for nodes. */
+  | 'QUEUED'
+  /** Refused by an admin. */
+  | 'REJECTED'
+  /** Nodes are being taken back. */
+  | 'RELEASING';
+
+export type GprTemplate = {
+  __typename?: 'GprTemplate';
+  createdAt: Scalars['DateTime']['output'];
+  description?: Maybe<Scalars['String']['output']>;
+  /** The reserved window of GPRs made from it. */
+  duration: Scalars['Duration']['output'];
+  /** `null`: the scheduler picks. */
+  gpuShape?: Maybe<Scalars['String']['output']>;
+  /** GPUs wanted on each node; `null` means every GPU of the node. */
+  gpusPerNode?: Maybe<Scalars['Int']['output']>;
+  id: Scalars['ID']['output'];
+  /** `null`: the slice policy's default. */
+  idleTimeout?: Maybe<Scalars['Duration']['output']>;
+  /** `null`: the scheduler picks. */
+  instanceType?: Maybe<Scalars['String']['output']>;
+  name: Scalars['String']['output'];
+  /** Whole nodes, all from one pool. */
+  nodeCount: Scalars['Int']['output'];
+  /** 1–300; higher runs first. */
+  priority: Scalars['Int']['output'];
+  updatedAt: Scalars['DateTime']['output'];
+};
+
+export type Gpu = Node & {
+  __typename?: 'Gpu';
+  id: Scalars['ID']['output'];
+  /** Index on its node, as NVML numbers it. */
+  index: Scalars['Int']['output'];
+  /**
+   * The newest sample its agent reported; null when none, or when you may not read it
+   * (admins read all; users read GPUs of nodes their slices' GPRs hold, from the node's
+   * assignment on).
+   */
+  latestSample?: Maybe<GpuSample>;
+  memoryMib: Scalars['Int']['output'];
+  /**
+   * History between `from` and `to` (default: the last 10 minutes) in steps of `step`:
+   * 1 s resolution for the last 10 minutes, 1 min (steps of whole minutes) for 24 hours.
+   * Steps without samples are left out; users see samples from their GPR's assignment of
+   * the node on. `NOT_FOUND` when you may not read this GPU's metrics.
+   */
+  metrics: Array<GpuMetricPoint>;
+  migEnabled: Scalars['Boolean']['output'];
+  model: Scalars['String']['output'];
+  node?: Maybe<GpuNode>;
+  /**
+   * The pods whose processes use it, each with every GPU of the node it uses; empty when
+   * none, or when you may not read this GPU's metrics.
+   */
+  pods: Array<GpuPod>;
+  /**
+   * The processes running on it, with their pods, as its agent last reported them; empty
+   * when none, or when you may not read this GPU's metrics.
+   */
+  processes: Array<GpuProcess>;
+  uuid: Scalars['String']['output'];
+};
+
+
+export type GpuMetricsArgs = {
+  from?: InputMaybe<Scalars['DateTime']['input']>;
+  step?: InputMaybe<Scalars['Duration']['input']>;
+  to?: InputMaybe<Scalars['DateTime']['input']>;
+};
+
+export type GpuConnection = {
+  __typename?: 'GpuConnection';
+  /** A list of edges. */
+  edges: Array<GpuEdge>;
+  /** A list of nodes. */
+  nodes: Array<Gpu>;
+  /** Information to aid in pagination. */
+  pageInfo: PageInfo;
+  /** How many items match the filters, across all pages. */
+  totalCount: Scalars['Int']['output'];
+};
+
+/** An edge in a connection. */
+export type GpuEdge = {
+  __typename?: 'GpuEdge';
+  /** A cursor for use in pagination */
+  cursor: Scalars['String']['output'];
+  /** The item at the end of the edge */
+  node: Gpu;
+};
+
+export type GpuFilter = {
+  clusterId?: InputMaybe<Scalars['ID']['input']>;
+  model?: InputMaybe<Scalars['String']['input']>;
+  nodeId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+export type GpuInput = {
+  index: Scalars['Int']['input'];
+  memoryMib: Scalars['Int']['input'];
+  migEnabled?: Scalars['Boolean']['input'];
+  model: Scalars['String']['input'];
+  uuid: Scalars['String']['input'];
+};
+
+/** One step of a GPU's history: the averages of its samples, and their maxima in `max`. */
+export type GpuMetricPoint = {
+  __typename?: 'GpuMetricPoint';
+  max: GpuMetricValues;
+  memUsedMib: Scalars['Float']['output'];
+  memUtil: Scalars['Float']['output'];
+  power: Scalars['Float']['output'];
+  /** Samples behind this point. */
+  samples: Scalars['Int']['output'];
+  temperature: Scalars['Float']['output'];
+  /** Start of the step. */
+  time: Scalars['DateTime']['output'];
+  util: Scalars['Float']['output'];
+};
+
+/** The five charted values. */
+export type GpuMetricValues = {
+  __typename?: 'GpuMetricValues';
+  memUsedMib: Scalars['Float']['output'];
+  /** %. */
+  memUtil: Scalars['Float']['output'];
+  /** W. */
+  power: Scalars['Float']['output'];
+  /** °C. */
+  temperature: Scalars['Float']['output'];
+  /** %. */
+  util: Scalars['Float']['output'];
+};
+
+/**
+ * An update of a `gpuMetrics` subscription: the newest sample of each GPU that reported since
+ * the last update.
+ */
+export type GpuMetricsUpdate = {
+  __typename?: 'GpuMetricsUpdate';
+  samples: Array<GpuSample>;
+};
+
+export type GpuNode = Node & {
+  __typename?: 'GpuNode';
+  /** The GPR holding this node, when the caller may see it. */
+  allocatedGpr?: Maybe<Gpr>;
+  cluster?: Maybe<Cluster>;
+  /** The CUDA version the node's driver supports (`major.minor`), as its agent reports it. */
+  cudaVersion?: Maybe<Scalars['String']['output']>;
+  driverVersion?: Maybe<Scalars['String']['output']>;
+  /** Memory of each GPU, in MiB. */
+  gpuMemoryMib: Scalars['Int']['output'];
+  /** The GPU product name, e.g. `NVIDIA-H100-80GB-HBM3`. */
+  gpuShape: Scalars['String']['output'];
+  /**
+   * Utilisation, temperature and power over its GPUs' latest samples; null when you may
+   * not read this node's metrics.
+   */
+  gpuSummary?: Maybe<GpuSummary>;
+  gpus: Array<Gpu>;
+  gpusPerNode: Scalars['Int']['output'];
+  /** As reported, or `STALE` when the node's agent has been silent for 30 s. */
+  health: Health;
+  id: Scalars['ID']['output'];
+  instanceType: Scalars['String']['output'];
+  /** When the node's agent last reported. */
+  lastHeartbeatAt?: Maybe<Scalars['DateTime']['output']>;
+  name: Scalars['String']['output'];
+  /**
+   * The pods whose processes use its GPUs, with the GPUs each uses, as its agent last
+   * reported them; empty when you may not read this node's metrics (users: from their
+   * GPR's assignment of the node on).
+   */
+  pods: Array<GpuPod>;
+  powerThresholdWatts?: Maybe<Scalars['Float']['output']>;
+  state: NodeState;
+  temperatureThresholdCelsius?: Maybe<Scalars['Float']['output']>;
+  /**
+   * Average utilisation (%) over the latest samples of its GPUs; null when none reported
+   * or when you may not read this node's metrics (held by another slice's GPR).
+   */
+  utilization?: Maybe<Scalars['Float']['output']>;
+  /** The cluster zone (`topology.kubernetes.io/zone`) of a discovered node. */
+  zone?: Maybe<Scalars['String']['output']>;
+};
+
+export type GpuNodeConnection = {
+  __typename?: 'GpuNodeConnection';
+  /** A list of edges. */
+  edges: Array<GpuNodeEdge>;
+  /** A list of nodes. */
+  nodes: Array<GpuNode>;
+  /** Information to aid in pagination. */
+  pageInfo: PageInfo;
+  /** How many items match the filters, across all pages. */
+  totalCount: Scalars['Int']['output'];
+};
+
+/** An edge in a connection. */
+export type GpuNodeEdge = {
+  __typename?: 'GpuNodeEdge';
+  /** A cursor for use in pagination */
+  cursor: Scalars['String']['output'];
+  /** The item at the end of the edge */
+  node: GpuNode;
+};
+
+/** How to order the `gpus` list. */
+export type GpuOrder =
+  /** Highest utilisation first. */
+  | 'BUSIEST_FIRST'
+  /** Highest power draw first. */
+  | 'HIGHEST_POWER_FIRST'
+  /** Hottest first (then highest power). GPUs without a sample you may read come last. */
+  | 'HOT_SPOTS_FIRST'
+  /** Oldest first (the default; stable cursors). */
+  | 'ID'
+  /** Lowest utilisation first: GPUs held but not used. */
+  | 'IDLEST_FIRST';
+
+/** A pod using GPUs of one node, with the GPUs it uses. */
+export type GpuPod = {
+  __typename?: 'GpuPod';
+  /** Containers whose processes use the GPUs. */
+  containers: Array<Scalars['String']['output']>;
+  /** The GPUs its processes use, with their latest samples (`Gpu.latestSample`). */
+  gpus: Array<Gpu>;
+  name?: Maybe<Scalars['String']['output']>;
+  /** Null when the node's agent could not list its pods. */
+  namespace?: Maybe<Scalars['String']['output']>;
+  node?: Maybe<GpuNode>;
+  /** Its processes on those GPUs. */
+  processes: Array<GpuProcess>;
+  /** When the node's agent last reported it. */
+  reportedAt: Scalars['DateTime']['output'];
+  uid: Scalars['String']['output'];
+  /** GPU memory its processes hold, MiB. */
+  usedMemoryMib: Scalars['Float']['output'];
+};
+
+export type GpuProcess = {
+  __typename?: 'GpuProcess';
+  /** In the host's PID namespace. */
+  pid: Scalars['Int']['output'];
+  /** Null for a process outside any pod. */
+  pod?: Maybe<PodRef>;
+  /** When the agent reported it. */
+  reportedAt: Scalars['DateTime']['output'];
+  /** GPU memory it holds, MiB; null when the driver does not say. */
+  usedMemoryMib?: Maybe<Scalars['Float']['output']>;
+};
+
+export type GpuProcessInput = {
+  /** In the host's PID namespace. */
+  pid: Scalars['Int']['input'];
+  /** Null for a process outside any pod. */
+  pod?: InputMaybe<PodInput>;
+  /** GPU memory it holds, MiB (at most the GPU's memory). */
+  usedMemoryMib?: InputMaybe<Scalars['Float']['input']>;
+};
+
+/** One sample of one GPU. Times are whole seconds. */
+export type GpuSample = {
+  __typename?: 'GpuSample';
+  /** Corrected (single-bit) ECC errors, as the driver counts them. */
+  eccCorrected?: Maybe<Scalars['Int']['output']>;
+  /** Uncorrected (double-bit) ECC errors, as the driver counts them. */
+  eccUncorrected?: Maybe<Scalars['Int']['output']>;
+  gpuId: Scalars['ID']['output'];
+  /** Framebuffer memory in use, MiB. */
+  memUsedMib: Scalars['Float']['output'];
+  /** Memory-controller utilisation, %. */
+  memUtil: Scalars['Float']['output'];
+  nodeId: Scalars['ID']['output'];
+  /** W. */
+  power: Scalars['Float']['output'];
+  /** MHz. */
+  smClockMhz: Scalars['Float']['output'];
+  /** °C. */
+  temperature: Scalars['Float']['output'];
+  time: Scalars['DateTime']['output'];
+  /** GPU utilisation, %. */
+  util: Scalars['Float']['output'];
+  uuid: Scalars['String']['output'];
+  /** XID error codes reported with this sample. */
+  xidErrors: Array<Scalars['Int']['output']>;
+};
+
+/** One sample of one GPU, as an agent reports it. */
+export type GpuSampleInput = {
+  /** Corrected (single-bit) ECC errors, as the driver counts them. */
+  eccCorrected?: InputMaybe<Scalars['Int']['input']>;
+  /** Uncorrected (double-bit) ECC errors, as the driver counts them. */
+  eccUncorrected?: InputMaybe<Scalars['Int']['input']>;
+  /** Framebuffer memory in use, MiB (at most the GPU's memory). */
+  memUsedMib: Scalars['Float']['input'];
+  /** Memory-controller utilisation, 0–100 %. */
+  memUtil: Scalars['Float']['input'];
+  /** 0–5000 W. */
+  power: Scalars['Float']['input'];
+  /** 0–10000 MHz. */
+  smClockMhz: Scalars['Float']['input'];
+  /** −50–150 °C. */
+  temperature: Scalars['Float']['input'];
+  /** When the sample was taken (whole seconds count; at most 60 s ahead, at most 24 h old). */
+  timestamp: Scalars['DateTime']['input'];
+  /** GPU utilisation, 0–100 %. */
+  util: Scalars['Float']['input'];
+  /** The GPU's UUID (`nvidia-smi -L`); must be a GPU of the reported node. */
+  uuid: Scalars['String']['input'];
+  /** XID error codes the driver reported since the last sample. */
+  xidErrors?: Array<Scalars['Int']['input']>;
+};
+
+/** Aggregates over the latest samples of a node's, GPR's or slice's GPUs (for dashboards). */
+export type GpuSummary = {
+  __typename?: 'GpuSummary';
+  averageMemoryUtilization?: Maybe<Scalars['Float']['output']>;
+  averageTemperature?: Maybe<Scalars['Float']['output']>;
+  /** %; null when no GPU reported. */
+  averageUtilization?: Maybe<Scalars['Float']['output']>;
+  gpuCount: Scalars['Int']['output'];
+  highestPowerGpu?: Maybe<Gpu>;
+  hottestGpu?: Maybe<Gpu>;
+  /** Reporting GPUs under 1 % utilisation. */
+  idleGpuCount: Scalars['Int']['output'];
+  memoryUsedMib?: Maybe<Scalars['Float']['output']>;
+  /** The newest of the latest samples. */
+  newestSampleAt?: Maybe<Scalars['DateTime']['output']>;
+  /** The oldest of the latest samples: how current this summary is. */
+  oldestSampleAt?: Maybe<Scalars['DateTime']['output']>;
+  /** Sum over the GPUs, W. */
+  powerWatts?: Maybe<Scalars['Float']['output']>;
+  /** GPUs that have reported a sample. */
+  reportingGpuCount: Scalars['Int']['output'];
+};
+
+export type GpuWorkloadInput = {
+  /** Everything running on it now (at most 256); empty when idle. */
+  processes: Array<GpuProcessInput>;
+  /** The GPU's UUID; must be a GPU of the reported node. */
+  uuid: Scalars['String']['input'];
+};
+
+/** Health of a cluster or node. */
+export type Health =
+  /** Reporting and within limits. */
+  | 'HEALTHY'
+  /** Its agent has been silent past the threshold. */
+  | 'STALE'
+  /** Reporting a fault. */
+  | 'UNHEALTHY'
+  /** Never reported. */
+  | 'UNKNOWN';
+
+export type InventoryChange = {
+  __typename?: 'InventoryChange';
+  /** When the change was seen. */
+  at: Scalars['DateTime']['output'];
+  cluster?: Maybe<Cluster>;
+  clusterId: Scalars['ID']['output'];
+  /** Health after the change, as `GpuNode.health` reads it. */
+  health: Health;
+  kind: InventoryChangeKind;
+  /** The node after the change; null when it was removed. */
+  node?: Maybe<GpuNode>;
+  nodeId: Scalars['ID']['output'];
+  nodeName: Scalars['String']['output'];
+  /** Health before the change; null for a new node. */
+  previousHealth?: Maybe<Health>;
+  state: NodeState;
+};
+
+/** What happened to a node. */
+export type InventoryChangeKind =
+  /** Handed to a GPR (or to another one). */
+  | 'ALLOCATED'
+  /**
+   * Its health as readers see it changed: reported `HEALTHY`/`UNHEALTHY`, or `STALE` when
+   * its agent fell silent, and back when it reports again.
+   */
+  | 'HEALTH_CHANGED'
+  /** Registered (`upsertNodes`). */
+  | 'NODE_ADDED'
+  /** Removed (`removeNode`, or its cluster was removed). */
+  | 'NODE_REMOVED'
+  /** Its description changed (instance type, shape, GPUs, memory, driver, thresholds). */
+  | 'NODE_UPDATED'
+  /** Given back to the pool. */
+  | 'RELEASED'
+  /** Its state changed otherwise (e.g. cordoned, draining). */
+  | 'STATE_CHANGED';
+
+/** A `key = value` label. */
+export type Label = {
+  __typename?: 'Label';
+  key: Scalars['String']['output'];
+  value: Scalars['String']['output'];
+};
+
+/** A `key = value` label. */
+export type LabelInput = {
+  key: Scalars['String']['input'];
+  value: Scalars['String']['input'];
+};
+
+export type MemberInput = {
+  role: SliceRole;
+  userId: Scalars['ID']['input'];
+};
+
+export type Membership = {
+  __typename?: 'Membership';
+  role: SliceRole;
+  slice?: Maybe<Slice>;
+};
+
+export type Mutation = {
+  __typename?: 'Mutation';
+  /** Adds a member or changes their role (admins and slice owners). */
+  addSliceMember: SliceMemberPayload;
+  /** Gives a namespace on a cluster to the slice (admin). */
+  addSliceNamespace: SliceNamespacePayload;
+  /** Approves a GPR held for being over policy (admin); it joins the queue. */
+  approveGpr: ApproveGprPayload;
+  /** Withdraws a pending GPR (slice editors). */
+  cancelGpr: CancelGprPayload;
+  /**
+   * Asks for GPU nodes for a slice (slice editors). Lands `QUEUED`, or `PENDING_APPROVAL`
+   * when over the slice policy.
+   */
+  createGpr: CreateGprPayload;
+  /** Creates a GPR template (admin). */
+  createGprTemplate: CreateGprTemplatePayload;
+  /** Creates a slice with namespaces, members and a policy (admin). */
+  createSlice: CreateSlicePayload;
+  /** Issues a token. Admins issue any; users issue USER tokens for themselves within their roles. */
+  createToken: CreateTokenPayload;
+  /** Creates a user (admin). Give them slice roles with `addSliceMember` and a token with `createToken`. */
+  createUser: CreateUserPayload;
+  /** Deletes a GPR template (admin); refused while a slice's auto-GPR uses it. */
+  deleteGprTemplate: DeleteGprTemplatePayload;
+  /** Deletes a slice and its history (admin); refused while it has unfinished GPRs. */
+  deleteSlice: DeleteSlicePayload;
+  /** Gives a provisioned GPR's nodes back before its window ends (slice editors). */
+  earlyReleaseGpr: EarlyReleaseGprPayload;
+  /** Registers a cluster (admin). */
+  registerCluster: RegisterClusterPayload;
+  /** Rejects a GPR held for being over policy (admin). */
+  rejectGpr: RejectGprPayload;
+  /** Removes a cluster with its nodes and slice namespaces (admin); refused while GPRs hold nodes there. */
+  removeCluster: RemoveClusterPayload;
+  /**
+   * Removes a GPU node and its GPUs from the inventory (admins). Refused with `CONFLICT`
+   * while a GPR holds the node: release it first, or report it `UNHEALTHY` to have it
+   * replaced.
+   */
+  removeNode: RemoveNodePayload;
+  /** Removes a member (admins and slice owners). */
+  removeSliceMember: SliceMemberPayload;
+  /** Takes a namespace away from the slice (admin). */
+  removeSliceNamespace: SliceNamespacePayload;
+  /**
+   * Stores a batch of GPU samples of one node (its agent, or an admin): all or nothing.
+   * Samples already stored (same GPU and second) are counted as duplicates, so resending
+   * after a reconnect is safe. An agent's report is also its node's heartbeat.
+   */
+  reportGpuSamples: ReportGpuSamplesPayload;
+  /**
+   * Replaces the processes (and their pods) on one node's GPUs (its agent, or an admin):
+   * all or nothing. Agents send it when the mapping changes and at least every minute.
+   */
+  reportGpuWorkloads: ReportGpuWorkloadsPayload;
+  /** Revokes a token at once (admins any, users their own). */
+  revokeToken: RevokeTokenPayload;
+  /**
+   * Sets the temperature threshold and power limit of a GPU shape (admins); null restores
+   * a built-in default. Values out of range are refused and nothing changes. Open alerts
+   * clear, and new ones are raised, against the new values from the next sample on.
+   */
+  setAlertThreshold: SetAlertThresholdPayload;
+  /** Changes a GPR's priority (admin). */
+  setGprPriority: SetGprPriorityPayload;
+  /**
+   * Sets the template auto-GPR uses for the slice's Pending GPU pods and turns it on or off
+   * (admin).
+   */
+  setSliceAutoGpr: SetSliceAutoGprPayload;
+  /** Changes the slice policy (admin): omitted fields keep their value, `null` removes a limit. */
+  setSlicePolicy: SetSlicePolicyPayload;
+  /**
+   * Issues a kubeconfig for a slice's namespaces on a Kubernetes cluster (admins and the
+   * slice's owners), revoking the one issued before.
+   */
+  sliceKubeconfig: SliceKubeconfigPayload;
+  /** Renames a cluster or changes its cloud and region (admin). */
+  updateCluster: UpdateClusterPayload;
+  /** Edits a pending GPR (slice editors), given the version you read. */
+  updateGpr: UpdateGprPayload;
+  /** Changes a GPR template (admin); GPRs already made from it keep what they asked for. */
+  updateGprTemplate: UpdateGprTemplatePayload;
+  /** Renames a slice, changes its description or the clusters it may use (admin). */
+  updateSlice: UpdateSlicePayload;
+  /**
+   * Creates or updates GPU nodes of a cluster and their GPUs, all or nothing (admins, or an
+   * agent for its own node; a cluster-scoped agent token for any node of its cluster). Fields
+   * left out keep their values on existing nodes.
+   */
+  upsertNodes: UpsertNodesPayload;
+};
+
+
+export type MutationAddSliceMemberArgs = {
+  input: AddSliceMemberInput;
+};
+
+
+export type MutationAddSliceNamespaceArgs = {
+  input: SliceNamespaceInput;
+};
+
+
+export type MutationApproveGprArgs = {
+  input: GprDecisionInput;
+};
+
+
+export type MutationCancelGprArgs = {
+  input: GprActionInput;
+};
+
+
+export type MutationCreateGprArgs = {
+  input: CreateGprInput;
+};
+
+
+export type MutationCreateGprTemplateArgs = {
+  input: CreateGprTemplateInput;
+};
+
+
+export type MutationCreateSliceArgs = {
+  input: CreateSliceInput;
+};
+
+
+export type MutationCreateTokenArgs = {
+  input: CreateTokenInput;
+};
+
+
+export type MutationCreateUserArgs = {
+  input: CreateUserInput;
+};
+
+
+export type MutationDeleteGprTemplateArgs = {
+  input: DeleteGprTemplateInput;
+};
+
+
+export type MutationDeleteSliceArgs = {
+  input: DeleteSliceInput;
+};
+
+
+export type MutationEarlyReleaseGprArgs = {
+  input: GprActionInput;
+};
+
+
+export type MutationRegisterClusterArgs = {
+  input: RegisterClusterInput;
+};
+
+
+export type MutationRejectGprArgs = {
+  input: GprDecisionInput;
+};
+
+
+export type MutationRemoveClusterArgs = {
+  input: RemoveClusterInput;
+};
+
+
+export type MutationRemoveNodeArgs = {
+  input: RemoveNodeInput;
+};
+
+
+export type MutationRemoveSliceMemberArgs = {
+  input: RemoveSliceMemberInput;
+};
+
+
+export type MutationRemoveSliceNamespaceArgs = {
+  input: SliceNamespaceInput;
+};
+
+
+export type MutationReportGpuSamplesArgs = {
+  input: ReportGpuSamplesInput;
+};
+
+
+export type MutationReportGpuWorkloadsArgs = {
+  input: ReportGpuWorkloadsInput;
+};
+
+
+export type MutationRevokeTokenArgs = {
+  input: RevokeTokenInput;
+};
+
+
+export type MutationSetAlertThresholdArgs = {
+  input: SetAlertThresholdInput;
+};
+
+
+export type MutationSetGprPriorityArgs = {
+  input: SetGprPriorityInput;
+};
+
+
+export type MutationSetSliceAutoGprArgs = {
+  input: SetSliceAutoGprInput;
+};
+
+
+export type MutationSetSlicePolicyArgs = {
+  input: SetSlicePolicyInput;
+};
+
+
+export type MutationSliceKubeconfigArgs = {
+  input: SliceKubeconfigInput;
+};
+
+
+export type MutationUpdateClusterArgs = {
+  input: UpdateClusterInput;
+};
+
+
+export type MutationUpdateGprArgs = {
+  input: UpdateGprInput;
+};
+
+
+export type MutationUpdateGprTemplateArgs = {
+  input: UpdateGprTemplateInput;
+};
+
+
+export type MutationUpdateSliceArgs = {
+  input: UpdateSliceInput;
+};
+
+
+export type MutationUpsertNodesArgs = {
+  input: UpsertNodesInput;
+};
+
+export type NamespaceInput = {
+  clusterId: Scalars['ID']['input'];
+  /** A Kubernetes namespace name (DNS label). */
+  name: Scalars['String']['input'];
+};
+
+/** An object with a global id. */
+export type Node = {
+  id: Scalars['ID']['output'];
+};
+
+export type NodeFilter = {
+  clusterId?: InputMaybe<Scalars['ID']['input']>;
+  gpuShape?: InputMaybe<Scalars['String']['input']>;
+  health?: InputMaybe<Health>;
+  instanceType?: InputMaybe<Scalars['String']['input']>;
+  state?: InputMaybe<NodeState>;
+};
+
+/**
+ * A node to create or update. On an existing node, a field left out keeps its value (an
+ * agent re-registering after a restart leaves an admin's thresholds alone), and an explicit
+ * `null` clears a nullable one.
+ */
+export type NodeInput = {
+  /** The CUDA version the driver supports, `major.minor`. Left out: unchanged; `null`: cleared. */
+  cudaVersion?: InputMaybe<Scalars['String']['input']>;
+  /** Left out: unchanged; `null`: cleared. */
+  driverVersion?: InputMaybe<Scalars['String']['input']>;
+  gpuMemoryMib: Scalars['Int']['input'];
+  gpuShape: Scalars['String']['input'];
+  /** When given, the node's GPUs become exactly these. */
+  gpus?: InputMaybe<Array<GpuInput>>;
+  gpusPerNode: Scalars['Int']['input'];
+  /**
+   * `HEALTHY` or `UNHEALTHY` as the reporter sees it (an agent after an XID or ECC fault,
+   * an admin taking a failed node out). Absent: unchanged. A provisioned GPR on a node that
+   * turns unhealthy gets a replacement from its pool, or runs degraded if none is free.
+   */
+  health?: InputMaybe<Health>;
+  /** E.g. `p5.48xlarge`. Required for a new node; left out: unchanged. */
+  instanceType?: InputMaybe<Scalars['String']['input']>;
+  name: Scalars['String']['input'];
+  /**
+   * The node's own power alert threshold, W (instead of its shape's). Left out: unchanged
+   * (none for a new node); `null`: cleared.
+   */
+  powerThresholdWatts?: InputMaybe<Scalars['Float']['input']>;
+  /**
+   * The node's own temperature alert threshold, °C (instead of its shape's). Left out:
+   * unchanged (none for a new node); `null`: cleared.
+   */
+  temperatureThresholdCelsius?: InputMaybe<Scalars['Float']['input']>;
+};
+
+/** Whether a node can be handed to a slice. */
+export type NodeState =
+  /** Free for the scheduler. */
+  | 'AVAILABLE'
+  /** Taken out of scheduling by an admin. */
+  | 'CORDONED'
+  /** Being returned to the pool. */
+  | 'DRAINING'
+  /** Held by a provisioned GPR. */
+  | 'RESERVED';
+
+/** Information about pagination in a connection */
+export type PageInfo = {
+  __typename?: 'PageInfo';
+  /** When paginating forwards, the cursor to continue. */
+  endCursor?: Maybe<Scalars['String']['output']>;
+  /** When paginating forwards, are there more items? */
+  hasNextPage: Scalars['Boolean']['output'];
+  /** When paginating backwards, are there more items? */
+  hasPreviousPage: Scalars['Boolean']['output'];
+  /** When paginating backwards, the cursor to continue. */
+  startCursor?: Maybe<Scalars['String']['output']>;
+};
+
+export type PodInput = {
+  container?: InputMaybe<Scalars['String']['input']>;
+  name?: InputMaybe<Scalars['String']['input']>;
+  /** Left out when the agent cannot list the node's pods. */
+  namespace?: InputMaybe<Scalars['String']['input']>;
+  /** The pod's UID (from the process's cgroup). */
+  uid: Scalars['String']['input'];
+};
+
+/**
+ * How a Kubernetes cluster keeps other pods off a slice's nodes and steers the slice's
+ * pods onto them.
+ */
+export type PodPlacement =
+  /**
+   * Namespace annotations read by the `PodNodeSelector` and
+   * `PodTolerationRestriction` admission plugins (enabled on the API server).
+   */
+  | 'ADMISSION_PLUGINS'
+  /**
+   * EGS's own mutating admission webhook (`/kubernetes/mutate`), for clusters without
+   * those plugins. The namespace annotations are written too.
+   */
+  | 'WEBHOOK';
+
+/**
+ * The Kubernetes pod (and container) a GPU process belongs to. Only the UID is known when the
+ * node's agent cannot list the node's pods.
+ */
+export type PodRef = {
+  __typename?: 'PodRef';
+  container?: Maybe<Scalars['String']['output']>;
+  name?: Maybe<Scalars['String']['output']>;
+  namespace?: Maybe<Scalars['String']['output']>;
+  uid: Scalars['String']['output'];
+};
+
+/** Nodes of one cluster with the same instance type and GPU shape: the unit the scheduler plans on. */
+export type Pool = {
+  __typename?: 'Pool';
+  cluster?: Maybe<Cluster>;
+  /** Healthy, available and not held by a GPR. */
+  freeNodes: Scalars['Int']['output'];
+  /** Memory per GPU in MiB (the smallest in the pool). */
+  gpuMemoryMib: Scalars['Int']['output'];
+  gpuShape: Scalars['String']['output'];
+  /** GPUs per node (the smallest in the pool). */
+  gpusPerNode: Scalars['Int']['output'];
+  instanceType: Scalars['String']['output'];
+  /** Held by GPRs. */
+  reservedNodes: Scalars['Int']['output'];
+  totalNodes: Scalars['Int']['output'];
+  /** Draining, cordoned, unhealthy or stale. */
+  unavailableNodes: Scalars['Int']['output'];
+};
+
+/** One pool's answer to "Get wait time". */
+export type PoolWaitEstimate = {
+  __typename?: 'PoolWaitEstimate';
+  cluster?: Maybe<Cluster>;
+  /** Expected start, allowing for windows that end early. */
+  estimatedStartAt: Scalars['DateTime']['output'];
+  estimatedWait: Scalars['Duration']['output'];
+  /** Healthy nodes of the pool not reserved right now. */
+  freeNodes: Scalars['Int']['output'];
+  gpuShape: Scalars['String']['output'];
+  healthyNodes: Scalars['Int']['output'];
+  instanceType: Scalars['String']['output'];
+  /** Guaranteed start unless higher-priority work arrives or a node fails. */
+  startNoLaterThan: Scalars['DateTime']['output'];
+};
+
+/** Priority bands: low 1–100, medium 101–200, high 201–300. */
+export type PriorityBand =
+  | 'HIGH'
+  | 'LOW'
+  | 'MEDIUM';
+
+export type ProvisioningStep = {
+  __typename?: 'ProvisioningStep';
+  /** How many times it was started (retries and resumptions by a new leader). */
+  attempts: Scalars['Int']['output'];
+  finishedAt?: Maybe<Scalars['DateTime']['output']>;
+  /** What it did, or why it failed. */
+  message: Scalars['String']['output'];
+  operation: StepOperation;
+  startedAt: Scalars['DateTime']['output'];
+  status: StepStatus;
+  /**
+   * `PRECHECK`, `LABEL_AND_TAINT`, `POD_PLACEMENT`, `EVENTS`; at release `CORDON`, `EVICT`,
+   * `UNLABEL`, `POD_PLACEMENT_REMOVED`, `POSTCHECK` (simulated clusters: `HAND_OVER`,
+   * `TAKE_BACK`).
+   */
+  step: Scalars['String']['output'];
+};
+
+export type Query = {
+  __typename?: 'Query';
+  /** The alert thresholds of every GPU shape in the inventory or configured (admins). */
+  alertThresholds: Array<AlertThreshold>;
+  /**
+   * Alerts you may read, newest first: of one slice or cluster, of one kind, open or
+   * cleared. Users read the alerts of their slices' GPRs and of the nodes those held;
+   * alerts about nodes no slice held are for admins.
+   */
+  alerts: AlertConnection;
+  cluster: Cluster;
+  /** Every registered cluster. */
+  clusters: Array<Cluster>;
+  gpr: Gpr;
+  /** GPR events the caller may see, oldest first; narrow by GPR or slice. */
+  gprEvents: GprEventConnection;
+  gprTemplate: GprTemplate;
+  /** Every GPR template, by name. */
+  gprTemplates: Array<GprTemplate>;
+  /** GPRs in the caller's slices (all for admins), newest first. */
+  gprs: GprConnection;
+  /**
+   * Utilisation, temperature and power over the latest samples of a node's, a GPR's or a
+   * slice's GPUs (give exactly one). A GPR or slice covers the nodes it holds now.
+   */
+  gpuSummary: GpuSummary;
+  /**
+   * GPUs across nodes, filtered; `orderBy: HOT_SPOTS_FIRST` (or another metrics order) for
+   * dashboards, ranked by the latest samples you may read.
+   */
+  gpus: GpuConnection;
+  /** Any object by its global id. */
+  node: Node;
+  /** GPU nodes across clusters, filtered. */
+  nodes: GpuNodeConnection;
+  /** Pools (cluster × instance type × GPU shape) with total, free, reserved and unavailable nodes. */
+  pools: Array<Pool>;
+  /** The queue in order (admins): every waiting GPR, or those of one slice or one pool. */
+  queue: Array<Gpr>;
+  /** One slice, by id or by name. */
+  slice: Slice;
+  /** Slices the caller is a member of (all slices for admins), by name. */
+  slices: SliceConnection;
+  /** Tokens: all for admins, your own for users. Newest first. */
+  tokens: AccessTokenConnection;
+  /** All users (admin). */
+  users: Array<User>;
+  /** Who the token speaks for. */
+  viewer: Viewer;
+  /**
+   * "Get wait time": when a GPR like this would start in every pool the slice may use, if
+   * submitted now, soonest first. Changes nothing.
+   */
+  waitTimeEstimates: Array<PoolWaitEstimate>;
+  /**
+   * The pods in a slice's namespaces that use GPUs its GPRs hold, each with its GPUs (and
+   * their latest samples) and processes, as the nodes' agents last reported them since each
+   * node was handed to the slice. `NOT_FOUND` for a slice you may not see.
+   */
+  workloads: Array<GpuPod>;
+};
+
+
+export type QueryAlertsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  clusterId?: InputMaybe<Scalars['ID']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  kind?: InputMaybe<AlertKind>;
+  open?: InputMaybe<Scalars['Boolean']['input']>;
+  sliceId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+
+export type QueryClusterArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type QueryGprArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type QueryGprEventsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  gprId?: InputMaybe<Scalars['ID']['input']>;
+  sliceId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+
+export type QueryGprTemplateArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type QueryGprsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  filter?: InputMaybe<GprFilter>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryGpuSummaryArgs = {
+  gprId?: InputMaybe<Scalars['ID']['input']>;
+  nodeId?: InputMaybe<Scalars['ID']['input']>;
+  sliceId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+
+export type QueryGpusArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  filter?: InputMaybe<GpuFilter>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  orderBy?: GpuOrder;
+};
+
+
+export type QueryNodeArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type QueryNodesArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  filter?: InputMaybe<NodeFilter>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryPoolsArgs = {
+  clusterId?: InputMaybe<Scalars['ID']['input']>;
+  gpuShape?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryQueueArgs = {
+  clusterId?: InputMaybe<Scalars['ID']['input']>;
+  first?: Scalars['Int']['input'];
+  gpuShape?: InputMaybe<Scalars['String']['input']>;
+  instanceType?: InputMaybe<Scalars['String']['input']>;
+  sliceId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+
+export type QuerySliceArgs = {
+  id?: InputMaybe<Scalars['ID']['input']>;
+  name?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QuerySlicesArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryTokensArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryWaitTimeEstimatesArgs = {
+  input: WaitTimeInput;
+};
+
+
+export type QueryWorkloadsArgs = {
+  sliceId: Scalars['ID']['input'];
+};
+
+export type RegisterClusterInput = {
+  cloud?: InputMaybe<Scalars['String']['input']>;
+  /** KUBERNETES: use the service account of the pod EGS runs in instead of a kubeconfig. */
+  inCluster?: Scalars['Boolean']['input'];
+  /**
+   * KUBERNETES: a self-contained kubeconfig (inline token or client certificate; no `exec`
+   * plugins or file paths). Stored encrypted and never returned.
+   */
+  kubeconfig?: InputMaybe<Scalars['String']['input']>;
+  /** A DNS label, unique among clusters. */
+  name: Scalars['String']['input'];
+  /**
+   * KUBERNETES: how the slice's pods are steered onto its nodes (default: the admission
+   * plugins' namespace annotations).
+   */
+  podPlacement?: InputMaybe<PodPlacement>;
+  provider: ClusterProvider;
+  region?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type RegisterClusterPayload = {
+  __typename?: 'RegisterClusterPayload';
+  cluster?: Maybe<Cluster>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+/** Where a cluster is in its registration. */
+export type RegistrationStatus =
+  /** Contact failed; see the cluster's health. */
+  | 'FAILED'
+  /** Registered, not yet contacted. */
+  | 'PENDING'
+  /** Contacted and in use. */
+  | 'REGISTERED';
+
+export type RejectGprPayload = {
+  __typename?: 'RejectGprPayload';
+  gpr?: Maybe<Gpr>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+/** Why a GPR's nodes were taken back. */
+export type ReleaseReason =
+  /** An admin released it. */
+  | 'ADMIN'
+  /** The requester released the nodes early. */
+  | 'EARLY_RELEASED'
+  /** The reserved window ended. */
+  | 'EXPIRED'
+  /** All GPUs stayed idle for the idle timeout. */
+  | 'IDLE_TIMEOUT'
+  /** A node failed and could not be replaced. */
+  | 'NODE_FAILURE'
+  /** A higher-priority GPR needed the nodes. */
+  | 'PREEMPTED';
+
+export type RemoveClusterInput = {
+  id: Scalars['ID']['input'];
+};
+
+/** The removed cluster, as it was. */
+export type RemoveClusterPayload = {
+  __typename?: 'RemoveClusterPayload';
+  cluster?: Maybe<Cluster>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type RemoveNodeInput = {
+  id: Scalars['ID']['input'];
+};
+
+/** The node as it was when removed. */
+export type RemoveNodePayload = {
+  __typename?: 'RemoveNodePayload';
+  node?: Maybe<GpuNode>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type RemoveSliceMemberInput = {
+  sliceId: Scalars['ID']['input'];
+  userId: Scalars['ID']['input'];
+};
+
+/**
+ * Samples of one node's GPUs: name the node by `nodeId`, or by `clusterId` and `nodeName`
+ * as in `upsertNodes` (what an agent token names).
+ */
+export type ReportGpuSamplesInput = {
+  clusterId?: InputMaybe<Scalars['ID']['input']>;
+  nodeId?: InputMaybe<Scalars['ID']['input']>;
+  nodeName?: InputMaybe<Scalars['String']['input']>;
+  /** At most 10,000, of any of the node's GPUs, in any order. */
+  samples: Array<GpuSampleInput>;
+};
+
+export type ReportGpuSamplesPayload = {
+  __typename?: 'ReportGpuSamplesPayload';
+  /** Samples stored. */
+  accepted: Scalars['Int']['output'];
+  /** Samples already stored (same GPU and second), e.g. resent after a reconnect. */
+  duplicates: Scalars['Int']['output'];
+  /** Problems with the input; when there are any, nothing was stored. */
+  userErrors: Array<UserError>;
+};
+
+/**
+ * The processes on one node's GPUs now: name the node by `nodeId`, or by `clusterId` and
+ * `nodeName` (what an agent token names).
+ */
+export type ReportGpuWorkloadsInput = {
+  clusterId?: InputMaybe<Scalars['ID']['input']>;
+  /** The node's GPUs; a GPU of the node left out has no processes afterwards. */
+  gpus: Array<GpuWorkloadInput>;
+  nodeId?: InputMaybe<Scalars['ID']['input']>;
+  nodeName?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type ReportGpuWorkloadsPayload = {
+  __typename?: 'ReportGpuWorkloadsPayload';
+  /** Processes stored. */
+  processes: Scalars['Int']['output'];
+  /** Problems with the input; when there are any, nothing was stored. */
+  userErrors: Array<UserError>;
+};
+
+export type RevokeTokenInput = {
+  id: Scalars['ID']['input'];
+};
+
+export type RevokeTokenPayload = {
+  __typename?: 'RevokeTokenPayload';
+  token?: Maybe<AccessToken>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+/** Who a token speaks for. */
+export type Role =
+  /** Platform team: everything. */
+  | 'ADMIN'
+  /** A node agent reporting for one node of one cluster. */
+  | 'AGENT'
+  /** A member of one or more slices. */
+  | 'USER';
+
+export type SetAlertThresholdInput = {
+  /**
+   * The GPU shape, as nodes report it (e.g. `NVIDIA-H100-80GB-HBM3`); it need not be in the
+   * inventory yet.
+   */
+  gpuShape: Scalars['String']['input'];
+  /** 10–5000 W; null restores the model's built-in limit (or none). */
+  powerWatts?: InputMaybe<Scalars['Float']['input']>;
+  /** 40–120 °C; null restores the built-in 87 °C. */
+  temperatureCelsius?: InputMaybe<Scalars['Float']['input']>;
+};
+
+export type SetAlertThresholdPayload = {
+  __typename?: 'SetAlertThresholdPayload';
+  threshold?: Maybe<AlertThreshold>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type SetGprPriorityInput = {
+  id: Scalars['ID']['input'];
+  priority: Scalars['Int']['input'];
+  version?: InputMaybe<Scalars['Int']['input']>;
+};
+
+export type SetGprPriorityPayload = {
+  __typename?: 'SetGprPriorityPayload';
+  gpr?: Maybe<Gpr>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type SetSliceAutoGprInput = {
+  enabled: Scalars['Boolean']['input'];
+  sliceId: Scalars['ID']['input'];
+  /** `null` clears it (and needs `enabled: false`). */
+  templateId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+export type SetSliceAutoGprPayload = {
+  __typename?: 'SetSliceAutoGprPayload';
+  slice?: Maybe<Slice>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type SetSlicePolicyInput = {
+  policy: SlicePolicyInput;
+  sliceId: Scalars['ID']['input'];
+};
+
+export type SetSlicePolicyPayload = {
+  __typename?: 'SetSlicePolicyPayload';
+  slice?: Maybe<Slice>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type Slice = Node & {
+  __typename?: 'Slice';
+  /** Auto-GPR: a GPR from a template when one of the slice's GPU pods stays Pending. */
+  autoGpr: SliceAutoGpr;
+  /** Clusters the slice may use. */
+  clusters: Array<Cluster>;
+  createdAt: Scalars['DateTime']['output'];
+  description?: Maybe<Scalars['String']['output']>;
+  /** This slice's GPRs, newest first. */
+  gprs: GprConnection;
+  /**
+   * Utilisation, temperature and power over the latest samples of the GPUs on the nodes its
+   * GPRs hold now (what `gpuSummary(sliceId:)` gives, under the same rules); null while they
+   * hold none.
+   */
+  gpuSummary?: Maybe<GpuSummary>;
+  id: Scalars['ID']['output'];
+  members: Array<SliceMember>;
+  name: Scalars['String']['output'];
+  namespaces: Array<SliceNamespace>;
+  policy: SlicePolicy;
+  updatedAt: Scalars['DateTime']['output'];
+  /** The caller's role here (admins are owners everywhere). */
+  viewerRole?: Maybe<SliceRole>;
+};
+
+
+export type SliceGprsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  filter?: InputMaybe<GprFilter>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+export type SliceAutoGpr = {
+  __typename?: 'SliceAutoGpr';
+  /** Whether EGS acts on the slice's Pending GPU pods. */
+  enabled: Scalars['Boolean']['output'];
+  /** The template its GPRs are made from. */
+  template?: Maybe<GprTemplate>;
+};
+
+export type SliceConnection = {
+  __typename?: 'SliceConnection';
+  /** A list of edges. */
+  edges: Array<SliceEdge>;
+  /** A list of nodes. */
+  nodes: Array<Slice>;
+  /** Information to aid in pagination. */
+  pageInfo: PageInfo;
+  /** How many items match the filters, across all pages. */
+  totalCount: Scalars['Int']['output'];
+};
+
+/** An edge in a connection. */
+export type SliceEdge = {
+  __typename?: 'SliceEdge';
+  /** A cursor for use in pagination */
+  cursor: Scalars['String']['output'];
+  /** The item at the end of the edge */
+  node: Slice;
+};
+
+export type SliceKubeconfigInput = {
+  clusterId: Scalars['ID']['input'];
+  /** How long the token lives: 30 days when omitted, 10 minutes to 1 year. */
+  expiresIn?: InputMaybe<Scalars['Duration']['input']>;
+  sliceId: Scalars['ID']['input'];
+};
+
+/**
+ * A kubeconfig for the slice's namespaces on one cluster. It is shown only here: EGS keeps no
+ * copy, and asking again revokes the previous one.
+ */
+export type SliceKubeconfigPayload = {
+  __typename?: 'SliceKubeconfigPayload';
+  expiresAt?: Maybe<Scalars['DateTime']['output']>;
+  /** The kubeconfig YAML (its token is a secret). */
+  kubeconfig?: Maybe<Scalars['String']['output']>;
+  /** The namespaces where it may act; the first is the context's namespace. */
+  namespaces: Array<Scalars['String']['output']>;
+  /** `<namespace>/<name>` of the ServiceAccount the token speaks for. */
+  serviceAccount?: Maybe<Scalars['String']['output']>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type SliceMember = {
+  __typename?: 'SliceMember';
+  createdAt: Scalars['DateTime']['output'];
+  role: SliceRole;
+  user?: Maybe<User>;
+};
+
+export type SliceMemberPayload = {
+  __typename?: 'SliceMemberPayload';
+  slice?: Maybe<Slice>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type SliceNamespace = {
+  __typename?: 'SliceNamespace';
+  cluster?: Maybe<Cluster>;
+  id: Scalars['ID']['output'];
+  name: Scalars['String']['output'];
+};
+
+export type SliceNamespaceInput = {
+  clusterId: Scalars['ID']['input'];
+  name: Scalars['String']['input'];
+  sliceId: Scalars['ID']['input'];
+};
+
+export type SliceNamespacePayload = {
+  __typename?: 'SliceNamespacePayload';
+  slice?: Maybe<Slice>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type SlicePolicy = {
+  __typename?: 'SlicePolicy';
+  /** GPU shapes the slice may ask for; empty means any. */
+  allowedShapes: Array<Scalars['String']['output']>;
+  /** Whether the slice's GPRs may be preempted by higher-priority ones. */
+  autoEviction: Scalars['Boolean']['output'];
+  /** Idle timeout for GPRs that set none. */
+  defaultIdleTimeout?: Maybe<Scalars['Duration']['output']>;
+  /** GPU-hours per quota period; over it, GPRs need approval. */
+  gpuHourQuota?: Maybe<Scalars['Int']['output']>;
+  /** Longest reserved window; longer GPRs are rejected. */
+  maxDuration?: Maybe<Scalars['Duration']['output']>;
+  /** Most GPUs per GPR without approval. */
+  maxGpusPerGpr?: Maybe<Scalars['Int']['output']>;
+  /** Longest idle timeout a GPR may set; also forbids turning it off. */
+  maxIdleTimeout?: Maybe<Scalars['Duration']['output']>;
+  /** Most nodes per GPR without approval. */
+  maxNodesPerGpr?: Maybe<Scalars['Int']['output']>;
+  /** Most pending GPRs at once; more need approval. */
+  maxQueuedGprs?: Maybe<Scalars['Int']['output']>;
+  /** Highest priority the slice's GPRs may ask for without approval. */
+  priorityMax: Scalars['Int']['output'];
+  /** Lowest priority the slice's GPRs may ask for without approval. */
+  priorityMin: Scalars['Int']['output'];
+  quotaPeriod: Scalars['Duration']['output'];
+  /** Whether an evicted GPR goes back to the queue. */
+  requeueOnEviction: Scalars['Boolean']['output'];
+  /** Whether a GPR whose provisioning failed goes back to the queue. */
+  requeueOnFailure: Scalars['Boolean']['output'];
+};
+
+/** Changes to a slice policy: omitted fields keep their value, `null` removes a limit. */
+export type SlicePolicyInput = {
+  allowedShapes?: InputMaybe<Array<Scalars['String']['input']>>;
+  autoEviction?: InputMaybe<Scalars['Boolean']['input']>;
+  defaultIdleTimeout?: InputMaybe<Scalars['Duration']['input']>;
+  gpuHourQuota?: InputMaybe<Scalars['Int']['input']>;
+  maxDuration?: InputMaybe<Scalars['Duration']['input']>;
+  maxGpusPerGpr?: InputMaybe<Scalars['Int']['input']>;
+  maxIdleTimeout?: InputMaybe<Scalars['Duration']['input']>;
+  maxNodesPerGpr?: InputMaybe<Scalars['Int']['input']>;
+  maxQueuedGprs?: InputMaybe<Scalars['Int']['input']>;
+  priorityMax?: InputMaybe<Scalars['Int']['input']>;
+  priorityMin?: InputMaybe<Scalars['Int']['input']>;
+  quotaPeriod?: InputMaybe<Scalars['Duration']['input']>;
+  requeueOnEviction?: InputMaybe<Scalars['Boolean']['input']>;
+  requeueOnFailure?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
+/** A member's rights within one slice. */
+export type SliceRole =
+  /** Creates and manages GPRs in the slice. */
+  | 'EDITOR'
+  /** Manages members and policy-free settings of the slice, and all its GPRs. */
+  | 'OWNER'
+  /** Reads the slice and its GPRs. */
+  | 'VIEWER';
+
+/** Which job a provisioning step belongs to. */
+export type StepOperation =
+  /** Handing nodes to the slice. */
+  | 'PROVISION'
+  /** Taking them back. */
+  | 'RELEASE';
+
+/** Where a provisioning or release step is. */
+export type StepStatus =
+  | 'DONE'
+  /** Failed on its last attempt; see its message. Transient failures are retried. */
+  | 'FAILED'
+  /** Started and not yet finished (or interrupted; the next leader runs it again). */
+  | 'RUNNING';
+
+export type Subscription = {
+  __typename?: 'Subscription';
+  /**
+   * Every alert raised or cleared from now on that you may read (the rules of the `alerts`
+   * list), of one slice or one cluster if you name it: the alert as it was raised
+   * (`open: true`), then again when it clears (`open: false`). Transitions stored on any
+   * replica arrive within a second.
+   */
+  alerts: Alert;
+  /**
+   * GPR events the caller may see, live, narrowed by GPR or slice. With `after` (the id of
+   * the last event you saw, or its `sequence`), every stored event after it comes first,
+   * then live ones, with no gap or repeat between the two: reconnect with the last id you
+   * received and nothing is lost.
+   */
+  gprEvents: GprEvent;
+  /**
+   * Live samples of one GPU, a node, the nodes a GPR holds, or the nodes a slice's GPRs
+   * hold (give exactly one), coalesced to `interval` (default and minimum 1s): each update
+   * carries the newest sample of every GPU that reported since the last one. A slow client
+   * skips to the newest samples; it never holds up others.
+   */
+  gpuMetrics: GpuMetricsUpdate;
+  /**
+   * Changes of the GPU nodes of a cluster (or of every cluster), from now on: nodes added
+   * and removed, health changes (`STALE` when an agent falls silent for 30 s, and back),
+   * nodes allocated to and released by GPRs, state and description changes. A change made
+   * through any replica arrives within a couple of seconds (at once on this one).
+   */
+  inventoryChanged: InventoryChange;
+  /**
+   * The queue as `queue(...)` shows it (one slice for its members; any view for admins):
+   * now, then again whenever a position, promise or estimate in it changes.
+   */
+  queueChanged: Array<Gpr>;
+};
+
+
+export type SubscriptionAlertsArgs = {
+  clusterId?: InputMaybe<Scalars['ID']['input']>;
+  sliceId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+
+export type SubscriptionGprEventsArgs = {
+  after?: InputMaybe<Scalars['ID']['input']>;
+  gprId?: InputMaybe<Scalars['ID']['input']>;
+  sliceId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+
+export type SubscriptionGpuMetricsArgs = {
+  gprId?: InputMaybe<Scalars['ID']['input']>;
+  gpuId?: InputMaybe<Scalars['ID']['input']>;
+  interval?: InputMaybe<Scalars['Duration']['input']>;
+  nodeId?: InputMaybe<Scalars['ID']['input']>;
+  sliceId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+
+export type SubscriptionInventoryChangedArgs = {
+  clusterId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+
+export type SubscriptionQueueChangedArgs = {
+  clusterId?: InputMaybe<Scalars['ID']['input']>;
+  first?: Scalars['Int']['input'];
+  gpuShape?: InputMaybe<Scalars['String']['input']>;
+  instanceType?: InputMaybe<Scalars['String']['input']>;
+  sliceId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+/** Where a threshold in force comes from. */
+export type ThresholdSource =
+  /** EGS's default: 87 °C, and the power limit of the GPU model when EGS knows it. */
+  | 'BUILT_IN'
+  /** Set by an admin with `setAlertThreshold`. */
+  | 'CONFIGURED';
+
+/** One slice a token may act in, and the most it may do there. */
+export type TokenScope = {
+  __typename?: 'TokenScope';
+  role: SliceRole;
+  /** `null` when the caller may not see the slice. */
+  slice?: Maybe<Slice>;
+};
+
+export type TokenScopeInput = {
+  role: SliceRole;
+  sliceId: Scalars['ID']['input'];
+};
+
+export type UpdateClusterInput = {
+  /** `null` clears it. */
+  cloud?: InputMaybe<Scalars['String']['input']>;
+  id: Scalars['ID']['input'];
+  /** Replaces the stored kubeconfig (Kubernetes clusters). */
+  kubeconfig?: InputMaybe<Scalars['String']['input']>;
+  name?: InputMaybe<Scalars['String']['input']>;
+  podPlacement?: InputMaybe<PodPlacement>;
+  /** `null` clears it. */
+  region?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type UpdateClusterPayload = {
+  __typename?: 'UpdateClusterPayload';
+  cluster?: Maybe<Cluster>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type UpdateGprInput = {
+  duration?: InputMaybe<Scalars['Duration']['input']>;
+  earliestStartAt?: InputMaybe<Scalars['DateTime']['input']>;
+  gpuShape?: InputMaybe<Scalars['String']['input']>;
+  gpusPerNode?: InputMaybe<Scalars['Int']['input']>;
+  id: Scalars['ID']['input'];
+  idleTimeout?: InputMaybe<Scalars['Duration']['input']>;
+  instanceType?: InputMaybe<Scalars['String']['input']>;
+  labels?: InputMaybe<Array<LabelInput>>;
+  minGpuMemoryMib?: InputMaybe<Scalars['Int']['input']>;
+  name?: InputMaybe<Scalars['String']['input']>;
+  nodeCount?: InputMaybe<Scalars['Int']['input']>;
+  preemptible?: InputMaybe<Scalars['Boolean']['input']>;
+  preferredClusterIds?: InputMaybe<Array<Scalars['ID']['input']>>;
+  priority?: InputMaybe<Scalars['Int']['input']>;
+  /** The version you read; the update is refused if the GPR changed since. */
+  version: Scalars['Int']['input'];
+};
+
+export type UpdateGprPayload = {
+  __typename?: 'UpdateGprPayload';
+  gpr?: Maybe<Gpr>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+/** Omitted fields keep their value; `null` clears an optional one. */
+export type UpdateGprTemplateInput = {
+  description?: InputMaybe<Scalars['String']['input']>;
+  duration?: InputMaybe<Scalars['Duration']['input']>;
+  gpuShape?: InputMaybe<Scalars['String']['input']>;
+  gpusPerNode?: InputMaybe<Scalars['Int']['input']>;
+  id: Scalars['ID']['input'];
+  idleTimeout?: InputMaybe<Scalars['Duration']['input']>;
+  instanceType?: InputMaybe<Scalars['String']['input']>;
+  name?: InputMaybe<Scalars['String']['input']>;
+  nodeCount?: InputMaybe<Scalars['Int']['input']>;
+  priority?: InputMaybe<Scalars['Int']['input']>;
+};
+
+export type UpdateGprTemplatePayload = {
+  __typename?: 'UpdateGprTemplatePayload';
+  template?: Maybe<GprTemplate>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type UpdateSliceInput = {
+  /** When given, the slice may use exactly these clusters. */
+  clusterIds?: InputMaybe<Array<Scalars['ID']['input']>>;
+  /** `null` clears it. */
+  description?: InputMaybe<Scalars['String']['input']>;
+  id: Scalars['ID']['input'];
+  name?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type UpdateSlicePayload = {
+  __typename?: 'UpdateSlicePayload';
+  slice?: Maybe<Slice>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type UpsertNodesInput = {
+  clusterId: Scalars['ID']['input'];
+  nodes: Array<NodeInput>;
+};
+
+export type UpsertNodesPayload = {
+  __typename?: 'UpsertNodesPayload';
+  nodes?: Maybe<Array<GpuNode>>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type User = Node & {
+  __typename?: 'User';
+  createdAt: Scalars['DateTime']['output'];
+  email?: Maybe<Scalars['String']['output']>;
+  id: Scalars['ID']['output'];
+  /** Slices this user belongs to, with their role (as far as the caller may see). */
+  memberships: Array<Membership>;
+  name: Scalars['String']['output'];
+  role: Role;
+};
+
+/** A problem with one input field, as reported in `userErrors`. */
+export type UserError = {
+  __typename?: 'UserError';
+  code: ErrorCode;
+  /** Path to the input field, e.g. `["input", "priority"]`; empty when not about one field. */
+  field: Array<Scalars['String']['output']>;
+  /** What is wrong and how to fix it. */
+  message: Scalars['String']['output'];
+};
+
+export type Viewer = {
+  __typename?: 'Viewer';
+  /** The user's id, or the token's for agents. */
+  id: Scalars['ID']['output'];
+  /** Slices the token may act in, with the effective role. */
+  memberships: Array<Membership>;
+  name: Scalars['String']['output'];
+  role: Role;
+  /** The token used for this request. */
+  token?: Maybe<AccessToken>;
+  user?: Maybe<User>;
+};
+
+/** A GPR you are thinking of submitting. */
+export type WaitTimeInput = {
+  duration: Scalars['Duration']['input'];
+  earliestStartAt?: InputMaybe<Scalars['DateTime']['input']>;
+  /** Omit to see every shape the slice may use. */
+  gpuShape?: InputMaybe<Scalars['String']['input']>;
+  gpusPerNode?: InputMaybe<Scalars['Int']['input']>;
+  instanceType?: InputMaybe<Scalars['String']['input']>;
+  minGpuMemoryMib?: InputMaybe<Scalars['Int']['input']>;
+  nodeCount: Scalars['Int']['input'];
+  preferredClusterIds?: Array<Scalars['ID']['input']>;
+  priority?: Scalars['Int']['input'];
+  sliceId: Scalars['ID']['input'];
+};
+
+export type ViewerQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type ViewerQuery = { __typename?: 'Query', viewer: { __typename?: 'Viewer', id: string, name: string, role: Role, memberships: Array<{ __typename?: 'Membership', role: SliceRole, slice?: { __typename?: 'Slice', id: string, name: string } | null }> } };
+
+
+export const ViewerDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"Viewer"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"viewer"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"role"}},{"kind":"Field","name":{"kind":"Name","value":"memberships"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"role"}},{"kind":"Field","name":{"kind":"Name","value":"slice"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}}]}}]} as unknown as DocumentNode<ViewerQuery, ViewerQueryVariables>;

@@ -1,0 +1,3 @@
+export function CreateGpr() {
+  return <p>Coming.</p>;
+}

@@ -1,0 +1,3 @@
+export function GprDetail() {
+  return <p>Coming.</p>;
+}

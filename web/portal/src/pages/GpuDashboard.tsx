@@ -1,0 +1,3 @@
+export function GpuDashboard() {
+  return <p>Coming.</p>;
+}

@@ -1,0 +1,3 @@
+export function Gpus() {
+  return <p>Coming.</p>;
+}

@@ -1,0 +1,3 @@
+export function Queue() {
+  return <p>Coming.</p>;
+}

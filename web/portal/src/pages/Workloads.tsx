@@ -1,0 +1,3 @@
+export function Workloads() {
+  return <p>Coming.</p>;
+}

@@ -1,0 +1,3 @@
+export function AdminQueue() {
+  return <p>Coming.</p>;
+}

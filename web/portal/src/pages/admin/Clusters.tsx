@@ -1,0 +1,3 @@
+export function Clusters() {
+  return <p>Coming.</p>;
+}

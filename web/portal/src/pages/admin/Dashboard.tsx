@@ -1,0 +1,3 @@
+export function AdminDashboard() {
+  return <p>Coming.</p>;
+}

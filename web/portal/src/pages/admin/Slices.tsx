@@ -1,0 +1,3 @@
+export function Slices() {
+  return <p>Coming.</p>;
+}

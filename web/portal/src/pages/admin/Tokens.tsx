@@ -1,0 +1,3 @@
+export function Tokens() {
+  return <p>Coming.</p>;
+}

@@ -1,0 +1,124 @@
+// The signed-in token: kept in localStorage, checked against `viewer` on login and on load,
+// and dropped when the gateway refuses it (revoked or expired).
+import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
+import { print } from 'graphql';
+import { Provider as UrqlProvider } from 'urql';
+import { createApi, type LinkState } from './api/client';
+import { ApiContext, LinkContext } from './api/context';
+import { graphql } from './gql';
+import type { ViewerQuery } from './gql/graphql';
+
+const STORAGE_KEY = 'egs.token';
+
+export const ViewerDocument = graphql(`
+  query Viewer {
+    viewer {
+      id
+      name
+      role
+      memberships {
+        role
+        slice {
+          id
+          name
+        }
+      }
+    }
+  }
+`);
+
+export type Viewer = ViewerQuery['viewer'];
+
+interface Session {
+  viewer: Viewer | null;
+  /** Checks a token with the gateway; resolves to an error message, or null once signed in. */
+  login: (token: string) => Promise<string | null>;
+  logout: (reason?: string) => void;
+  /** Why the last session ended, shown on the login page. */
+  notice: string | null;
+}
+
+const SessionContext = createContext<Session | null>(null);
+
+export function useSession(): Session {
+  const session = useContext(SessionContext);
+  if (!session) throw new Error('useSession outside <SessionProvider>');
+  return session;
+}
+
+/** Asks the gateway who a token speaks for. */
+export async function fetchViewer(token: string): Promise<{ viewer: Viewer } | { error: string }> {
+  let response: Response;
+  try {
+    response = await fetch('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query: print(ViewerDocument) }),
+    });
+  } catch {
+    return { error: 'The gateway cannot be reached. Is `egs serve` running?' };
+  }
+  const body = (await response.json().catch(() => null)) as { data?: { viewer: Viewer }; errors?: { message: string }[] } | null;
+  if (body?.data?.viewer) return { viewer: body.data.viewer };
+  return { error: body?.errors?.[0]?.message ?? `The gateway answered ${response.status}.` };
+}
+
+export function SessionProvider({ children }: { children: ReactNode }) {
+  const [token, setToken] = useState<string | null>(() => localStorage.getItem(STORAGE_KEY));
+  const [viewer, setViewer] = useState<Viewer | null>(null);
+  const [checking, setChecking] = useState(token !== null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [link, setLink] = useState<LinkState>('connecting');
+
+  const logout = useCallback((reason?: string) => {
+    localStorage.removeItem(STORAGE_KEY);
+    setToken(null);
+    setViewer(null);
+    setNotice(reason ?? null);
+  }, []);
+
+  // A stored token is checked once on load; a gateway that is down keeps it (and says so).
+  useEffect(() => {
+    if (token === null || viewer !== null) return;
+    let cancelled = false;
+    void fetchViewer(token).then((result) => {
+      if (cancelled) return;
+      setChecking(false);
+      if ('viewer' in result) setViewer(result.viewer);
+      else logout(result.error);
+    });
+    return () => {
+      cancelled = true;
+    };
+  }, [token, viewer, logout]);
+
+  const login = useCallback(async (candidate: string) => {
+    const trimmed = candidate.trim();
+    if (!trimmed) return 'Paste an access token.';
+    const result = await fetchViewer(trimmed);
+    if ('error' in result) return result.error;
+    localStorage.setItem(STORAGE_KEY, trimmed);
+    setNotice(null);
+    setToken(trimmed);
+    setViewer(result.viewer);
+    return null;
+  }, []);
+
+  const api = useMemo(
+    () => (token ? createApi(token, (reason) => logout(`The gateway refused the token: ${reason}`), setLink) : null),
+    [token, logout],
+  );
+  useEffect(() => () => void api?.ws.dispose(), [api]);
+
+  const session = useMemo(() => ({ viewer, login, logout, notice }), [viewer, login, logout, notice]);
+  if (checking) return <div className="boot">Checking your token…</div>;
+  return (
+    <SessionContext.Provider value={session}>
+      <ApiContext.Provider value={api}>
+        <LinkContext.Provider value={link}>
+          {api ? <UrqlProvider value={api.http}>{children}</UrqlProvider> : children}
+        </LinkContext.Provider>
+      </ApiContext.Provider>
+    </SessionContext.Provider>
+  );
+}
