@@ -4,12 +4,11 @@
 use crate::db::{self, StatementCounter};
 use crate::metrics::Metrics;
 use crate::settings::ServeArgs;
-use crate::{admission, bootstrap, demo, graphql_http, graphql_ws, health, playground, replicas};
+use crate::{admission, bootstrap, demo, graphql_http, graphql_ws, health, playground, portal, replicas};
 use anyhow::Context;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderValue, Method, header};
-use axum::response::Redirect;
 use axum::routing::get;
 use egs_schema::alerts::hub::AlertHub;
 use egs_schema::alerts::webhook::Webhook;
@@ -58,6 +57,8 @@ pub struct Application {
     alert_sweep: std::time::Duration,
     /// The lifecycle's clock, which the idle-GPR alert reads like the idle release.
     clock: Arc<dyn Clock>,
+    /// `--demo`: simulated agents report samples and pods for the simulated clusters.
+    demo_telemetry: bool,
 }
 
 impl Application {
@@ -165,7 +166,7 @@ impl Application {
         let router = router(state.clone(), &settings)?;
         let listener = TcpListener::bind(settings.listen).await.with_context(|| format!("failed to listen on {}", settings.listen))?;
         let alert_sweep = std::time::Duration::from_millis(settings.alerts.sweep_interval_ms);
-        Ok(Self { listener, router, state, admin_token, lifecycle, webhook, alert_sweep, clock })
+        Ok(Self { listener, router, state, admin_token, lifecycle, webhook, alert_sweep, clock, demo_telemetry: settings.demo })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -199,6 +200,7 @@ impl Application {
         ));
         let webhook = self.webhook.map(|webhook| tokio::spawn(webhook.run(until_stopped())));
         let lifecycle = self.lifecycle.map(|lifecycle| tokio::spawn(lifecycle.run(until_stopped())));
+        let demo = self.demo_telemetry.then(|| tokio::spawn(demo::telemetry::run(services.clone(), until_stopped())));
         let served = axum::serve(self.listener, self.router)
             .with_graceful_shutdown(self.state.sockets.shut_down_on(shutdown))
             .await
@@ -209,6 +211,9 @@ impl Application {
         let _ = sweeper.await;
         if let Some(webhook) = webhook {
             let _ = webhook.await;
+        }
+        if let Some(demo) = demo {
+            let _ = demo.await;
         }
         if let Some(task) = lifecycle
             && let Err(error) = task.await
@@ -267,7 +272,8 @@ async fn connect_redis(client: redis::Client) -> anyhow::Result<redis::aio::Conn
 
 fn router(state: AppState, settings: &ServeArgs) -> anyhow::Result<Router> {
     let mut router = Router::new()
-        .route("/", get(|| async { Redirect::temporary("/graphql") }))
+        .route("/", get(|| async { portal::index() }))
+        .route("/assets/{file}", get(portal::asset))
         .route("/graphql", get(graphql_http::graphql_get).post(graphql_http::graphql_post))
         .route("/graphql/ws", get(graphql_ws::graphql_ws))
         .route("/graphql/assets/{file}", get(playground::asset))
@@ -275,6 +281,7 @@ fn router(state: AppState, settings: &ServeArgs) -> anyhow::Result<Router> {
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(health::metrics))
         .route("/kubernetes/clusters/{cluster}/mutate", axum::routing::post(admission::mutate))
+        .fallback(portal::fallback)
         .layer(DefaultBodyLimit::max(settings.max_body_bytes))
         .with_state(state);
     if !settings.cors_origins.is_empty() {

@@ -12,6 +12,7 @@ pub mod graphql_ws;
 pub mod health;
 pub mod metrics;
 pub mod playground;
+pub mod portal;
 pub mod replay;
 pub mod replicas;
 pub mod settings;

@@ -127,7 +127,7 @@ fn build(seed: u64, config: Config) -> World {
         }
         clusters.truncate(rng.range(1, CLUSTERS) as usize);
         clusters.sort_unstable();
-        core.upsert_slice(SliceSpec { id, clusters: clusters.clone(), evictable: rng.chance(0.5) });
+        core.upsert_slice(SliceSpec { id, clusters: clusters.clone(), evictable: rng.chance(0.5), shapes: Vec::new() });
         slices.push(clusters);
     }
     let mut world = World { core, slices, rng, next_id: 1 };
@@ -233,7 +233,7 @@ fn main() {
     );
 
     // Wait time across all pools: a slice on every cluster, no shape: 50 pools to answer.
-    world.core.upsert_slice(SliceSpec { id: SLICES + 1, clusters: (1..=CLUSTERS).collect(), evictable: false });
+    world.core.upsert_slice(SliceSpec { id: SLICES + 1, clusters: (1..=CLUSTERS).collect(), evictable: false, shapes: Vec::new() });
     world.core.plan(now);
     let mut samples = Vec::with_capacity(WAIT_QUERIES);
     let mut rows = 0;

@@ -1,8 +1,8 @@
 //! The one-shot commands and the demo seed, against a running gateway's database.
 
 use egs_api::settings::{Secret, StorageArgs, TokenCreateArgs};
-use egs_tests::TestApp;
 use egs_tests::fixtures;
+use egs_tests::{TestApp, wait_for};
 use serde_json::json;
 
 fn token_args(app: &TestApp, user: Option<&str>, slice: Option<&str>, role: Option<&str>, ttl: &str) -> TokenCreateArgs {
@@ -56,6 +56,32 @@ async fn the_demo_seeds_clusters_slices_users_and_gprs_once() {
     assert_eq!(nodes, 22);
     assert_eq!(data["gprs"]["totalCount"], 4);
     assert!(data["gprs"]["edges"].as_array().expect("edges").iter().any(|e| e["node"]["phase"] == "PENDING_APPROVAL"));
+
+    // The simulated agents report: samples for every GPU (busy where a GPR holds the node) and
+    // one pod per held node in the slice's namespace, so the portal's charts and workloads move.
+    let nlp = app.ok(&app.admin_token, r#"{ slice(name: "nlp-research") { id } }"#, json!({})).await["slice"]["id"].clone();
+    wait_for("demo samples and pods", || async {
+        let data = app
+            .ok(
+                &app.admin_token,
+                "query($slice: ID!) { nodes(first: 100) { nodes { allocatedGpr { name } gpus { latestSample { util } } } } workloads(sliceId: $slice) { name namespace } }",
+                json!({ "slice": nlp }),
+            )
+            .await;
+        let nodes = data["nodes"]["nodes"].as_array().cloned().unwrap_or_default();
+        let gpus = |held: bool| {
+            nodes.iter().filter(move |n| n["allocatedGpr"].is_null() != held).flat_map(|n| n["gpus"].as_array().cloned().unwrap_or_default())
+        };
+        let sampled = nodes.len() == 22 && gpus(true).chain(gpus(false)).all(|g| g["latestSample"]["util"].is_number());
+        let busy = gpus(true).all(|g| g["latestSample"]["util"].as_f64().unwrap_or(0.0) > 20.0)
+            && gpus(false).all(|g| g["latestSample"]["util"].as_f64().unwrap_or(100.0) < 5.0);
+        let pods = data["workloads"].as_array().cloned().unwrap_or_default();
+        sampled
+            && busy
+            && pods.len() == 4
+            && pods.iter().all(|p| p["namespace"] == "nlp" && p["name"].as_str().unwrap_or_default().starts_with("llama-70b-finetune-worker-"))
+    })
+    .await;
 
     let bob = std::fs::read_to_string(app.data_dir.join("demo-tokens/bob.token")).expect("bob's token");
     let bobs = app.ok(bob.trim(), "{ slices { edges { node { name viewerRole } } } }", json!({})).await;

@@ -141,3 +141,38 @@ async fn the_playground_is_served_offline_with_its_own_assets() {
     }
     app.finish().await;
 }
+
+#[tokio::test]
+async fn the_portal_is_served_at_the_root_and_on_its_routes_with_its_assets() {
+    let app = TestApp::spawn().await;
+    let page = app.client.get(app.url("/")).header("accept", "text/html").send().await.expect("answer");
+    assert_eq!(page.status().as_u16(), 200);
+    let csp = page.headers()["content-security-policy"].to_str().unwrap_or_default().to_owned();
+    assert!(csp.contains("default-src 'self'") && csp.contains("connect-src 'self' ws: wss:"), "{csp}");
+    assert_eq!(page.headers()["cache-control"], "no-cache");
+    let html = page.text().await.expect("html");
+    assert!(!html.contains("https://") && !html.contains("http://"), "the portal loads nothing from the internet: {html}");
+    // The built page names its hashed script and stylesheet; both are served with their types.
+    let assets: Vec<&str> = html.split('"').filter(|part| part.starts_with("/assets/")).collect();
+    assert!(assets.iter().any(|a| a.ends_with(".js")) && assets.iter().any(|a| a.ends_with(".css")), "{html}");
+    for asset in assets {
+        let response = app.client.get(app.url(asset)).send().await.expect("answer");
+        assert_eq!(response.status().as_u16(), 200, "{asset}");
+        let kind = response.headers()["content-type"].to_str().unwrap_or_default().to_owned();
+        assert!(kind.starts_with(if asset.ends_with(".js") { "text/javascript" } else { "text/css" }), "{asset}: {kind}");
+        assert!(response.headers()["cache-control"].to_str().unwrap_or_default().contains("immutable"));
+        let text = response.text().await.expect("asset");
+        assert!(!text.contains("fonts.googleapis.com") && !text.contains("unpkg.com"), "{asset} loads from the internet");
+    }
+    // A browser opening a portal route gets the app, which routes on the client…
+    let route = app.client.get(app.url("/queue/U2xpY2U6MQ")).header("accept", "text/html,application/xhtml+xml").send().await.expect("answer");
+    assert_eq!(route.status().as_u16(), 200);
+    assert_eq!(route.text().await.expect("html"), html);
+    // …while API clients get plain 404s for paths that do not exist.
+    for (method, path) in [("GET", "/no-such-thing"), ("POST", "/queue/1"), ("GET", "/assets/missing.js")] {
+        let request = app.client.request(method.parse().expect("method"), app.url(path)).header("accept", "application/json");
+        let response = request.send().await.expect("answer");
+        assert_eq!(response.status().as_u16(), 404, "{method} {path}");
+    }
+    app.finish().await;
+}

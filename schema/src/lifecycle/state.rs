@@ -144,7 +144,12 @@ impl Snapshot {
             clusters.entry(link.slice_id).or_default().push(link.cluster_id);
         }
         for s in self.slices.values() {
-            core.upsert_slice(SliceSpec { id: s.id, clusters: clusters.remove(&s.id).unwrap_or_default(), evictable: s.policy.auto_eviction });
+            core.upsert_slice(SliceSpec {
+                id: s.id,
+                clusters: clusters.remove(&s.id).unwrap_or_default(),
+                evictable: s.policy.auto_eviction,
+                shapes: s.policy.allowed_shapes.clone(),
+            });
         }
         for g in self.history.iter().chain(self.active.iter().filter(|g| HOLDING.contains(&g.phase))) {
             let (Some(start), Some(pool)) = (g.provisioned_at, Self::assigned_pool(g)) else { continue };

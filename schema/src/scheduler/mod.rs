@@ -57,6 +57,9 @@ pub struct SliceSpec {
     pub clusters: Vec<ClusterId>,
     /// Whether the slice's policy lets its GPRs be preempted (`autoEviction`).
     pub evictable: bool,
+    /// GPU shapes the slice's policy allows (`allowedShapes`); empty means any. A GPR that
+    /// names no shape is planned only in these pools.
+    pub shapes: Vec<String>,
 }
 
 /// What a GPR asks for, as the scheduler sees it.
@@ -187,6 +190,7 @@ struct NodeState {
 struct SliceState {
     clusters: Vec<ClusterId>,
     evictable: bool,
+    shapes: Vec<String>,
     /// Decayed GPU-seconds, weighted to the scheduler's share epoch.
     share: f64,
     pending: Vec<GprId>,
@@ -376,6 +380,7 @@ impl Scheduler {
         let slice = self.slices.entry(spec.id).or_default();
         slice.clusters = spec.clusters;
         slice.evictable = spec.evictable;
+        slice.shapes = spec.shapes;
         self.dirty = true;
     }
 
@@ -403,6 +408,7 @@ impl Scheduler {
             .iter()
             .enumerate()
             .filter(|(_, p)| slice.clusters.contains(&p.key.cluster))
+            .filter(|(_, p)| slice.shapes.is_empty() || slice.shapes.contains(&p.key.gpu_shape))
             .filter(|(_, p)| request.preferred_clusters.is_empty() || request.preferred_clusters.contains(&p.key.cluster))
             .filter(|(_, p)| request.gpu_shape.as_ref().is_none_or(|s| *s == p.key.gpu_shape))
             .filter(|(_, p)| request.instance_type.as_ref().is_none_or(|t| *t == p.key.instance_type))

@@ -147,7 +147,7 @@ fn run_egs(requests: &[Request], records: &mut [Record], config: &ReplayConfig) 
         scheduler.upsert_node(NodeSpec { id: id.into(), pool: pool.clone(), gpus: config.gpus_per_node, gpu_memory_mib: 81_920, healthy: true });
     }
     for slice in 0..config.slices.max(1) {
-        scheduler.upsert_slice(SliceSpec { id: slice.into(), clusters: vec![1], evictable: false });
+        scheduler.upsert_slice(SliceSpec { id: slice.into(), clusters: vec![1], evictable: false, shapes: Vec::new() });
     }
     let mut completions: BinaryHeap<Reverse<(Time, i64)>> = BinaryHeap::new();
     let (mut next, mut passes, mut max_pending) = (0usize, 0usize, 0usize);

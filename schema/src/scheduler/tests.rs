@@ -304,8 +304,12 @@ impl Sim {
             }
         }
         for (i, s) in world.slices.iter().enumerate() {
-            let spec =
-                SliceSpec { id: i as SliceId + 1, clusters: (1..=3).filter(|c| s.clusters & (1 << (c - 1)) != 0).collect(), evictable: s.evictable };
+            let spec = SliceSpec {
+                id: i as SliceId + 1,
+                clusters: (1..=3).filter(|c| s.clusters & (1 << (c - 1)) != 0).collect(),
+                evictable: s.evictable,
+                shapes: Vec::new(),
+            };
             sim.core.upsert_slice(spec.clone());
             sim.slices.insert(spec.id, spec);
         }
@@ -832,7 +836,7 @@ fn request(id: GprId, slice: SliceId, nodes: u32, priority: i32, duration: Time)
 
 fn slices(core: &mut Scheduler, ids: &[SliceId], clusters: &[ClusterId], evictable: bool) {
     for id in ids {
-        core.upsert_slice(SliceSpec { id: *id, clusters: clusters.to_vec(), evictable });
+        core.upsert_slice(SliceSpec { id: *id, clusters: clusters.to_vec(), evictable, shapes: Vec::new() });
     }
 }
 
@@ -1057,6 +1061,14 @@ fn wait_time_answers_every_matching_pool_sorted_and_changes_nothing() {
     let rows = core.wait_time(&ask, 0);
     assert_eq!(rows.len(), 3);
     assert_eq!((rows[0].pool.clone(), rows[0].start_no_later_than), (pools[3].clone(), 0));
+    // A slice whose policy allows only H100: no shape asked still means H100 pools only, in
+    // the estimates and in the plan.
+    core.upsert_slice(SliceSpec { id: 9, clusters: vec![1, 2], evictable: false, shapes: vec!["H100".into()] });
+    let rows = core.wait_time(&ask, 0);
+    assert!(rows.iter().all(|r| r.pool.gpu_shape == "H100"), "{rows:?}");
+    assert_eq!(rows.len(), 2);
+    core.upsert_slice(SliceSpec { id: 9, clusters: vec![1, 2], evictable: false, shapes: vec!["L40S".into()] });
+    assert_eq!(core.check_fit(&ask), Err(Unfit::NoMatchingPool));
 }
 
 #[test]

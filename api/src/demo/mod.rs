@@ -1,6 +1,8 @@
 //! `egs serve --demo`: two simulated clusters with mixed pools, three slices with members and
 //! policies, users with tokens, and a few GPRs — through the same services the API uses.
 
+pub mod telemetry;
+
 use crate::bootstrap::{schema_error, write_private_file};
 use egs_entities::{ClusterProvider, Role, SlicePolicy, SliceRole};
 use egs_schema::Services;

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The portal's tests, and the checks that keep its committed outputs in step with the sources:
+#   1. the typed operations in src/gql match schema/schema.graphql and the pages' documents;
+#   2. typecheck and component tests (Vitest);
+#   3. the build in web/dist/portal (embedded in the gateway) matches the sources;
+#   4. end-to-end tests in Debian's Chromium against real `egs serve --demo` processes.
+# Needs Node 20.19+ with npm, and /usr/bin/chromium (apt-get install chromium) for step 4.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+root=$(git rev-parse --show-toplevel)
+
+drift() { # path…: fails when the working tree differs from what is committed
+  git diff --exit-code -- "$@"
+  local untracked
+  untracked="$(git ls-files --others --exclude-standard -- "$@")"
+  if [ -n "$untracked" ]; then
+    echo "untracked generated files (commit them):" >&2
+    echo "$untracked" >&2
+    return 1
+  fi
+}
+
+echo "--- npm ci"
+npm ci --no-audit --no-fund
+
+echo "--- typed operations match the schema"
+npm run --silent codegen
+drift src/gql
+
+echo "--- typecheck and component tests"
+npx tsc --noEmit
+npx vitest run
+
+echo "--- the committed build matches the sources"
+npx vite build --logLevel warn
+drift ../dist/portal
+
+echo "--- end-to-end tests (Chromium)"
+if [ -z "${EGS_BIN:-}" ]; then
+  (cd "$root" && cargo build --bin egs)
+fi
+npx playwright test

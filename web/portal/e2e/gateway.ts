@@ -1,0 +1,79 @@
+// Starts and stops real `egs serve --demo` processes for the end-to-end tests: each gets its
+// own data directory (a fresh embedded SQLite database and its demo tokens) and port.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const BINARY = process.env.EGS_BIN ?? resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../target/debug/egs');
+
+export class Gateway {
+  private process: ChildProcess | null = null;
+  readonly dataDir: string;
+  log = '';
+
+  constructor(readonly port: number) {
+    this.dataDir = mkdtempSync(join(tmpdir(), 'egs-e2e-'));
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Starts the gateway (again, after `stop`, on the same data) and waits until it is ready. */
+  async start(): Promise<void> {
+    const child = spawn(BINARY, ['serve', '--demo', '--data-dir', this.dataDir, '--listen', `127.0.0.1:${this.port}`], {
+      env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.on('data', (chunk) => (this.log += chunk));
+    child.stderr?.on('data', (chunk) => (this.log += chunk));
+    this.process = child;
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`egs exited with ${child.exitCode}:\n${this.log}`);
+      try {
+        const response = await fetch(`${this.url}/readyz`);
+        if (response.ok) return;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error(`egs did not become ready in 60 s:\n${this.log}`);
+  }
+
+  /** SIGTERM, and waits for the process to end. */
+  async stop(): Promise<void> {
+    const child = this.process;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+    if (child.exitCode === null) child.kill('SIGKILL');
+    this.process = null;
+  }
+
+  token(user: 'admin' | 'alice' | 'bob' | 'carol' | 'dave'): string {
+    const file = user === 'admin' ? join(this.dataDir, 'admin.token') : join(this.dataDir, 'demo-tokens', `${user}.token`);
+    return readFileSync(file, 'utf8').trim();
+  }
+
+  /** A GraphQL request as `user`, for setting up and checking what the browser shows. */
+  async graphql<T = Record<string, unknown>>(user: Parameters<Gateway['token']>[0], query: string, variables: Record<string, unknown> = {}): Promise<T> {
+    const response = await fetch(`${this.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${this.token(user)}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await response.json()) as { data?: T; errors?: { message: string }[] };
+    if (body.errors?.length) throw new Error(body.errors.map((e) => e.message).join('; '));
+    return body.data as T;
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}

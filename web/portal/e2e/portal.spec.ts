@@ -1,0 +1,228 @@
+// The portal in a real browser against a real `egs serve --demo`: the user and admin
+// workflows end to end, live updates included, and a gateway restart in the middle of a
+// session. Screenshots of the main screens go to web/screenshots/ (shown in the README).
+import { expect, test, type Browser, type Page } from '@playwright/test';
+import { fileURLToPath } from 'node:url';
+import { Gateway } from './gateway';
+
+const SHOTS = fileURLToPath(new URL('../../screenshots/', import.meta.url));
+const gateway = new Gateway(Number(process.env.EGS_E2E_PORT ?? 18090));
+type Who = Parameters<Gateway['token']>[0];
+
+test.describe.configure({ mode: 'serial' });
+test.beforeAll(async () => gateway.start());
+test.afterAll(async () => gateway.dispose());
+test.afterEach(async ({}, info) => {
+  if (info.status !== info.expectedStatus) console.log(`gateway log:\n${gateway.log.slice(-4000)}`);
+});
+
+async function signIn(page: Page, who: Who) {
+  await page.goto(`${gateway.url}/`);
+  await page.getByLabel('Access token').fill(gateway.token(who));
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('button', { name: 'Sign out' })).toBeVisible();
+}
+
+async function signedIn(browser: Browser, who: Who): Promise<Page> {
+  const page = await (await browser.newContext({ viewport: { width: 1366, height: 860 } })).newPage();
+  await signIn(page, who);
+  return page;
+}
+
+async function shot(page: Page, name: string) {
+  await page.waitForLoadState('networkidle').catch(() => undefined);
+  await page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
+}
+
+async function gprId(name: string): Promise<string> {
+  const data = await gateway.graphql<{ gprs: { nodes: { id: string; name: string }[] } }>('admin', '{ gprs(first: 100) { nodes { id name } } }');
+  const found = data.gprs.nodes.find((g) => g.name === name);
+  if (!found) throw new Error(`no GPR named ${name}`);
+  return found.id;
+}
+
+test('a bad token is refused with a clear message', async ({ page }) => {
+  await page.goto(`${gateway.url}/`);
+  await page.getByLabel('Access token').fill('not-a-token');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('alert')).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Sign out' })).toHaveCount(0);
+});
+
+test('a user signs in and lands on their slices, GPRs and alerts', async ({ page }) => {
+  await signIn(page, 'alice');
+  await expect(page.getByRole('heading', { name: 'Home', exact: true })).toBeVisible();
+  await expect(page.getByRole('table', { name: 'My slices' })).toContainText('nlp-research');
+  await expect(page.getByRole('table', { name: 'Active GPRs' })).toContainText('llama-70b-finetune');
+  // A reload keeps the session.
+  await page.reload();
+  await expect(page.getByRole('table', { name: 'My slices' })).toContainText('nlp-research');
+  await shot(page, 'user-home');
+});
+
+test('Get wait time lists the pools the slice may use; picking one fills the form; submit creates the GPR', async ({ page }) => {
+  await signIn(page, 'alice');
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'New GPR' }).click();
+  await expect(page.getByRole('heading', { name: 'New GPR', exact: true })).toBeVisible();
+  await page.getByLabel('Name', { exact: true }).fill('e2e-finetune');
+  await page.getByLabel('Nodes', { exact: true }).fill('1');
+  await page.getByLabel('Duration hours').fill('2');
+  await page.getByRole('button', { name: 'Get wait time' }).click();
+  const rows = page.getByRole('table', { name: 'Wait times' }).locator('tbody tr');
+  await expect(rows.first()).toBeVisible();
+  // nlp-research may use H100 and A100 pools only.
+  await expect(rows.filter({ hasText: 'H100' })).not.toHaveCount(0);
+  await expect(rows.filter({ hasText: 'A100' })).not.toHaveCount(0);
+  await expect(rows.filter({ hasText: 'L40S' })).toHaveCount(0);
+  await rows.filter({ hasText: 'H100' }).first().click();
+  await expect(page.getByLabel('GPU shape')).toHaveValue('NVIDIA-H100-80GB-HBM3');
+  await shot(page, 'user-create-gpr');
+  await page.getByRole('button', { name: 'Submit GPR' }).click();
+  await expect(page).toHaveURL(/\/gprs\/[^/]+$/);
+  await expect(page.getByRole('list', { name: 'Timeline' })).toContainText('CREATED');
+});
+
+test('an admin bumps the priority and the user sees the queue reorder and the estimate move, live', async ({ page, browser }) => {
+  await signIn(page, 'alice');
+  await page.goto(`${gateway.url}/queue`);
+  const queue = page.getByRole('table', { name: 'Queue' });
+  const rows = queue.locator('tbody tr');
+  const ours = rows.filter({ hasText: 'e2e-finetune' });
+  // eval-sweep (priority 101) waits ahead of ours (100).
+  await expect(rows.first()).toContainText('eval-sweep');
+  await expect(ours).toBeVisible();
+  const before = await ours.innerText();
+
+  const admin = await signedIn(browser, 'admin');
+  await admin.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Global queue' }).click();
+  await expect(admin.getByRole('heading', { name: 'Global queue', exact: true })).toBeVisible();
+  await admin.getByLabel('Priority for e2e-finetune').fill('200');
+  await admin.getByRole('row').filter({ hasText: 'e2e-finetune' }).getByRole('button', { name: 'Set priority' }).click();
+  await expect(admin.getByRole('table', { name: 'Global queue' }).locator('tbody tr').first()).toContainText('e2e-finetune');
+  await shot(admin, 'admin-global-queue');
+
+  // No reload on the user's side: the queue subscription brings the new order and estimate.
+  await expect(rows.first()).toContainText('e2e-finetune');
+  await expect.poll(() => ours.innerText()).not.toBe(before);
+  await shot(page, 'user-queue');
+});
+
+test('early release hands the nodes on: the waiting GPR is provisioned and its timeline updates live', async ({ page }) => {
+  await signIn(page, 'alice');
+  await page.goto(`${gateway.url}/gprs/${await gprId('e2e-finetune')}`);
+  const timeline = page.getByRole('list', { name: 'Timeline' });
+  await expect(timeline).toContainText('QUEUED');
+  await expect(timeline).toContainText('PRIORITY_CHANGED');
+  await expect(page.getByLabel('Time left')).toHaveCount(0);
+
+  const other = await page.context().newPage();
+  await other.goto(`${gateway.url}/queue`);
+  const llama = other.getByRole('table', { name: 'Running' }).locator('tbody tr').filter({ hasText: 'llama-70b-finetune' });
+  await llama.getByRole('button', { name: 'Early release' }).click();
+  await llama.getByRole('button', { name: 'Confirm' }).click();
+
+  // Back on the detail page, with no reload.
+  await expect(timeline).toContainText('PROVISIONED', { timeout: 30_000 });
+  await expect(page.getByLabel('Time left')).toBeVisible();
+  await shot(page, 'user-gpr-detail');
+  const llamaPhase = await gateway.graphql<{ gpr: { phase: string } }>('alice', 'query($id: ID!) { gpr(id: $id) { phase } }', { id: await gprId('llama-70b-finetune') });
+  expect(['RELEASING', 'COMPLETED']).toContain(llamaPhase.gpr.phase);
+});
+
+test('a pending GPR is cancelled after confirmation', async ({ page }) => {
+  await signIn(page, 'alice');
+  await page.goto(`${gateway.url}/queue`);
+  const row = page.getByRole('table', { name: 'Queue' }).locator('tbody tr').filter({ hasText: 'eval-sweep' });
+  await row.getByRole('button', { name: 'Cancel' }).click();
+  // Nothing happens before the confirmation.
+  await row.getByRole('button', { name: 'Keep' }).click();
+  await expect(row).toBeVisible();
+  await row.getByRole('button', { name: 'Cancel' }).click();
+  await row.getByRole('button', { name: 'Confirm' }).click();
+  await expect(page.getByRole('row').filter({ hasText: 'eval-sweep' })).toHaveCount(0);
+  const data = await gateway.graphql<{ gpr: { phase: string } }>('alice', 'query($id: ID!) { gpr(id: $id) { phase } }', { id: await gprId('eval-sweep') });
+  expect(data.gpr.phase).toBe('CANCELLED');
+});
+
+test('GPUs: hot spots first, and a GPU dashboard whose charts receive new points live', async ({ page }) => {
+  await signIn(page, 'alice');
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'GPUs' }).click();
+  await expect(page.getByRole('heading', { name: 'GPUs', exact: true })).toBeVisible();
+  const firstGpu = page.locator('main table tbody tr').first().getByRole('link').first();
+  await expect(firstGpu).toBeVisible();
+  await shot(page, 'user-gpus');
+  await firstGpu.click();
+  const points = page.getByTestId('points-utilisation');
+  await expect(points).toHaveText(/^\d+$/);
+  const start = Number(await points.textContent());
+  await expect.poll(async () => Number(await points.textContent()), { timeout: 20_000 }).toBeGreaterThan(start + 1);
+  await shot(page, 'user-gpu-dashboard');
+
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Workloads' }).click();
+  await expect(page.getByRole('article').first()).toBeVisible();
+  await shot(page, 'user-workloads');
+});
+
+test('admin: dashboard, inventory with the schedule timeline, slices, tokens, approvals', async ({ page }) => {
+  await signIn(page, 'admin');
+  await expect(page.getByRole('heading', { name: 'Dashboard', exact: true })).toBeVisible();
+  await expect(page.getByRole('table', { name: 'Allocation by cluster' })).toContainText('gpu-east');
+  await shot(page, 'admin-dashboard');
+
+  const nav = page.getByRole('navigation', { name: 'Main' });
+  await nav.getByRole('link', { name: 'Clusters' }).click();
+  await page.getByRole('button', { name: 'gpu-east' }).click();
+  await expect(page.getByRole('table', { name: 'Nodes of gpu-east' })).toContainText('east-h100-00');
+  await expect(page.getByRole('link', { name: /e2e-finetune/ }).first()).toBeVisible();
+  await shot(page, 'admin-clusters');
+
+  await nav.getByRole('link', { name: 'Slices' }).click();
+  await expect(page.getByRole('heading', { name: 'Slices', exact: true })).toBeVisible();
+  await expect(page.getByRole('main')).toContainText('nlp-research');
+  await shot(page, 'admin-slices');
+
+  await nav.getByRole('link', { name: 'Tokens' }).click();
+  await page.getByLabel('Name', { exact: true }).fill('e2e-ci-bot');
+  await page.getByLabel('User', { exact: true }).selectOption({ label: 'alice (user)' });
+  await page.getByRole('button', { name: 'Create token' }).click();
+  const secret = page.getByRole('region', { name: 'New token secret' });
+  await expect(secret).toContainText('shown only once');
+  await expect(secret.getByLabel('Secret of e2e-ci-bot')).toHaveValue(/^eyJ/);
+  await page.getByRole('button', { name: 'Done' }).click();
+  const tokenRow = page.getByRole('table', { name: 'Tokens' }).locator('tbody tr').filter({ hasText: 'e2e-ci-bot' });
+  await tokenRow.getByRole('button', { name: 'Revoke' }).click();
+  await tokenRow.getByRole('button', { name: 'Confirm' }).click();
+  // Revoked tokens leave the list unless asked for.
+  await expect(tokenRow).toHaveCount(0);
+  await page.getByLabel('Show revoked and expired').check();
+  await expect(tokenRow).toBeVisible();
+  await expect(tokenRow.getByRole('button', { name: 'Revoke' })).toHaveCount(0);
+  const tokens = await gateway.graphql<{ tokens: { nodes: { name: string; revokedAt: string | null }[] } }>('admin', '{ tokens(first: 100) { nodes { name revokedAt } } }');
+  expect(tokens.tokens.nodes.find((t) => t.name === 'e2e-ci-bot')?.revokedAt).toBeTruthy();
+  await shot(page, 'admin-tokens');
+
+  await nav.getByRole('link', { name: 'Global queue' }).click();
+  const held = page.getByRole('row').filter({ hasText: 'detector-large' });
+  await held.getByRole('button', { name: 'Approve' }).click();
+  await expect(page.getByRole('table', { name: 'Global queue' })).toContainText('detector-large');
+});
+
+test('after a gateway restart the portal reconnects and the timeline resumes with nothing lost', async ({ page }) => {
+  await signIn(page, 'carol');
+  const id = await gprId('vit-pretrain');
+  await page.goto(`${gateway.url}/gprs/${id}`);
+  const timeline = page.getByRole('list', { name: 'Timeline' });
+  await expect(timeline).toContainText('PROVISIONED');
+  const link = page.getByTitle('Live updates');
+  await expect(link).toHaveText('Live');
+
+  await gateway.stop();
+  await expect(link).toHaveText('Reconnecting');
+  await gateway.start();
+  // Released while the browser may still be backing off: it must arrive all the same.
+  await gateway.graphql('carol', 'mutation($id: ID!) { earlyReleaseGpr(input: { id: $id }) { userErrors { message } } }', { id });
+  await expect(timeline).toContainText('EARLY_RELEASED', { timeout: 30_000 });
+  await expect(link).toHaveText('Live');
+  await expect(timeline).toContainText('COMPLETED', { timeout: 30_000 });
+  await expect(timeline.locator('li').filter({ hasText: 'EARLY_RELEASED' })).toHaveCount(1);
+});
