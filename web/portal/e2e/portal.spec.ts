@@ -125,6 +125,17 @@ test('early release hands the nodes on: the waiting GPR is provisioned and its t
   await expect(timeline).toContainText('PROVISIONED', { timeout: 30_000 });
   await expect(page.getByLabel('Time left')).toBeVisible();
   await shot(page, 'user-gpr-detail');
+
+  // The bell heard the same events, live; Escape closes it and gives the focus back.
+  const bell = page.getByRole('banner').getByRole('button', { name: /^Notifications/ });
+  await expect(bell).toHaveAccessibleName(/\d+ unread/);
+  await bell.click();
+  const panel = page.getByRole('dialog', { name: 'Notifications' });
+  await expect(panel).toContainText('e2e-finetune');
+  await expect(panel).toContainText('llama-70b-finetune');
+  await page.keyboard.press('Escape');
+  await expect(panel).toHaveCount(0);
+  await expect(bell).toBeFocused();
   const llamaPhase = await gateway.graphql<{ gpr: { phase: string } }>('alice', 'query($id: ID!) { gpr(id: $id) { phase } }', { id: await gprId('llama-70b-finetune') });
   expect(['RELEASING', 'COMPLETED']).toContain(llamaPhase.gpr.phase);
 });
