@@ -29,6 +29,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
+use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 /// Everything a handler may need; cheap to clone.
@@ -273,10 +274,11 @@ async fn connect_redis(client: redis::Client) -> anyhow::Result<redis::aio::Conn
 fn router(state: AppState, settings: &ServeArgs) -> anyhow::Result<Router> {
     let mut router = Router::new()
         .route("/", get(|| async { portal::index() }))
-        .route("/assets/{file}", get(portal::asset))
+        // The portal's and the playground's bundles are large text: gzip them for slow links.
+        .route("/assets/{file}", get(portal::asset).layer(CompressionLayer::new()))
         .route("/graphql", get(graphql_http::graphql_get).post(graphql_http::graphql_post))
         .route("/graphql/ws", get(graphql_ws::graphql_ws))
-        .route("/graphql/assets/{file}", get(playground::asset))
+        .route("/graphql/assets/{file}", get(playground::asset).layer(CompressionLayer::new()))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(health::metrics))

@@ -1,8 +1,8 @@
 //! GPR rules that hold without the scheduler: policy, approval, phases, versions, events.
 
-use egs_tests::TestApp;
 use egs_tests::api_only;
 use egs_tests::fixtures::{self, SHAPE_A100, SHAPE_H100};
+use egs_tests::{TestApp, wait_for};
 use serde_json::{Value, json};
 
 const UPDATE: &str = "mutation($input: UpdateGprInput!) { updateGpr(input: $input) { gpr { id phase version nodeCount priority approval } userErrors { field message code } } }";
@@ -82,6 +82,31 @@ async fn policy_refuses_disallowed_shapes_and_long_windows_precisely() {
         too_big["data"]["createGpr"]["userErrors"][0]["message"].as_str().unwrap_or_default().contains("largest matching pool has 2"),
         "{too_big}"
     );
+
+    // No shape named: the slice's allowed shapes still bound the pools. A bigger H100 pool
+    // must neither make a 3-node GPR look feasible (it would wait forever) nor show up in
+    // Get wait time; a GPR that fits is planned on A100.
+    fixtures::add_nodes(&app, &cluster, "h100-more", 2, SHAPE_H100, 8).await;
+    let no_shape =
+        app.gql(&token, fixtures::CREATE_GPR, json!({ "input": { "sliceId": slice, "name": "z", "nodeCount": 3, "duration": "1h" } })).await;
+    assert!(
+        no_shape["data"]["createGpr"]["userErrors"][0]["message"].as_str().unwrap_or_default().contains("largest matching pool has 2"),
+        "{no_shape}"
+    );
+    let waits = app
+        .ok(
+            &token,
+            "query($input: WaitTimeInput!) { waitTimeEstimates(input: $input) { gpuShape } }",
+            json!({ "input": { "sliceId": slice, "nodeCount": 1, "duration": "1h" } }),
+        )
+        .await;
+    assert_eq!(waits["waitTimeEstimates"], json!([{ "gpuShape": SHAPE_A100 }]));
+    let fits = fixtures::create_gpr(&app, &token, &slice, "fits", json!({ "nodeCount": 1, "duration": "1h", "gpuShape": null })).await;
+    wait_for("the shapeless GPR provisioned on A100", || async {
+        let gpr = app.ok(&token, "query($id: ID!) { gpr(id: $id) { phase assignedGpuShape } }", json!({ "id": fits["id"] })).await;
+        gpr["gpr"]["phase"] == "PROVISIONED" && gpr["gpr"]["assignedGpuShape"] == SHAPE_A100
+    })
+    .await;
     app.finish().await;
 }
 

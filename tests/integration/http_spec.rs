@@ -163,6 +163,10 @@ async fn the_portal_is_served_at_the_root_and_on_its_routes_with_its_assets() {
         assert!(response.headers()["cache-control"].to_str().unwrap_or_default().contains("immutable"));
         let text = response.text().await.expect("asset");
         assert!(!text.contains("fonts.googleapis.com") && !text.contains("unpkg.com"), "{asset} loads from the internet");
+        // Browsers that take gzip get it (this client does not decompress, so the bytes are raw).
+        let zipped = app.client.get(app.url(asset)).header("accept-encoding", "gzip").send().await.expect("answer");
+        assert_eq!(zipped.headers().get("content-encoding").map(|v| v.to_str().unwrap_or_default()), Some("gzip"), "{asset}");
+        assert!(zipped.bytes().await.expect("bytes").len() < text.len() / 2, "{asset} compresses");
     }
     // A browser opening a portal route gets the app, which routes on the client…
     let route = app.client.get(app.url("/queue/U2xpY2U6MQ")).header("accept", "text/html,application/xhtml+xml").send().await.expect("answer");

@@ -9,6 +9,13 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 root=$(git rev-parse --show-toplevel)
 
+# Vite 7, Vitest 3 and jsdom need Node 20.19+ (Debian 12's own nodejs is 18: too old).
+if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' 2>/dev/null; then
+  echo "web/portal/check.sh needs Node.js 20.19 or newer with npm (found: $(node -v 2>/dev/null || echo none))." >&2
+  echo "Install it from NodeSource (deb.nodesource.com) or with nvm, then run this again." >&2
+  exit 1
+fi
+
 drift() { # path…: fails when the working tree differs from what is committed
   git diff --exit-code -- "$@"
   local untracked
@@ -35,7 +42,7 @@ echo "--- the committed build matches the sources"
 npx vite build --logLevel warn
 drift ../dist/portal
 
-echo "--- end-to-end tests (Chromium)"
+echo "--- end-to-end tests (Chromium; screenshots in test-results/screenshots, EGS_SCREENSHOTS=1 refreshes web/screenshots)"
 if [ -z "${EGS_BIN:-}" ]; then
   (cd "$root" && cargo build --bin egs)
 fi

@@ -62,19 +62,35 @@ impl Simulation {
         }
         for node in &nodes {
             let Some(node_gpus) = gpus.get(&node.id) else { continue };
-            let held = node.allocated_gpr_id.is_some();
-            if held || self.ticks % IDLE_EVERY == 1 {
-                let samples = node_gpus.iter().map(|g| sample(node, g, held, now)).collect();
-                report_samples(db, &services.metrics, &services.alerts, &system, now, NodeRef::Id(node.id), samples).await.map_err(schema_error)?;
+            // One node's failed report does not hold up the others.
+            if let Err(error) = self.report_node(services, &system, node, node_gpus, now).await {
+                tracing::warn!(node = %node.name, error = %error, "demo telemetry: a report failed");
             }
-            if self.workloads_for.get(&node.id) != Some(&node.allocated_gpr_id) {
-                let pods = match node.allocated_gpr_id {
-                    Some(gpr_id) => pods_for(services, node, node_gpus, gpr_id).await?,
-                    None => Vec::new(),
-                };
-                report_workloads(db, &system, now, NodeRef::Id(node.id), pods).await.map_err(schema_error)?;
-                self.workloads_for.insert(node.id, node.allocated_gpr_id);
-            }
+        }
+        Ok(())
+    }
+
+    async fn report_node(
+        &mut self,
+        services: &Services,
+        system: &Caller,
+        node: &node::Model,
+        gpus: &[gpu::Model],
+        now: DateTime<Utc>,
+    ) -> anyhow::Result<()> {
+        let db = &services.db;
+        let held = node.allocated_gpr_id.is_some();
+        if held || self.ticks % IDLE_EVERY == 1 {
+            let samples = gpus.iter().map(|g| sample(node, g, held, now)).collect();
+            report_samples(db, &services.metrics, &services.alerts, system, now, NodeRef::Id(node.id), samples).await.map_err(schema_error)?;
+        }
+        if self.workloads_for.get(&node.id) != Some(&node.allocated_gpr_id) {
+            let pods = match node.allocated_gpr_id {
+                Some(gpr_id) => pods_for(services, node, gpus, gpr_id).await?,
+                None => Vec::new(),
+            };
+            report_workloads(db, system, now, NodeRef::Id(node.id), pods).await.map_err(schema_error)?;
+            self.workloads_for.insert(node.id, node.allocated_gpr_id);
         }
         Ok(())
     }

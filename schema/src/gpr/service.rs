@@ -130,7 +130,7 @@ pub async fn wait_time_estimates(
     validate::finish(errors)?;
     let owner = slice::Entity::find_by_id(spec.slice_id).one(db).await?.ok_or(Error::NotFound("slice"))?;
     fill_idle_timeout(&mut spec, &owner.policy);
-    check_feasible(db, &spec).await?;
+    check_feasible(db, &spec, &owner.policy.allowed_shapes).await?;
     let request = crate::scheduler::Request {
         id: -1,
         slice: spec.slice_id,
@@ -290,8 +290,10 @@ fn check_spec_fields(spec: &GprSpec, now: Option<DateTime<Utc>>, errors: &mut Ve
 }
 
 /// Checks that some pool on the slice's clusters could ever hold the GPR, and returns the GPUs
-/// per node it would get (the smallest among the pools that fit, for quota estimates).
-async fn check_feasible(db: &impl ConnectionTrait, spec: &GprSpec) -> Result<i32> {
+/// per node it would get (the smallest among the pools that fit, for quota estimates). A GPR
+/// that names no shape is held to the policy's allowed shapes, as the scheduler plans it; a
+/// named shape the policy does not allow is refused by the policy check with its own reason.
+async fn check_feasible(db: &impl ConnectionTrait, spec: &GprSpec, allowed_shapes: &[String]) -> Result<i32> {
     let slice_clusters: Vec<i64> = slice_cluster::Entity::find()
         .filter(slice_cluster::Column::SliceId.eq(spec.slice_id))
         .all(db)
@@ -310,7 +312,10 @@ async fn check_feasible(db: &impl ConnectionTrait, spec: &GprSpec) -> Result<i32
     }
     let clusters = if spec.preferred_cluster_ids.is_empty() { slice_clusters } else { spec.preferred_cluster_ids.clone() };
     let nodes = nodes_select(&NodeQuery::default()).filter(node::Column::ClusterId.is_in(clusters)).all(db).await?;
-    let pools = summarize_pools(&nodes);
+    let mut pools = summarize_pools(&nodes);
+    if spec.gpu_shape.is_none() && !allowed_shapes.is_empty() {
+        pools.retain(|p| allowed_shapes.contains(&p.gpu_shape));
+    }
     let fitting: Vec<_> = pools
         .iter()
         .filter(|p| spec.gpu_shape.as_ref().is_none_or(|s| *s == p.gpu_shape))
@@ -419,7 +424,7 @@ pub async fn create_gpr(db: &DatabaseConnection, caller: &Caller, mut spec: GprS
     }
     let owner = slice::Entity::find_by_id(spec.slice_id).one(&txn).await?.ok_or(Error::NotFound("slice"))?;
     fill_idle_timeout(&mut spec, &owner.policy);
-    let gpus_per_node = check_feasible(&txn, &spec).await?;
+    let gpus_per_node = check_feasible(&txn, &spec, &owner.policy.allowed_shapes).await?;
     let approvals = evaluate_policy(&txn, &owner, &spec, gpus_per_node, None).await?;
     let (phase, approval, approval_reason) = if approvals.is_empty() {
         (GprPhase::Queued, ApprovalState::NotRequired, None)
@@ -561,7 +566,7 @@ pub async fn update_gpr(db: &DatabaseConnection, caller: &Caller, id: i64, versi
     let txn = db.begin().await?;
     let owner = slice::Entity::find_by_id(found.slice_id).one(&txn).await?.ok_or(Error::NotFound("slice"))?;
     fill_idle_timeout(&mut spec, &owner.policy);
-    let gpus_per_node = check_feasible(&txn, &spec).await?;
+    let gpus_per_node = check_feasible(&txn, &spec, &owner.policy.allowed_shapes).await?;
     let approvals = evaluate_policy(&txn, &owner, &spec, gpus_per_node, Some(found.id)).await?;
     let mut model = gpr::ActiveModel {
         name: Set(spec.name.clone()),

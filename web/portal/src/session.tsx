@@ -3,7 +3,8 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { print } from 'graphql';
 import { Provider as UrqlProvider } from 'urql';
-import { createApi, type LinkState } from './api/client';
+import { createApi, type Api, type LinkState } from './api/client';
+import { retryDelayMs } from './lib/backoff';
 import { ApiContext, LinkContext } from './api/context';
 import { graphql } from './gql';
 import type { ViewerQuery } from './gql/graphql';
@@ -46,8 +47,12 @@ export function useSession(): Session {
   return session;
 }
 
+/** What the gateway said about a token: who it speaks for, or why not. `refused` is true only
+ * when the token itself was refused; an unreachable or failing gateway says nothing about it. */
+export type ViewerAnswer = { viewer: Viewer } | { error: string; refused: boolean };
+
 /** Asks the gateway who a token speaks for. */
-export async function fetchViewer(token: string): Promise<{ viewer: Viewer } | { error: string }> {
+export async function fetchViewer(token: string): Promise<ViewerAnswer> {
   let response: Response;
   try {
     response = await fetch('/graphql', {
@@ -56,11 +61,15 @@ export async function fetchViewer(token: string): Promise<{ viewer: Viewer } | {
       body: JSON.stringify({ query: print(ViewerDocument) }),
     });
   } catch {
-    return { error: 'The gateway cannot be reached. Is `egs serve` running?' };
+    return { error: 'The gateway cannot be reached. Is `egs serve` running?', refused: false };
   }
-  const body = (await response.json().catch(() => null)) as { data?: { viewer: Viewer }; errors?: { message: string }[] } | null;
+  const body = (await response.json().catch(() => null)) as {
+    data?: { viewer: Viewer };
+    errors?: { message: string; extensions?: { code?: string } }[];
+  } | null;
   if (body?.data?.viewer) return { viewer: body.data.viewer };
-  return { error: body?.errors?.[0]?.message ?? `The gateway answered ${response.status}.` };
+  const refused = response.status === 401 || body?.errors?.some((e) => e.extensions?.code === 'UNAUTHENTICATED') === true;
+  return { error: body?.errors?.[0]?.message ?? `The gateway answered ${response.status}.`, refused };
 }
 
 export function SessionProvider({ children }: { children: ReactNode }) {
@@ -77,18 +86,34 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     setNotice(reason ?? null);
   }, []);
 
-  // A stored token is checked once on load; a gateway that is down keeps it (and says so).
+  // A stored token is checked on load. Only a refusal signs out: while the gateway is down or
+  // restarting the token is kept and the check retried.
+  const [waiting, setWaiting] = useState<string | null>(null);
   useEffect(() => {
     if (token === null || viewer !== null) return;
     let cancelled = false;
-    void fetchViewer(token).then((result) => {
-      if (cancelled) return;
-      setChecking(false);
-      if ('viewer' in result) setViewer(result.viewer);
-      else logout(result.error);
-    });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let attempt = 0;
+    const check = () =>
+      void fetchViewer(token).then((result) => {
+        if (cancelled) return;
+        if ('viewer' in result) {
+          setWaiting(null);
+          setChecking(false);
+          setViewer(result.viewer);
+        } else if (result.refused) {
+          setWaiting(null);
+          setChecking(false);
+          logout(result.error);
+        } else {
+          setWaiting(result.error);
+          timer = setTimeout(check, retryDelayMs(attempt++));
+        }
+      });
+    check();
     return () => {
       cancelled = true;
+      clearTimeout(timer);
     };
   }, [token, viewer, logout]);
 
@@ -104,14 +129,26 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     return null;
   }, []);
 
-  const api = useMemo(
-    () => (token ? createApi(token, (reason) => logout(`The gateway refused the token: ${reason}`), setLink) : null),
-    [token, logout],
-  );
-  useEffect(() => () => void api?.ws.dispose(), [api]);
+  // One pair of clients per token, made in an effect so that (StrictMode included) every
+  // client made is disposed of exactly once.
+  const [api, setApi] = useState<Api | null>(null);
+  useEffect(() => {
+    if (!token) {
+      setApi(null);
+      return;
+    }
+    const made = createApi(token, (reason) => logout(`The gateway refused the token: ${reason}`), setLink);
+    setApi(made);
+    return () => void made.ws.dispose();
+  }, [token, logout]);
 
   const session = useMemo(() => ({ viewer, login, logout, notice }), [viewer, login, logout, notice]);
-  if (checking) return <div className="boot">Checking your token…</div>;
+  if (checking || (token && !api))
+    return (
+      <div className="boot" role="status">
+        {waiting ? `${waiting} Retrying…` : 'Checking your token…'}
+      </div>
+    );
   return (
     <SessionContext.Provider value={session}>
       <ApiContext.Provider value={api}>

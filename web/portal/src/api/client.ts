@@ -1,11 +1,14 @@
 // One urql client (queries and mutations over HTTP) and one graphql-ws client (subscriptions)
 // per login, both carrying the token.
-import { Client, cacheExchange, fetchExchange } from '@urql/core';
+import { Client, cacheExchange, fetchExchange, mapExchange } from '@urql/core';
+import { retryExchange } from '@urql/exchange-retry';
 import { createClient as createWsClient, type Client as WsClient } from 'graphql-ws';
 
 export interface Api {
   http: Client;
   ws: WsClient;
+  /** Ends the session when the gateway refuses the token. */
+  onRejected: (reason: string) => void;
 }
 
 /** Connection states a subscription walks through; shown in the header. */
@@ -19,7 +22,19 @@ export function wsUrl(location: Location = window.location): string {
 export function createApi(token: string, onRejected: (reason: string) => void, onLink: (state: LinkState) => void): Api {
   const http = new Client({
     url: '/graphql',
-    exchanges: [cacheExchange, fetchExchange],
+    exchanges: [
+      cacheExchange,
+      // A token revoked or expired mid-session ends it, with the gateway's reason.
+      mapExchange({
+        onError(error) {
+          const refused = error.graphQLErrors.find((e) => e.extensions?.code === 'UNAUTHENTICATED') ?? (error.response?.status === 401 ? error : null);
+          if (refused) onRejected(refused.message);
+        },
+      }),
+      // The gateway restarting or briefly unreachable: ask again, backing off, until it answers.
+      retryExchange({ initialDelayMs: 500, maxDelayMs: 10_000, randomDelay: true, maxNumberAttempts: Infinity, retryIf: (error) => !!error.networkError }),
+      fetchExchange,
+    ],
     // Pages show live data: always ask the gateway, and keep the last answer while asking.
     requestPolicy: 'cache-and-network',
     fetchOptions: () => ({ headers: { authorization: `Bearer ${token}` } }),
@@ -44,5 +59,5 @@ export function createApi(token: string, onRejected: (reason: string) => void, o
       },
     },
   });
-  return { http, ws };
+  return { http, ws, onRejected };
 }

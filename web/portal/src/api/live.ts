@@ -2,7 +2,7 @@
 // after a backoff, with variables the caller may advance (`after: <last event id>`), so a
 // restart loses nothing and repeats nothing.
 import { useContext, useEffect, useRef, useState } from 'react';
-import { print, type GraphQLError } from 'graphql';
+import { print, type GraphQLFormattedError } from 'graphql';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { ApiContext } from './context';
 import { retryDelayMs } from '../lib/backoff';
@@ -12,9 +12,20 @@ export interface LiveOptions<TVars> {
   resume?: (previous: TVars) => TVars;
 }
 
-/** GraphQL errors (the operation itself was refused) are final; closed sockets are not. */
-function isGraphqlErrors(error: unknown): error is readonly GraphQLError[] {
+/** GraphQL errors: the gateway answered the operation (rather than the socket closing). */
+function isGraphqlErrors(error: unknown): error is readonly GraphQLFormattedError[] {
   return Array.isArray(error) && error.every((e) => typeof e === 'object' && e !== null && 'message' in e);
+}
+
+/** What to do about the errors the gateway answered an operation with. */
+export function errorVerdict(errors: readonly { extensions?: { code?: unknown } | null }[]): 'refused' | 'retry' | 'final' {
+  const codes = errors.map((e) => e.extensions?.code);
+  // The token was revoked or expired while the socket stayed open: the session is over.
+  if (codes.includes('UNAUTHENTICATED')) return 'refused';
+  // The gateway could not answer just now (database down, shutting down): ask again.
+  if (codes.some((c) => c === 'INTERNAL' || c === 'SERVICE_UNAVAILABLE')) return 'retry';
+  // NOT_FOUND, FORBIDDEN, invalid input: asking again changes nothing.
+  return 'final';
 }
 
 /**
@@ -50,26 +61,30 @@ export function useLive<TData, TVars extends Record<string, unknown>>(
       current = resumeRef.current ? resumeRef.current(current) : current;
       timer = setTimeout(start, retryDelayMs(attempt++));
     };
+    const fail = (errors: readonly GraphQLFormattedError[]) => {
+      const message = errors.map((e) => e.message).join('; ');
+      const verdict = errorVerdict(errors);
+      if (verdict === 'refused') api.onRejected(message);
+      setError(message);
+      if (verdict === 'retry') {
+        dispose?.();
+        retry();
+      }
+    };
     const start = () => {
       dispose = api.ws.subscribe<TData>(
         { query, variables: current },
         {
           next: (result) => {
             if (result.errors?.length && !result.data) {
-              setError(result.errors.map((e) => e.message).join('; '));
+              fail(result.errors);
               return;
             }
             attempt = 0;
             setError(null);
             if (result.data) onDataRef.current(result.data as TData);
           },
-          error: (e) => {
-            if (isGraphqlErrors(e)) {
-              setError(e.map((x) => x.message).join('; '));
-              return;
-            }
-            retry();
-          },
+          error: (e) => (isGraphqlErrors(e) ? fail(e) : retry()),
           // A subscription the gateway ends (shutdown) is picked up again.
           complete: retry,
         },

@@ -95,8 +95,8 @@ const GpuDashboardHistory = graphql(`
 `);
 
 const GpuDashboardLive = graphql(`
-  subscription GpuDashboardLive($gpuId: ID!) {
-    gpuMetrics(gpuId: $gpuId, interval: "PT1S") {
+  subscription GpuDashboardLive($gpuId: ID!, $interval: Duration!) {
+    gpuMetrics(gpuId: $gpuId, interval: $interval) {
       samples {
         gpuId
         time
@@ -173,7 +173,8 @@ export function GpuDashboard() {
     },
     [gpuId],
   );
-  const liveError = useLive(GpuDashboardLive, gpuId ? { gpuId } : null, onLive);
+  // Live points at the history's step, so a long range does not mix 1 s points into minutes.
+  const liveError = useLive(GpuDashboardLive, gpuId ? { gpuId, interval: range.step } : null, onLive);
 
   const gpu = info.data?.node.__typename === 'Gpu' ? info.data.node : null;
   const th = thresholdsFor(gpu?.node, gpu?.model);

@@ -179,7 +179,12 @@ export function AdminDashboard() {
     refreshLater(); // pending approvals move with the queue
   });
   const alertsError = useLive(AlertsLive, {}, (d) => {
-    setLiveAlerts((m) => new Map(m).set(d.alerts.id, d.alerts.open ? d.alerts : null));
+    setLiveAlerts((m) => {
+      const next = new Map(m).set(d.alerts.id, d.alerts.open ? d.alerts : null);
+      // Bounded: beyond the newest 500 changes, the last refetch has the rest.
+      for (const key of [...next.keys()].slice(0, Math.max(0, next.size - 500))) next.delete(key);
+      return next;
+    });
   });
 
   const view = useMemo(() => {
