@@ -308,7 +308,7 @@ mod tests {
     fn the_daemonset_sets_only_variables_the_agent_reads() {
         use clap::CommandFactory;
         let known: Vec<String> = Config::command().get_arguments().filter_map(|a| a.get_env()).map(|e| e.to_string_lossy().into_owned()).collect();
-        let manifest = include_str!("../deploy/daemonset.yaml");
+        let manifest = include_str!("../../deploy/kustomize/base/agent-daemonset.yaml");
         let used: Vec<&str> = manifest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| w.starts_with("EGS_AGENT_")).collect();
         assert!(used.len() >= 8, "{used:?}");
         for name in used {

@@ -8,6 +8,7 @@ mod auth;
 mod auto_gpr;
 mod cli;
 mod dataloader;
+mod deploy;
 mod exporter;
 mod fake_kube;
 mod gpr_resources;

@@ -1,0 +1,211 @@
+//! The Kubernetes manifests in `deploy/kustomize` and the container build files, checked
+//! against what the binaries expect: the CRD they serve, the settings they read (names and
+//! values), the ports and probe paths they answer, and the API calls the provider makes.
+
+use clap::{CommandFactory, Parser};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace").to_path_buf()
+}
+
+/// Every document of every YAML file in `dir` (not recursing), by file name.
+fn documents(dir: &Path) -> BTreeMap<String, Vec<Value>> {
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).expect("the manifests") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            let text = std::fs::read_to_string(&path).expect("readable");
+            assert!(!text.contains('\t'), "{} has a tab", path.display());
+            let docs: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap_or_else(|e| panic!("{} does not parse: {e}", path.display()));
+            out.insert(path.file_name().expect("name").to_string_lossy().into_owned(), docs.into_iter().filter(|d| !d.is_null()).collect());
+        }
+    }
+    out
+}
+
+fn kind<'a>(docs: &'a BTreeMap<String, Vec<Value>>, kind: &str, name: &str) -> &'a Value {
+    docs.values().flatten().find(|d| d["kind"] == kind && d["metadata"]["name"] == name).unwrap_or_else(|| panic!("no {kind} named {name}"))
+}
+
+/// Env names a command reads, with the long flag that takes the same value (and whether it
+/// takes one: switches read `true`/`false` from the environment).
+fn env_flags(command: &clap::Command) -> BTreeMap<String, (String, bool)> {
+    command
+        .get_arguments()
+        .filter_map(|a| Some((a.get_env()?.to_string_lossy().into_owned(), (a.get_long()?.to_owned(), a.get_action().takes_values()))))
+        .collect()
+}
+
+/// The `EGS_*` names a manifest sets, with their literal values where it gives one.
+fn env_of(container: &Value, config_maps: &[&Value]) -> BTreeMap<String, Option<String>> {
+    let mut env = BTreeMap::new();
+    for map in config_maps {
+        for (k, v) in map["data"].as_object().into_iter().flatten() {
+            env.insert(k.clone(), v.as_str().map(str::to_owned));
+        }
+    }
+    for e in container["env"].as_array().into_iter().flatten() {
+        env.insert(e["name"].as_str().expect("env name").to_owned(), e["value"].as_str().map(str::to_owned));
+    }
+    env.retain(|k, _| k.starts_with("EGS_"));
+    env
+}
+
+/// Parses the literal settings with the binary's own parser, as flags.
+fn check_settings(
+    what: &str,
+    env: &BTreeMap<String, Option<String>>,
+    known: &BTreeMap<String, (String, bool)>,
+    parse: impl Fn(Vec<String>) -> Result<(), String>,
+) {
+    let mut args = Vec::new();
+    for (name, value) in env {
+        let (flag, takes_value) = known.get(name).unwrap_or_else(|| panic!("{what} sets {name}, which the binary does not read"));
+        match (value.as_deref(), takes_value) {
+            (None, _) => {}
+            (Some(value), true) => args.push(format!("--{flag}={value}")),
+            (Some("true" | "1"), false) => args.push(format!("--{flag}")),
+            (Some("false" | "0"), false) => {}
+            (Some(value), false) => panic!("{what} sets the switch {name} to `{value}`; use true or false"),
+        }
+    }
+    parse(args).unwrap_or_else(|e| panic!("{what}'s settings do not parse: {e}"));
+}
+
+fn rules_allow(role: &Value, group: &str, resource: &str, verb: &str) -> bool {
+    role["rules"].as_array().into_iter().flatten().any(|rule| {
+        let has = |field: &str, want: &str| rule[field].as_array().into_iter().flatten().any(|v| v == want || v == "*");
+        has("apiGroups", group) && has("resources", resource) && has("verbs", verb)
+    })
+}
+
+#[test]
+fn the_kustomize_base_matches_the_binaries() {
+    let base = repo().join("deploy/kustomize/base");
+    let docs = documents(&base);
+
+    // The kustomization lists every manifest in the directory, and each is a named object.
+    let kustomization = &docs["kustomization.yaml"][0];
+    let listed: BTreeSet<String> =
+        kustomization["resources"].as_array().expect("resources").iter().map(|r| r.as_str().expect("path").to_owned()).collect();
+    let present: BTreeSet<String> = docs.keys().filter(|f| *f != "kustomization.yaml").cloned().collect();
+    assert_eq!(listed, present, "kustomization.yaml lists exactly the manifests beside it");
+    for (file, list) in &docs {
+        for doc in list {
+            assert!(doc["apiVersion"].is_string() && doc["kind"].is_string() && doc["metadata"]["name"].is_string(), "{file}: {doc}");
+        }
+    }
+
+    // The CRD is the one the gateway's controller serves (itself checked against the type).
+    let crd = std::fs::read_to_string(base.join("crd.yaml")).expect("crd");
+    let served = std::fs::read_to_string(repo().join("schema/crds/gpuprovisioningrequests.egs.io.yaml")).expect("schema crd");
+    assert_eq!(crd, served, "deploy/kustomize/base/crd.yaml is a copy of schema/crds/gpuprovisioningrequests.egs.io.yaml");
+
+    // The gateway: every setting is one `egs serve` reads, and the literal ones parse.
+    let deployment = kind(&docs, "Deployment", "egs-gateway");
+    let pod = &deployment["spec"]["template"];
+    let container = &pod["spec"]["containers"][0];
+    let config = kind(&docs, "ConfigMap", "egs-gateway");
+    let serve = egs_api::settings::Cli::command().find_subcommand("serve").expect("serve").clone();
+    let env = env_of(container, &[config]);
+    for secret in ["EGS_DATABASE_URL", "EGS_REDIS_URL", "EGS_SIGNING_KEY"] {
+        assert!(env.contains_key(secret), "the gateway gets {secret}");
+    }
+    check_settings("the gateway Deployment", &env, &env_flags(&serve), |flags| {
+        let argv = ["egs", "serve"].into_iter().map(str::to_owned).chain(flags);
+        egs_api::settings::Cli::try_parse_from(argv).map(drop).map_err(|e| e.to_string())
+    });
+    // It listens where the probes and the Service look, and the probes ask the right paths.
+    let listen = env["EGS_LISTEN"].as_deref().expect("EGS_LISTEN");
+    assert!(listen.starts_with("0.0.0.0:"), "reachable from the Service: {listen}");
+    let port = &container["ports"][0];
+    assert_eq!(port["containerPort"].as_u64().map(|p| p.to_string()).as_deref(), listen.rsplit(':').next());
+    assert_eq!(container["readinessProbe"]["httpGet"]["path"], "/readyz");
+    assert_eq!(container["livenessProbe"]["httpGet"]["path"], "/healthz");
+    let service = kind(&docs, "Service", "egs-gateway");
+    assert_eq!(service["spec"]["ports"][0]["targetPort"], port["name"]);
+    // Selectors find the pods; the PDB keeps a quorum through drains.
+    let labels = &pod["metadata"]["labels"];
+    for (what, selector) in
+        [("Service", &service["spec"]["selector"]), ("PDB", &kind(&docs, "PodDisruptionBudget", "egs-gateway")["spec"]["selector"]["matchLabels"])]
+    {
+        for (k, v) in selector.as_object().expect("selector") {
+            assert_eq!(&labels[k], v, "the {what} selects the gateway pods");
+        }
+    }
+    assert!(deployment["spec"]["replicas"].as_u64().unwrap_or(0) >= 2, "several replicas");
+    // Not root, nothing writable but its data directory.
+    assert_eq!(pod["spec"]["securityContext"]["runAsNonRoot"], true);
+    assert_eq!(container["securityContext"]["readOnlyRootFilesystem"], true);
+    assert_eq!(container["securityContext"]["allowPrivilegeEscalation"], false);
+    let data_dir = env["EGS_DATA_DIR"].as_deref().expect("a data dir on a volume");
+    assert!(container["volumeMounts"].as_array().into_iter().flatten().any(|m| m["mountPath"] == data_dir));
+
+    // RBAC: the calls the Kubernetes provider makes are allowed, to the gateway's account.
+    let account = pod["spec"]["serviceAccountName"].as_str().expect("service account");
+    kind(&docs, "ServiceAccount", account);
+    let bound: Vec<&Value> = docs
+        .values()
+        .flatten()
+        .filter(|d| d["kind"] == "ClusterRoleBinding" && d["subjects"].as_array().into_iter().flatten().any(|s| s["name"] == account))
+        .map(|b| kind(&docs, "ClusterRole", b["roleRef"]["name"].as_str().expect("role")))
+        .collect();
+    for (group, resource, verb) in [
+        ("", "nodes", "watch"),
+        ("", "nodes", "patch"),
+        ("", "namespaces", "patch"),
+        ("", "pods", "list"),
+        ("", "pods/eviction", "create"),
+        ("", "events", "create"),
+        ("", "serviceaccounts", "create"),
+        ("", "serviceaccounts/token", "create"),
+        ("rbac.authorization.k8s.io", "roles", "create"),
+        ("rbac.authorization.k8s.io", "rolebindings", "create"),
+        ("egs.io", "gpuprovisioningrequests", "watch"),
+        ("egs.io", "gpuprovisioningrequests", "patch"),
+        ("egs.io", "gpuprovisioningrequests/status", "patch"),
+    ] {
+        assert!(bound.iter().any(|r| rules_allow(r, group, resource, verb)), "the gateway may not {verb} {group}/{resource}");
+    }
+
+    // The node agent: settings it reads, on GPU nodes, still running on nodes handed to slices.
+    let daemonset = kind(&docs, "DaemonSet", "egs-node-agent");
+    let agent_pod = &daemonset["spec"]["template"]["spec"];
+    let agent = &agent_pod["containers"][0];
+    let agent_config = kind(&docs, "ConfigMap", "egs-node-agent");
+    let agent_env = env_of(agent, &[agent_config]);
+    check_settings("the agent DaemonSet", &agent_env, &env_flags(&egs_node_agent::Config::command()), |flags| {
+        let argv = std::iter::once("egs-node-agent".to_owned()).chain(flags);
+        egs_node_agent::Config::try_parse_from(argv).map(drop).map_err(|e| e.to_string())
+    });
+    assert!(
+        agent["env"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|e| e["name"] == "EGS_AGENT_NODE_NAME" && e["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName")
+    );
+    let gateway = agent_env["EGS_AGENT_GATEWAY"].as_deref().expect("the gateway URL");
+    assert!(gateway.contains(&format!("{}.", service["metadata"]["name"].as_str().unwrap_or_default())), "the agent reaches the Service: {gateway}");
+    assert!(
+        agent_pod["tolerations"].as_array().into_iter().flatten().any(|t| t["key"] == egs_schema::kubernetes::SLICE_KEY && t["operator"] == "Exists"),
+        "the agent tolerates EGS's slice taint"
+    );
+}
+
+#[test]
+fn the_container_builds_are_multi_stage_small_and_non_root() {
+    for (file, binary) in [("api/Dockerfile", "egs"), ("node-agent/Dockerfile", "egs-node-agent")] {
+        let text = std::fs::read_to_string(repo().join(file)).expect("Dockerfile");
+        let stages: Vec<&str> = text.lines().filter(|l| l.trim_start().to_ascii_uppercase().starts_with("FROM ")).collect();
+        assert!(stages.len() >= 2, "{file} is multi-stage");
+        let last = text.rsplit_once("\nFROM ").map(|(_, last)| last).expect("final stage");
+        assert!(last.starts_with("gcr.io/distroless/"), "{file}: a small runtime image: {last}");
+        assert!(last.contains("USER nonroot") || last.contains("USER 65532"), "{file} runs as non-root");
+        assert!(last.contains(&format!("/{binary}")), "{file} ships {binary}");
+        assert!(text.contains("--locked"), "{file} builds from Cargo.lock");
+    }
+}
