@@ -65,6 +65,24 @@ async fn fresh_postgres_database(server_url: &str) -> anyhow::Result<(String, St
     Ok((url.to_string(), name))
 }
 
+/// A fresh, empty PostgreSQL database when `EGS_TEST_DATABASE_URL` is set: its URL, and a
+/// closure-free way to drop it ([`drop_postgres_database`]).
+pub async fn fresh_postgres() -> Option<(String, String)> {
+    let server = std::env::var("EGS_TEST_DATABASE_URL").ok().filter(|u| !u.is_empty())?;
+    let (url, name) = fresh_postgres_database(&server).await.expect("a fresh PostgreSQL database");
+    Some((url, name))
+}
+
+/// Drops a database [`fresh_postgres`] made.
+pub async fn drop_postgres_database(name: &str) {
+    use sea_orm::ConnectionTrait;
+    let Some(server) = std::env::var("EGS_TEST_DATABASE_URL").ok() else { return };
+    if let Ok(admin) = sea_orm::Database::connect(&server).await {
+        let _ = admin.execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await;
+        let _ = admin.close().await;
+    }
+}
+
 /// Test settings: port 0, Redis from `EGS_TEST_REDIS_URL`, default limits.
 fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> ServeArgs {
     ServeArgs {

@@ -61,10 +61,37 @@ pub async fn connect(storage: &StorageArgs, counter: &StatementCounter) -> anyho
     Ok(db)
 }
 
+/// The advisory lock replicas take around migrations on PostgreSQL ("EGS" + "MIGR").
+const MIGRATION_LOCK: i64 = 0x4547_5300_4d49_4752;
+
+/// Applies pending migrations; returns how many there were. On PostgreSQL, replicas starting
+/// together take turns through an advisory lock: the first applies them, the others wait and
+/// then find nothing left to do (sea-orm's migrator takes no lock of its own).
 pub async fn migrate(db: &DatabaseConnection) -> anyhow::Result<usize> {
-    let pending = Migrator::get_pending_migrations(db).await.context("failed to read applied migrations")?.len();
-    Migrator::up(db, None).await.context("failed to apply migrations")?;
-    Ok(pending)
+    let lock = match db.get_database_backend() {
+        sea_orm::DatabaseBackend::Postgres => {
+            // A session lock on one connection held aside; the migrations run on the others.
+            let mut held = db.get_postgres_connection_pool().acquire().await.context("failed to reserve a connection for the migration lock")?;
+            sea_orm::sqlx::query("SELECT pg_advisory_lock($1)")
+                .bind(MIGRATION_LOCK)
+                .execute(&mut *held)
+                .await
+                .context("failed to take the migration lock")?;
+            Some(held)
+        }
+        _ => None,
+    };
+    let result = async {
+        let pending = Migrator::get_pending_migrations(db).await.context("failed to read applied migrations")?.len();
+        Migrator::up(db, None).await.context("failed to apply migrations")?;
+        Ok(pending)
+    }
+    .await;
+    if let Some(mut held) = lock {
+        // Closing the connection would release it too; unlocking keeps the connection usable.
+        let _ = sea_orm::sqlx::query("SELECT pg_advisory_unlock($1)").bind(MIGRATION_LOCK).execute(&mut *held).await;
+    }
+    result
 }
 
 /// Whether every known migration has been applied (for `/readyz`).

@@ -91,3 +91,41 @@ async fn the_demo_seeds_clusters_slices_users_and_gprs_once() {
     );
     app.finish().await;
 }
+
+#[tokio::test]
+async fn replicas_starting_together_apply_the_migrations_once() {
+    use egs_migration::MigratorTrait;
+    let all = egs_migration::Migrator::migrations().len();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let postgres = egs_tests::fresh_postgres().await;
+    let storage = StorageArgs {
+        data_dir: dir.path().to_path_buf(),
+        database_url: postgres.as_ref().map(|(url, _)| Secret::from(url.clone())),
+        signing_key: None,
+    };
+    let counter = egs_api::db::StatementCounter::default();
+    let applied: Vec<usize> = match &postgres {
+        // Three replicas on one fresh database at once: one applies everything, the others wait
+        // for it (without the lock they collide on the same CREATE TABLEs) and find nothing left.
+        Some(_) => {
+            let mut dbs = Vec::new();
+            for _ in 0..3 {
+                dbs.push(egs_api::db::connect(&storage, &counter).await.expect("connect"));
+            }
+            let runs = futures_util::future::join_all(dbs.iter().map(egs_api::db::migrate)).await;
+            runs.into_iter().map(|r| r.expect("every replica starts")).collect()
+        }
+        // SQLite is one process: a second run finds nothing to apply.
+        None => {
+            let db = egs_api::db::connect(&storage, &counter).await.expect("connect");
+            vec![egs_api::db::migrate(&db).await.expect("first"), egs_api::db::migrate(&db).await.expect("second")]
+        }
+    };
+    let mut sorted = applied.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted.last(), Some(&all), "{applied:?}");
+    assert!(sorted[..sorted.len() - 1].iter().all(|&n| n == 0), "the others found nothing to apply: {applied:?}");
+    if let Some((_, name)) = postgres {
+        egs_tests::drop_postgres_database(&name).await;
+    }
+}
