@@ -92,6 +92,7 @@ fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> Ser
         demo: false,
         max_body_bytes: 1024 * 1024,
         cors_origins: Vec::new(),
+        no_introspection: false,
         no_scheduler: false,
         simulated_step_ms: 20,
         ws: Default::default(),

@@ -157,7 +157,7 @@ impl Application {
         }
         let sockets = Arc::new(graphql_ws::Sockets::new(graphql_ws::WsConfig::from_settings(&settings)));
         let state = AppState {
-            schema: build_schema(services.clone()),
+            schema: build_schema(services.clone(), !settings.no_introspection),
             services,
             metrics: Arc::new(Metrics::new(statements.0.clone())),
             statements,

@@ -114,6 +114,10 @@ pub struct ServeArgs {
     /// Origins allowed to call the API from a browser (comma-separated); default: same origin only.
     #[arg(long, env = "EGS_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origins: Vec<String>,
+    /// Refuse introspection queries (`__schema`, `__type`), e.g. on a public endpoint; the
+    /// playground then has no schema to browse. The SDL stays available from `egs print-schema`.
+    #[arg(long, env = "EGS_NO_INTROSPECTION")]
+    pub no_introspection: bool,
     #[command(flatten)]
     pub ws: WsArgs,
     #[command(flatten)]

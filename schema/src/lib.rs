@@ -118,14 +118,15 @@ impl Announce for Alone {
     fn announce(&self) {}
 }
 
-/// Builds the schema with its limits; `services` is reachable from every resolver.
-pub fn build_schema(services: Services) -> EgsSchema {
-    Schema::build(Query::default(), Mutation::default(), Subscription::default())
+/// Builds the schema with its limits; `services` is reachable from every resolver. Without
+/// `introspection`, `__schema` and `__type` are refused.
+pub fn build_schema(services: Services, introspection: bool) -> EgsSchema {
+    let builder = Schema::build(Query::default(), Mutation::default(), Subscription::default())
         .data(services)
         .extension(operation::RecordOperation)
         .limit_depth(MAX_QUERY_DEPTH)
-        .limit_complexity(MAX_QUERY_COMPLEXITY)
-        .finish()
+        .limit_complexity(MAX_QUERY_COMPLEXITY);
+    if introspection { builder.finish() } else { builder.disable_introspection().finish() }
 }
 
 /// The schema without any state, for exporting the SDL.

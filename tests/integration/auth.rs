@@ -247,3 +247,22 @@ async fn cors_allows_only_the_configured_origins() {
     assert!(refused.headers().get("access-control-allow-origin").is_none());
     app.finish().await;
 }
+
+#[tokio::test]
+async fn introspection_can_be_switched_off() {
+    let queries = ["{ __schema { queryType { name } } }", r#"{ __type(name: "Gpr") { name } }"#];
+    let open = TestApp::spawn().await;
+    let closed = TestApp::spawn_with(|settings| settings.no_introspection = true).await;
+    for query in queries {
+        let answered = open.ok(&open.admin_token, query, json!({})).await;
+        assert!(answered.to_string().contains("Query") || answered.to_string().contains("Gpr"), "on by default: {answered}");
+        // Switched off, the schema is not described to anyone (admins included).
+        let refused = closed.ok(&closed.admin_token, query, json!({})).await;
+        assert!(refused.as_object().is_some_and(|fields| fields.values().all(Value::is_null)), "{query}: {refused}");
+    }
+    // Everything else works as before.
+    let viewer = closed.ok(&closed.admin_token, "{ viewer { role } }", json!({})).await;
+    assert_eq!(viewer["viewer"]["role"], "ADMIN");
+    open.finish().await;
+    closed.finish().await;
+}
