@@ -65,19 +65,24 @@ async fn fresh_postgres_database(server_url: &str) -> anyhow::Result<(String, St
     Ok((url.to_string(), name))
 }
 
-/// A fresh, empty PostgreSQL database when `EGS_TEST_DATABASE_URL` is set: its URL, and a
-/// closure-free way to drop it ([`drop_postgres_database`]).
+/// A fresh, empty PostgreSQL database when `EGS_TEST_DATABASE_URL` is set: its URL and name
+/// (drop it with [`drop_postgres_database`]).
 pub async fn fresh_postgres() -> Option<(String, String)> {
     let server = std::env::var("EGS_TEST_DATABASE_URL").ok().filter(|u| !u.is_empty())?;
-    let (url, name) = fresh_postgres_database(&server).await.expect("a fresh PostgreSQL database");
-    Some((url, name))
+    Some(fresh_postgres_database(&server).await.expect("a fresh PostgreSQL database"))
 }
 
 /// Drops a database [`fresh_postgres`] made.
 pub async fn drop_postgres_database(name: &str) {
+    if let Ok(server) = std::env::var("EGS_TEST_DATABASE_URL") {
+        drop_database(&server, name).await;
+    }
+}
+
+/// Drops `name` on the server `server_url` points at, closing whatever still uses it.
+async fn drop_database(server_url: &str, name: &str) {
     use sea_orm::ConnectionTrait;
-    let Some(server) = std::env::var("EGS_TEST_DATABASE_URL").ok() else { return };
-    if let Ok(admin) = sea_orm::Database::connect(&server).await {
+    if let Ok(admin) = sea_orm::Database::connect(server_url).await {
         let _ = admin.execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await;
         let _ = admin.close().await;
     }
@@ -253,12 +258,8 @@ impl TestApp {
             let _ = stop.send(());
         }
         if let Some((server, name)) = self.postgres_cleanup.take() {
-            use sea_orm::ConnectionTrait;
             let _ = self.db.clone().close().await;
-            if let Ok(admin) = sea_orm::Database::connect(&server).await {
-                let _ = admin.execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await;
-                let _ = admin.close().await;
-            }
+            drop_database(&server, &name).await;
         }
     }
 }
