@@ -1,4 +1,4 @@
-// Number formats shared by the GPU pages.
+// Number formats shared by the pages (GPU metrics, utilisation).
 
 export function pct(v: number | null | undefined): string {
   return v == null ? '—' : `${Math.round(v)} %`;

@@ -11,6 +11,7 @@ import { Card, Empty, ErrorBox, Loading, PhaseBadge, Time, useNow } from '../com
 import { formatDuration, parseIsoDuration } from '../lib/time';
 import { GprActions } from './user/GprActions';
 import { formatCountdown, mergeEvents, secondsUntil, shapeText, windowProgress } from './user/format';
+import { pct } from '../lib/format';
 import './user/user.css';
 
 const GprDetailDocument = graphql(`
@@ -345,7 +346,7 @@ function Detail({ gprId }: { gprId: string }) {
                         <td>{n.instanceType}</td>
                         <td>{n.gpuShape}</td>
                         <td className="num">{g.gpusPerNode ?? n.gpusPerNode}</td>
-                        <td className="num">{n.utilization != null ? `${Math.round(n.utilization)} %` : '—'}</td>
+                        <td className="num">{pct(n.utilization)}</td>
                         <td className={`health-${n.health.toLowerCase()}`}>
                           {words(n.health)}
                           {n.state !== 'RESERVED' && <span className="muted"> · {words(n.state)}</span>}

@@ -9,7 +9,7 @@ import { Card, Empty, ErrorBox, Loading, Time, useNow } from '../components/ui';
 import { TimeSeriesChart } from './gpu/TimeSeriesChart';
 import { classify, levelWord, shortUuid, thresholdsFor } from './gpu/hotspots';
 import { RANGES, columns, mergePoints, rangeByKey, toPoint, type Point } from './gpu/series';
-import { celsius, mib, pct, watts } from './gpu/format';
+import { celsius, mib, pct, watts } from '../lib/format';
 import './gpu/gpu.css';
 
 const GpuDashboardInfo = graphql(`

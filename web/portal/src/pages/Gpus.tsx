@@ -17,7 +17,7 @@ import {
   thresholdsFor,
   type GpuFilters,
 } from './gpu/hotspots';
-import { celsius, mib, pct, watts } from './gpu/format';
+import { celsius, mib, pct, watts } from '../lib/format';
 import './gpu/gpu.css';
 
 const GpusTableQueryDoc = graphql(`

@@ -9,6 +9,7 @@ import { useLive } from '../api/live';
 import { useSession } from '../session';
 import { Card, Empty, ErrorBox, Loading, PhaseBadge, Time, useNow } from '../components/ui';
 import { ACTIVE_PHASES, applyAlert, countByPhase, gpusBySlice, gpusHeld, shapeText } from './user/format';
+import { pct } from '../lib/format';
 import './user/user.css';
 
 const HomeOverviewDocument = graphql(`
@@ -186,7 +187,7 @@ export function Home() {
                       <td className="num">
                         {sliceGpus(s)}
                         {s.gpuSummary?.averageUtilization != null && (
-                          <span className="muted"> · {Math.round(s.gpuSummary.averageUtilization)} % busy</span>
+                          <span className="muted"> · {pct(s.gpuSummary.averageUtilization)} busy</span>
                         )}
                       </td>
                       <td className="cell-actions">

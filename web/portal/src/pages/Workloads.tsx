@@ -10,7 +10,7 @@ import { useSession } from '../session';
 import { Card, Empty, ErrorBox, Loading, Time, useNow } from '../components/ui';
 import { classify, levelClass, levelWord, shortUuid, thresholdsFor } from './gpu/hotspots';
 import { groupByNamespace, latestByGpu, newer, podMatches } from './gpu/workloads';
-import { celsius, mib, pct, watts } from './gpu/format';
+import { celsius, mib, pct, watts } from '../lib/format';
 import './gpu/gpu.css';
 
 const WorkloadsSlices = graphql(`
