@@ -4,6 +4,7 @@
 //! Backends: SQLite in a temp dir by default; PostgreSQL when `EGS_TEST_DATABASE_URL` is set
 //! (each test gets its own database on that server) and Redis when `EGS_TEST_REDIS_URL` is set.
 
+pub mod cluster;
 pub mod fake_kube;
 
 use anyhow::Context;
@@ -20,12 +21,21 @@ pub const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
 static NEXT_DATABASE: AtomicU32 = AtomicU32::new(0);
 
 /// Polls `check` every 50 ms until it holds; fails the test after 20 s, naming `what`.
-pub async fn wait_for<F, Fut>(what: &str, mut check: F)
+pub async fn wait_for<F, Fut>(what: &str, check: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    wait_for_within(what, std::time::Duration::from_secs(20), check).await
+}
+
+/// [`wait_for`] with its own limit.
+pub async fn wait_for_within<F, Fut>(what: &str, within: std::time::Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + within;
     while !check().await {
         assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -98,6 +108,9 @@ fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> Ser
         max_body_bytes: 1024 * 1024,
         cors_origins: Vec::new(),
         no_introspection: false,
+        rate_limit: ServeArgs::DEFAULT_RATE_LIMIT,
+        rate_limit_burst: ServeArgs::DEFAULT_RATE_LIMIT_BURST,
+        lease_ttl_secs: ServeArgs::DEFAULT_LEASE_TTL_SECS,
         no_scheduler: false,
         simulated_step_ms: 20,
         ws: Default::default(),
@@ -204,6 +217,25 @@ impl TestApp {
             backend: self.backend,
             clock: self.clock.clone(),
             stop: Some(launched.stop),
+            _data_dir: tempfile::tempdir().expect("temp dir"),
+            postgres_cleanup: None,
+        }
+    }
+
+    /// A handle on a gateway this process did not start (an `egs serve` process): fixtures
+    /// and requests go to `base`, checks read `db`. Stopping it is up to its owner.
+    pub fn attach(base: &str, admin_token: &str, db: sea_orm::DatabaseConnection, data_dir: std::path::PathBuf) -> TestApp {
+        TestApp {
+            base: base.to_owned(),
+            admin_token: admin_token.to_owned(),
+            client: reqwest::Client::new(),
+            statements: Default::default(),
+            db,
+            backend: "postgres",
+            database_url: None,
+            data_dir,
+            clock: Arc::new(ManualClock::default()),
+            stop: None,
             _data_dir: tempfile::tempdir().expect("temp dir"),
             postgres_cleanup: None,
         }

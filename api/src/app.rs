@@ -23,7 +23,7 @@ use egs_schema::lifecycle::provider::SimulatedProvider;
 use egs_schema::lifecycle::{Clock, Lifecycle, LifecycleConfig, Providers, SchedulerHandle, SystemClock};
 use egs_schema::metrics::MetricsStore;
 use egs_schema::{Alone, Announce};
-use egs_schema::{EgsSchema, Services, build_schema};
+use egs_schema::{EgsSchema, SchemaOptions, Services, build_schema};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -39,7 +39,8 @@ pub struct AppState {
     pub services: Services,
     pub metrics: Arc<Metrics>,
     pub statements: StatementCounter,
-    pub redis: Option<redis::aio::ConnectionManager>,
+    /// Whether Redis answers, when it is configured.
+    pub redis: Option<Arc<replicas::RedisHealth>>,
     /// Open GraphQL WebSockets: their settings, and closing them on shutdown.
     pub sockets: Arc<graphql_ws::Sockets>,
 }
@@ -85,7 +86,7 @@ impl Application {
                 // one's delayed ACK (up to 40 ms on Linux) before it leaves.
                 let tcp = info.tcp_settings().clone().set_nodelay(true);
                 let client = redis::Client::open(info.set_tcp_settings(tcp)).context("the Redis URL is not valid")?;
-                let manager = connect_redis(client.clone()).await?;
+                let manager = connect_redis(client.clone())?;
                 replicas::spawn_revocation_listener(client.clone(), keys.deployment(), token_cache.clone());
                 Some((manager, client))
             }
@@ -115,7 +116,14 @@ impl Application {
             if fanouts.metrics.is_some() {
                 replicas::spawn_metrics_listener(client, keys.deployment(), metrics.clone(), fanouts.origin);
             }
-            manager
+            // While Redis is away every replica still finds what the others stored on its
+            // timers; when it is back, look at once rather than at the next poll.
+            let (events, alerts, inventory) = (events.clone(), alerts.clone(), inventory.clone());
+            replicas::RedisHealth::watch(manager, move || {
+                events.wake();
+                alerts.wake();
+                inventory.wake();
+            })
         });
         let kubernetes = KubeClusters::new(db.clone(), CredentialCipher::new(keys.credentials_key()));
         let lifecycle = (!settings.no_scheduler).then(|| {
@@ -138,7 +146,8 @@ impl Application {
                 kubernetes: Some(Arc::new(KubernetesProvider::new(kubernetes.clone(), eviction))),
                 leader_tasks: Some(controllers),
             };
-            Lifecycle::new(db.clone(), scheduler.clone(), providers, LifecycleConfig::default(), events.clone())
+            let config = LifecycleConfig { lease_ttl: chrono::Duration::seconds(settings.lease_ttl_secs as i64), ..LifecycleConfig::default() };
+            Lifecycle::new(db.clone(), scheduler.clone(), providers, config, events.clone())
         });
         let services = Services {
             db,
@@ -157,7 +166,7 @@ impl Application {
         }
         let sockets = Arc::new(graphql_ws::Sockets::new(graphql_ws::WsConfig::from_settings(&settings)));
         let state = AppState {
-            schema: build_schema(services.clone(), !settings.no_introspection),
+            schema: build_schema(services.clone(), SchemaOptions { introspection: !settings.no_introspection, cost_budget: settings.cost_budget() }),
             services,
             metrics: Arc::new(Metrics::new(statements.0.clone())),
             statements,
@@ -263,12 +272,15 @@ impl Fanouts {
     }
 }
 
-async fn connect_redis(client: redis::Client) -> anyhow::Result<redis::aio::ConnectionManager> {
-    let connect = redis::aio::ConnectionManager::new(client);
-    tokio::time::timeout(std::time::Duration::from_secs(10), connect)
-        .await
-        .context("timed out connecting to Redis")?
-        .context("failed to connect to Redis")
+/// A connection that is made on first use and remade after Redis comes back; commands give up
+/// after 2 s, so a stalled Redis never holds up a request (fan-out is fire and forget).
+fn connect_redis(client: redis::Client) -> anyhow::Result<redis::aio::ConnectionManager> {
+    let config = redis::aio::ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(Duration::from_secs(2)))
+        .set_response_timeout(Some(Duration::from_secs(2)))
+        .set_number_of_retries(2)
+        .set_max_delay(Duration::from_secs(1));
+    redis::aio::ConnectionManager::new_lazy_with_config(client, config).context("failed to set up the Redis connection")
 }
 
 fn router(state: AppState, settings: &ServeArgs) -> anyhow::Result<Router> {

@@ -14,6 +14,11 @@ const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// busy timeout does not retry) whenever the scheduler loop commits in between.
 const SQLITE_MAX_CONNECTIONS: u32 = 1;
 const POSTGRES_MAX_CONNECTIONS: u32 = 20;
+/// How long a request waits for a PostgreSQL connection before it fails with
+/// `SERVICE_UNAVAILABLE`: with the server down, sqlx keeps retrying the connect until then.
+const POSTGRES_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(2);
+/// SQLite's one connection may wait on a long write (the busy timeout is 10 s too).
+const SQLITE_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Counts SQL statements sent, for `/metrics` and for tests that bound statements per request.
 #[derive(Clone, Default)]
@@ -40,11 +45,9 @@ pub async fn connect(storage: &StorageArgs, counter: &StatementCounter) -> anyho
         std::fs::create_dir_all(&storage.data_dir).with_context(|| format!("failed to create the data dir {}", storage.data_dir.display()))?;
     }
     let mut options = ConnectOptions::new(url);
-    options.sqlx_logging(false).connect_timeout(Duration::from_secs(10)).acquire_timeout(Duration::from_secs(10)).max_connections(if sqlite {
-        SQLITE_MAX_CONNECTIONS
-    } else {
-        POSTGRES_MAX_CONNECTIONS
-    });
+    let (max_connections, acquire_timeout) =
+        if sqlite { (SQLITE_MAX_CONNECTIONS, SQLITE_ACQUIRE_TIMEOUT) } else { (POSTGRES_MAX_CONNECTIONS, POSTGRES_ACQUIRE_TIMEOUT) };
+    options.sqlx_logging(false).connect_timeout(Duration::from_secs(10)).acquire_timeout(acquire_timeout).max_connections(max_connections);
     if sqlite {
         options.map_sqlx_sqlite_opts(|opts| {
             opts.journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)

@@ -101,6 +101,7 @@ async fn caller_from(state: &AppState, headers: &HeaderMap, media: Media) -> Res
         if code == ErrorCode::Unauthenticated {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer error=\"invalid_token\""));
         } else {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             tracing::error!(error = ?error, "failed to authenticate a request");
         }
         response
@@ -216,7 +217,20 @@ async fn execute(state: AppState, headers: HeaderMap, media: Media, request: asy
     // Errors without a path happened before execution (parse, validation, limits).
     let failed_before_execution =
         response.data == async_graphql::Value::Null && !response.errors.is_empty() && response.errors.iter().all(|e| e.path.is_empty());
-    let status = if media == Media::GraphqlResponseJson && failed_before_execution { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+    // Refusals that say "later" get their own status whatever the media type, so proxies and
+    // HTTP clients back off without reading the body.
+    let codes: Vec<Option<&str>> = response.errors.iter().map(error_code).collect();
+    let retry_after = |code: &str| codes.contains(&Some(code));
+    let (status, retry_secs) = if retry_after(ErrorCode::RateLimited.as_str()) {
+        let wait_ms = response.errors.iter().filter_map(|e| e.extensions.as_ref()?.get("retryAfterMs")?.clone().into_json().ok()?.as_u64()).max();
+        (StatusCode::TOO_MANY_REQUESTS, wait_ms.map(|ms| ms.div_ceil(1000).max(1)))
+    } else if retry_after(ErrorCode::ServiceUnavailable.as_str()) {
+        (StatusCode::SERVICE_UNAVAILABLE, Some(1))
+    } else if media == Media::GraphqlResponseJson && failed_before_execution {
+        (StatusCode::BAD_REQUEST, None)
+    } else {
+        (StatusCode::OK, None)
+    };
     let outcome = if failed_before_execution {
         "rejected"
     } else if response.errors.is_empty() {
@@ -234,7 +248,10 @@ async fn execute(state: AppState, headers: HeaderMap, media: Media, request: asy
             .iter()
             .map(|e| {
                 let mut value = serde_json::to_value(e).unwrap_or_else(|_| json!({ "message": e.message }));
-                value["extensions"]["code"] = json!(ErrorCode::InvalidInput.as_str());
+                // Parse and validation errors carry no code of their own.
+                if error_code(e).is_none() {
+                    value["extensions"]["code"] = json!(ErrorCode::InvalidInput.as_str());
+                }
                 value
             })
             .collect();
@@ -250,7 +267,18 @@ async fn execute(state: AppState, headers: HeaderMap, media: Media, request: asy
     };
     let mut http = (status, body).into_response();
     http.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(media.content_type()));
+    if let Some(secs) = retry_secs {
+        http.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
     http
+}
+
+/// The `extensions.code` of an error, when it has one.
+fn error_code(error: &async_graphql::ServerError) -> Option<&str> {
+    match error.extensions.as_ref()?.get("code")? {
+        async_graphql::Value::String(code) => Some(code),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! `/healthz` (the process answers), `/readyz` (it can serve: database reachable, migrations
-//! applied, Redis reachable when configured) and `/metrics` (OpenMetrics text: the gateway's own
+//! applied; with Redis unreachable it is still ready, and says what is degraded) and `/metrics` (OpenMetrics text: the gateway's own
 //! metrics and the GPUs' latest samples under dcgm-exporter's names; see [`crate::metrics`]).
 
 use crate::app::AppState;
@@ -26,22 +26,27 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
         Ok(false) => "pending",
         Err(_) => "unknown",
     };
-    let redis = match &state.redis {
+    // Without Redis every replica still serves (see `replicas::RedisHealth`): degraded, not
+    // unready, or a Redis outage would take every replica out of the Service at once.
+    let redis = match state.redis.as_ref().map(|health| health.reachable()) {
         None => "not configured",
-        Some(manager) => {
-            let mut connection = manager.clone();
-            match redis::cmd("PING").query_async::<String>(&mut connection).await {
-                Ok(_) => "ok",
-                Err(e) => {
-                    tracing::warn!(error = %e, "readiness: Redis unreachable");
-                    "unreachable"
-                }
-            }
-        }
+        Some(Some(true)) => "ok",
+        Some(Some(false)) => "unreachable",
+        Some(None) => "unknown",
     };
-    let ready = database == "ok" && migrations == "ok" && matches!(redis, "ok" | "not configured");
-    let status = if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
-    (status, axum::Json(json!({ "ready": ready, "database": database, "migrations": migrations, "redis": redis }))).into_response()
+    let ready = database == "ok" && migrations == "ok";
+    let mut degraded = Vec::new();
+    if redis == "unreachable" {
+        degraded.push(crate::replicas::REDIS_DEGRADED);
+    }
+    let status = match (ready, degraded.is_empty()) {
+        (false, _) => "unavailable",
+        (true, true) => "ok",
+        (true, false) => "degraded",
+    };
+    let code = if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    let body = json!({ "ready": ready, "status": status, "database": database, "migrations": migrations, "redis": redis, "degraded": degraded });
+    (code, axum::Json(body)).into_response()
 }
 
 pub async fn metrics(State(state): State<AppState>) -> Response {

@@ -42,16 +42,13 @@ pub fn parse_trace(text: &str) -> anyhow::Result<Vec<Job>> {
     for (index, row) in reader.deserialize::<Row>().enumerate() {
         let line = index + 2;
         let row = row.with_context(|| format!("line {line}"))?;
-        let valid = |x: f64| (0.0..1e12).contains(&x);
-        if !valid(row.submission_time) || !valid(row.duration) || !valid(row.num_gpu) {
-            bail!("line {line}: times, durations and GPU counts must be non-negative numbers");
+        // Bounds apply to the values as rounded, so what is kept always reads back.
+        let valid = |x: f64, max: f64| (0.0..max).contains(&x);
+        let (duration, gpus) = (row.duration.ceil(), row.num_gpu.ceil());
+        if !valid(row.submission_time, 1e12) || !valid(duration, 1e12) || !valid(gpus, f64::from(u32::MAX)) {
+            bail!("line {line}: times and durations must be non-negative numbers below 10^12, GPU counts below 2^32");
         }
-        jobs.push(Job {
-            id: row.job_id,
-            submitted_at: row.submission_time as i64,
-            duration: (row.duration.ceil() as i64).max(1),
-            gpus: (row.num_gpu.ceil() as u32).max(1),
-        });
+        jobs.push(Job { id: row.job_id, submitted_at: row.submission_time as i64, duration: (duration as i64).max(1), gpus: (gpus as u32).max(1) });
     }
     Ok(jobs)
 }

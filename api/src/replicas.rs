@@ -17,7 +17,8 @@ use egs_schema::metrics::store::{Sample, Values};
 use egs_schema::metrics::{MetricsFanout, MetricsStore};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 /// The channel revoked token ids travel on.
@@ -37,8 +38,9 @@ pub const GPU_SAMPLES_CHANNEL: &str = "gpu-samples";
 pub fn channel(deployment: &str, name: &str) -> String {
     format!("egs:{deployment}:{name}")
 }
-/// Longest wait between reconnection attempts of the subscriber.
-const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(10);
+/// Waits between reconnection attempts of a subscription: doubling from the first to the last.
+const INITIAL_RECONNECT_DELAY: Duration = Duration::from_millis(200);
+const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(5);
 
 pub struct RedisRevocations {
     connection: redis::aio::ConnectionManager,
@@ -79,11 +81,16 @@ pub fn spawn_revocation_listener(client: redis::Client, deployment: &str, cache:
 /// with backoff.
 fn spawn_listener(client: redis::Client, channel: String, on_message: impl Fn(&redis::Msg) + Send + Sync + 'static) {
     tokio::spawn(async move {
-        let mut delay = Duration::from_millis(200);
+        let mut delay = INITIAL_RECONNECT_DELAY;
         loop {
-            match listen(&client, &channel, &on_message).await {
+            let mut subscribed = false;
+            match listen(&client, &channel, &on_message, &mut subscribed).await {
                 Ok(()) => tracing::warn!(%channel, "a Redis subscription ended; reconnecting"),
-                Err(e) => tracing::warn!(%channel, error = %e, retry_in_ms = delay.as_millis() as u64, "a Redis subscription failed"),
+                Err(e) => tracing::debug!(%channel, error = %e, retry_in_ms = delay.as_millis() as u64, "a Redis subscription failed"),
+            }
+            // A subscription that worked starts the backoff over: the next outage is new.
+            if subscribed {
+                delay = INITIAL_RECONNECT_DELAY;
             }
             tokio::time::sleep(delay).await;
             delay = (delay * 2).min(MAX_RECONNECT_DELAY);
@@ -91,9 +98,10 @@ fn spawn_listener(client: redis::Client, channel: String, on_message: impl Fn(&r
     });
 }
 
-async fn listen(client: &redis::Client, channel: &str, on_message: &impl Fn(&redis::Msg)) -> redis::RedisResult<()> {
+async fn listen(client: &redis::Client, channel: &str, on_message: &impl Fn(&redis::Msg), subscribed: &mut bool) -> redis::RedisResult<()> {
     let mut pubsub = client.get_async_pubsub().await?;
     pubsub.subscribe(channel).await?;
+    *subscribed = true;
     let mut messages = pubsub.on_message();
     while let Some(message) = messages.next().await {
         on_message(&message);
@@ -253,4 +261,60 @@ pub fn spawn_metrics_listener(client: redis::Client, deployment: &str, store: Ar
             Err(e) => tracing::warn!(error = %e, "ignoring a malformed GPU sample batch from Redis"),
         }
     });
+}
+
+/// Whether Redis answers, checked every second, for `/readyz`; logs each change once. Without
+/// Redis the replicas keep serving: what others stored reaches subscribers on the tailers'
+/// timers (about a second later), and only the live GPU sample history of agents reporting to
+/// other replicas pauses.
+pub struct RedisHealth {
+    /// 0: not checked yet, 1: reachable, 2: unreachable.
+    state: AtomicU8,
+}
+
+/// What `/readyz` and the logs say while Redis is away.
+pub const REDIS_DEGRADED: &str = "Redis is unreachable: cross-replica fan-out falls back to polling the database (events, alerts and \
+     inventory reach other replicas' subscribers within about a second); GPU sample history from agents on other replicas pauses";
+
+impl RedisHealth {
+    /// Starts checking; `on_back` runs whenever Redis answers again after failing.
+    pub fn watch(connection: redis::aio::ConnectionManager, on_back: impl Fn() + Send + Sync + 'static) -> Arc<Self> {
+        let health = Arc::new(Self { state: AtomicU8::new(0) });
+        let weak: Weak<Self> = Arc::downgrade(&health);
+        tokio::spawn(async move {
+            loop {
+                let mut connection = connection.clone();
+                let ping = tokio::time::timeout(Duration::from_secs(1), redis::cmd("PING").query_async::<String>(&mut connection)).await;
+                let error = match ping {
+                    Ok(Ok(_)) => None,
+                    Ok(Err(e)) => Some(e.to_string()),
+                    Err(_) => Some("no answer within 1 s".to_owned()),
+                };
+                // The gateway that owned this check has stopped.
+                let Some(health) = weak.upgrade() else { return };
+                let now = if error.is_none() { 1 } else { 2 };
+                let before = health.state.swap(now, Ordering::Relaxed);
+                match (before, error) {
+                    (1 | 0, Some(error)) => tracing::warn!(error, "{REDIS_DEGRADED}"),
+                    (2, None) => {
+                        tracing::info!("Redis answers again: cross-replica fan-out is live");
+                        on_back();
+                    }
+                    _ => {}
+                }
+                drop(health);
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        });
+        health
+    }
+
+    /// `None` until the first check has finished.
+    pub fn reachable(&self) -> Option<bool> {
+        match self.state.load(Ordering::Relaxed) {
+            1 => Some(true),
+            2 => Some(false),
+            _ => None,
+        }
+    }
 }

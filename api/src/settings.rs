@@ -118,12 +118,39 @@ pub struct ServeArgs {
     /// playground then has no schema to browse. The SDL stays available from `egs print-schema`.
     #[arg(long, env = "EGS_NO_INTROSPECTION")]
     pub no_introspection: bool,
+    /// Query cost (complexity) each access token may spend per second on this replica; an
+    /// operation over budget is refused with `RATE_LIMITED` (HTTP 429 with `Retry-After`).
+    /// 0 switches the budget off.
+    #[arg(long, env = "EGS_RATE_LIMIT", default_value_t = ServeArgs::DEFAULT_RATE_LIMIT)]
+    pub rate_limit: u32,
+    /// How much cost a token may spend at once (its bucket); at least the complexity limit.
+    #[arg(long, env = "EGS_RATE_LIMIT_BURST", default_value_t = ServeArgs::DEFAULT_RATE_LIMIT_BURST, value_parser = clap::value_parser!(u32).range(egs_schema::MAX_QUERY_COMPLEXITY as i64..))]
+    pub rate_limit_burst: u32,
+    /// Seconds a scheduler leader that stops renewing keeps the lease; another replica takes
+    /// over after at most this (plus a tick). Shorter fails over faster but tolerates shorter
+    /// stalls of the leader (it renews every second).
+    #[arg(long, env = "EGS_LEASE_TTL", default_value_t = ServeArgs::DEFAULT_LEASE_TTL_SECS, value_parser = clap::value_parser!(u64).range(3..=300))]
+    pub lease_ttl_secs: u64,
     #[command(flatten)]
     pub ws: WsArgs,
     #[command(flatten)]
     pub alerts: AlertArgs,
     #[command(flatten)]
     pub kubernetes: KubernetesArgs,
+}
+
+impl ServeArgs {
+    /// A portal user's heaviest page costs about 2,000; scripts get ~40 createGpr a second.
+    pub const DEFAULT_RATE_LIMIT: u32 = 2_000;
+    pub const DEFAULT_RATE_LIMIT_BURST: u32 = egs_schema::MAX_QUERY_COMPLEXITY as u32;
+    pub const DEFAULT_LEASE_TTL_SECS: u64 = 6;
+
+    /// The per-token cost budget the schema enforces.
+    pub fn cost_budget(&self) -> Option<egs_schema::limits::CostBudget> {
+        let per_second = std::num::NonZeroU32::new(self.rate_limit)?;
+        let burst = std::num::NonZeroU32::new(self.rate_limit_burst.max(self.rate_limit))?;
+        Some(egs_schema::limits::CostBudget { per_second, burst })
+    }
 }
 
 /// The Kubernetes provider: how long release waits on PodDisruptionBudgets, how often the

@@ -12,7 +12,8 @@
 //! | `NOT_FOUND`       | no such object, or one the caller may not see                   | 200 (a field error)                           |
 //! | `INVALID_INPUT`   | a value the caller can correct (also in `userErrors`)           | 200; 400 when the document fails validation   |
 //! | `CONFLICT`        | a stale `version`, a duplicate name, a wrong phase              | 200 (in `userErrors`)                         |
-//! | `RATE_LIMITED`    | reserved for per-token limits (not enforced yet)                | 429                                           |
+//! | `RATE_LIMITED`    | the token's query cost budget is spent (`retryAfterMs` says when) | 429 with `Retry-After`                      |
+//! | `SERVICE_UNAVAILABLE` | the database cannot be reached; retry shortly               | 503 with `Retry-After`                        |
 //! | `INTERNAL`        | our fault; logged with its cause, never detailed to the caller  | 200 (a field error)                           |
 
 use async_graphql::{Enum, ErrorExtensions, SimpleObject};
@@ -34,6 +35,8 @@ pub enum ErrorCode {
     Conflict,
     /// Too many requests; retry later.
     RateLimited,
+    /// A backing service (the database) cannot be reached; retry shortly.
+    ServiceUnavailable,
     /// Our fault; logged on the server.
     Internal,
 }
@@ -47,6 +50,7 @@ impl ErrorCode {
             Self::InvalidInput => "INVALID_INPUT",
             Self::Conflict => "CONFLICT",
             Self::RateLimited => "RATE_LIMITED",
+            Self::ServiceUnavailable => "SERVICE_UNAVAILABLE",
             Self::Internal => "INTERNAL",
         }
     }
@@ -119,6 +123,7 @@ impl Error {
             Self::NotFound(what) => format!("{what} not found"),
             Self::User(errors) => errors.first().map_or_else(|| "invalid input".to_owned(), |e| e.message.clone()),
             Self::RateLimited => "too many requests; slow down and retry".to_owned(),
+            _ if self.unavailable() => "the database cannot be reached right now; retry shortly".to_owned(),
             Self::Database(_) | Self::Internal(_) => "internal error; it has been logged".to_owned(),
         }
     }
@@ -130,8 +135,37 @@ impl Error {
             Self::NotFound(_) => ErrorCode::NotFound,
             Self::User(errors) => errors.first().map_or(ErrorCode::InvalidInput, |e| e.code),
             Self::RateLimited => ErrorCode::RateLimited,
+            _ if self.unavailable() => ErrorCode::ServiceUnavailable,
             Self::Database(_) | Self::Internal(_) => ErrorCode::Internal,
         }
+    }
+
+    /// Whether the database could not be reached (down, restarting, the pool exhausted), as
+    /// opposed to a query that failed: the caller may retry the same request shortly.
+    fn unavailable(&self) -> bool {
+        match self {
+            Self::Database(error) => connection_lost(error),
+            Self::Internal(error) => error.chain().any(|cause| cause.downcast_ref::<sea_orm::DbErr>().is_some_and(connection_lost)),
+            _ => false,
+        }
+    }
+}
+
+/// A database error that says the connection, not the statement, failed.
+pub fn connection_lost(error: &sea_orm::DbErr) -> bool {
+    use sea_orm::sqlx::Error as Sqlx;
+    use sea_orm::{DbErr, RuntimeErr};
+    let sqlx = match error {
+        DbErr::ConnectionAcquire(_) => return true,
+        DbErr::Conn(RuntimeErr::SqlxError(e)) | DbErr::Exec(RuntimeErr::SqlxError(e)) | DbErr::Query(RuntimeErr::SqlxError(e)) => e,
+        DbErr::Conn(_) => return true,
+        _ => return false,
+    };
+    match sqlx.as_ref() {
+        Sqlx::Io(_) | Sqlx::Tls(_) | Sqlx::PoolTimedOut | Sqlx::PoolClosed | Sqlx::WorkerCrashed => true,
+        // 57P01–57P03: the server is shutting down or starting; 08xxx: connection exceptions.
+        Sqlx::Database(db) => db.code().is_some_and(|code| code.starts_with("57P") || code.starts_with("08")),
+        _ => false,
     }
 }
 
@@ -139,6 +173,7 @@ impl From<Error> for async_graphql::Error {
     fn from(error: Error) -> Self {
         let code = error.code();
         match &error {
+            _ if code == ErrorCode::ServiceUnavailable => tracing::warn!(error.cause_chain = ?error, "the database is unreachable"),
             Error::Database(cause) => tracing::error!(error.cause_chain = ?cause, "database error while serving a request"),
             Error::Internal(cause) => tracing::error!(error.cause_chain = ?cause, "internal error while serving a request"),
             _ => {}

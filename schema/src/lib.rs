@@ -17,6 +17,7 @@ pub mod ids;
 pub mod inventory;
 pub mod kubernetes;
 pub mod lifecycle;
+pub mod limits;
 pub mod loaders;
 pub mod metrics;
 pub mod operation;
@@ -118,15 +119,31 @@ impl Announce for Alone {
     fn announce(&self) {}
 }
 
-/// Builds the schema with its limits; `services` is reachable from every resolver. Without
-/// `introspection`, `__schema` and `__type` are refused.
-pub fn build_schema(services: Services, introspection: bool) -> EgsSchema {
+/// What a deployment may switch in the schema.
+#[derive(Clone, Debug)]
+pub struct SchemaOptions {
+    /// Without it, `__schema` and `__type` are refused.
+    pub introspection: bool,
+    /// Per-token query cost budget; `None` for none.
+    pub cost_budget: Option<limits::CostBudget>,
+}
+
+impl Default for SchemaOptions {
+    fn default() -> Self {
+        Self { introspection: true, cost_budget: None }
+    }
+}
+
+/// Builds the schema with its limits (depth, complexity, aliases, the cost budget); `services`
+/// is reachable from every resolver.
+pub fn build_schema(services: Services, options: SchemaOptions) -> EgsSchema {
     let builder = Schema::build(Query::default(), Mutation::default(), Subscription::default())
         .data(services)
         .extension(operation::RecordOperation)
+        .extension(limits::Enforce(limits::Limits::new(options.cost_budget)))
         .limit_depth(MAX_QUERY_DEPTH)
         .limit_complexity(MAX_QUERY_COMPLEXITY);
-    if introspection { builder.finish() } else { builder.disable_introspection().finish() }
+    if options.introspection { builder.finish() } else { builder.disable_introspection().finish() }
 }
 
 /// The schema without any state, for exporting the SDL.

@@ -62,7 +62,8 @@ fn parse_iso(text: &str) -> Option<i64> {
     };
     let mut total: i64 = 0;
     if !date.is_empty() {
-        let days = date.strip_suffix(['D', 'd'])?;
+        // Digits only, as `parse_units` takes them: `i64::parse` would also take a sign.
+        let days = date.strip_suffix(['D', 'd']).filter(|d| (1..=12).contains(&d.len()) && d.bytes().all(|b| b.is_ascii_digit()))?;
         total = days.parse::<i64>().ok()?.checked_mul(86_400)?;
     }
     if let Some(time) = time {
@@ -142,7 +143,7 @@ mod tests {
 
     #[test]
     fn malformed_durations_are_refused_with_a_hint() {
-        for text in ["", "2", "h", "2x", "30m2h", "2h2h", "P", "PT", "-1h", "1.5h", "P1H", "PT1D", "99999999999999999h"] {
+        for text in ["", "2", "h", "2x", "30m2h", "2h2h", "P", "PT", "-1h", "1.5h", "P1H", "PT1D", "99999999999999999h", "P-1D", "P+1D", "P-1DT1H"] {
             let error = parse_duration(text).expect_err(text);
             assert!(error.contains("duration") || error.contains("maximum"), "{text}: {error}");
         }

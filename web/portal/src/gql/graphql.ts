@@ -410,6 +410,8 @@ export type ErrorCode =
   | 'NOT_FOUND'
   /** Too many requests; retry later. */
   | 'RATE_LIMITED'
+  /** A backing service (the database) cannot be reached; retry shortly. */
+  | 'SERVICE_UNAVAILABLE'
   /** No valid token was presented. */
   | 'UNAUTHENTICATED';
 

@@ -1,0 +1,90 @@
+//! Abuse limits: a per-token query cost budget (RATE_LIMITED, HTTP 429 with Retry-After) and
+//! a bound on aliases, which is what makes one document ask for the same thing many times.
+
+use egs_tests::TestApp;
+use egs_tests::fixtures::*;
+use sea_orm::{EntityTrait, PaginatorTrait};
+use serde_json::{Value, json};
+
+#[tokio::test]
+async fn a_token_over_its_cost_budget_gets_429_with_retry_after_and_other_tokens_do_not() {
+    let setup = TestApp::spawn().await;
+    let two = two_slices(&setup).await;
+    // A replica with a tiny budget: 50 at once, 1 a second; `viewer { id }` costs 2.
+    let app = setup
+        .spawn_replica_with(|s| {
+            egs_tests::api_only(s);
+            s.rate_limit = 1;
+            s.rate_limit_burst = 50;
+        })
+        .await;
+    let query = json!({ "query": "{ viewer { id } }" });
+    let mut refused = None;
+    for sent in 1..=40 {
+        let response = app.post(Some(&two.token_a), query.clone()).await;
+        if response.status() == 429 {
+            refused = Some((sent, response));
+            break;
+        }
+        let body: Value = response.json().await.expect("json");
+        assert!(body["errors"].is_null(), "{body}");
+    }
+    let (sent, response) = refused.expect("refused once the budget was spent");
+    assert_eq!(sent, 26, "50 at once, 2 each: the 26th is over");
+    let retry_after: u64 = response.headers()["retry-after"].to_str().expect("ascii").parse().expect("seconds");
+    assert!((1..=3).contains(&retry_after), "{retry_after}");
+    let body: Value = response.json().await.expect("json");
+    assert_eq!(body["errors"][0]["extensions"]["code"], "RATE_LIMITED", "{body}");
+    assert!(body["errors"][0]["extensions"]["retryAfterMs"].as_u64().is_some_and(|ms| ms > 0 && ms <= 2000), "{body}");
+    assert!(body.get("data").is_none(), "nothing ran: {body}");
+
+    // Another token has its own budget; a refused mutation changes nothing.
+    let other = app.post(Some(&two.token_b), query.clone()).await;
+    assert_eq!(other.status(), 200);
+    let input = json!({ "sliceId": two.slice_a, "name": "over-budget", "nodeCount": 1, "gpuShape": SHAPE_H100, "duration": "1h" });
+    let mutation = app.post(Some(&two.token_a), json!({ "query": CREATE_GPR, "variables": { "input": input } })).await;
+    assert_eq!(mutation.status(), 429);
+    assert_eq!(egs_entities::gpr::Entity::find().count(&app.db).await.expect("count"), 0);
+
+    // An operation costing more than the whole bucket can never run: said so, not "retry".
+    let big = format!("{{ {} }}", (0..30).map(|i| format!("a{i}: viewer {{ id name }}")).collect::<Vec<_>>().join(" "));
+    let response = app.post(Some(&two.token_b), json!({ "query": big })).await;
+    assert_eq!(response.status(), 429);
+    let body: Value = response.json().await.expect("json");
+    assert!(body["errors"][0]["message"].as_str().is_some_and(|m| m.contains("more than a token may spend at once")), "{body}");
+    app.finish().await;
+    setup.finish().await;
+}
+
+#[tokio::test]
+async fn documents_with_too_many_aliases_are_refused_before_anything_runs() {
+    let app = TestApp::spawn().await;
+    let two = two_slices(&app).await;
+    // 65 createGpr under different names: refused whole, nothing stored.
+    let fields: Vec<String> = (0..65)
+        .map(|i| {
+            format!(
+                "g{i}: createGpr(input: {{ sliceId: \"{}\", name: \"g{i}\", nodeCount: 1, gpuShape: \"{SHAPE_H100}\", duration: \"1h\" }}) {{ gpr {{ id }} }}",
+                two.slice_a
+            )
+        })
+        .collect();
+    let response = app.post(Some(&two.token_a), json!({ "query": format!("mutation {{ {} }}", fields.join(" ")) })).await;
+    assert_eq!(response.status(), 400);
+    let body: Value = response.json().await.expect("json");
+    assert_eq!(body["errors"][0]["extensions"]["code"], "INVALID_INPUT", "{body}");
+    assert!(body["errors"][0]["message"].as_str().is_some_and(|m| m.contains("65 aliases")), "{body}");
+    assert_eq!(egs_entities::gpr::Entity::find().count(&app.db).await.expect("count"), 0);
+    // Aliases in fragments count too; 64 in all is fine.
+    let within = format!(
+        "query {{ {} ...F }} fragment F on Query {{ {} }}",
+        (0..32).map(|i| format!("a{i}: viewer {{ id }}")).collect::<Vec<_>>().join(" "),
+        (0..32).map(|i| format!("b{i}: viewer {{ id }}")).collect::<Vec<_>>().join(" ")
+    );
+    let body = app.gql(&two.token_a, &within, json!({})).await;
+    assert!(body["errors"].is_null(), "{body}");
+    let over = within.replace("b0: viewer { id }", "b0: viewer { id } b99: viewer { id }");
+    let body = app.gql(&two.token_a, &over, json!({})).await;
+    assert!(body["errors"][0]["message"].as_str().is_some_and(|m| m.contains("65 aliases")), "{body}");
+    app.finish().await;
+}
