@@ -23,6 +23,10 @@ const FALLBACK_POLL: Duration = Duration::from_millis(500);
 /// PostgreSQL hands out ids before commit, so a row may become visible after a higher one.
 /// An id missing for this long belonged to a transaction that rolled back.
 const GAP_PATIENCE: Duration = Duration::from_secs(10);
+/// Rows above a gap wait this long for it, so subscribers get events in id order and can
+/// resume after the last id they saw. A gap still open after this is most likely a rollback:
+/// the rows above it go out, and if it does commit later it goes out late, out of order.
+const HOLD_FOR_GAP: Duration = Duration::from_secs(2);
 /// Gaps wider than this are not tracked id by id (a sequence jump, not commits in flight).
 const MAX_TRACKED_GAP: i64 = 10_000;
 const BATCH: u64 = 1000;
@@ -32,8 +36,8 @@ pub struct EventHub {
     sender: broadcast::Sender<Arc<gpr_event::Model>>,
     wake: Notify,
     fanout: Arc<dyn Announce>,
-    /// Every event with an id at or below this has been published (or given up on).
-    settled: AtomicI64,
+    /// Every event with an id at or below this has been published (or its gap stopped waiting).
+    published: AtomicI64,
     /// Bumped whenever queue positions or estimates may have changed (queue views re-read).
     queue: watch::Sender<u64>,
 }
@@ -44,7 +48,7 @@ impl EventHub {
         let newest = gpr_event::Entity::find().order_by_desc(gpr_event::Column::Id).one(&db).await?.map_or(0, |e| e.id);
         let (sender, _) = broadcast::channel(CHANNEL_CAPACITY);
         let (queue, _) = watch::channel(0);
-        Ok(Arc::new(Self { db, sender, wake: Notify::new(), fanout, settled: AtomicI64::new(newest), queue }))
+        Ok(Arc::new(Self { db, sender, wake: Notify::new(), fanout, published: AtomicI64::new(newest), queue }))
     }
 
     /// Something was stored here (events, queue positions, estimates): look now, and tell
@@ -65,16 +69,24 @@ impl EventHub {
         self.queue.subscribe()
     }
 
-    /// Live events from now on, and the id up to which everything was already published:
-    /// what a subscriber must read from the database itself.
+    /// Live events from now on (in id order, but for a very late commit), and the id up to
+    /// which everything was already published: what a subscriber must read from the database.
     pub fn subscribe(&self) -> (broadcast::Receiver<Arc<gpr_event::Model>>, i64) {
         let receiver = self.sender.subscribe();
-        (receiver, self.settled.load(Ordering::Acquire))
+        (receiver, self.published())
+    }
+
+    /// The id up to which every event has been published. Reading the database beyond it
+    /// could return a row above a gap that is still filling, out of order.
+    pub fn published(&self) -> i64 {
+        self.published.load(Ordering::Acquire)
     }
 
     /// Tails the table until `stop` completes.
     pub async fn run(self: Arc<Self>, stop: impl Future<Output = ()>) {
-        let mut tail = IdTail::new(self.settled.load(Ordering::Acquire));
+        let mut tail = IdTail::new(self.published());
+        // Rows read but waiting for a gap below them to fill.
+        let mut held = BTreeMap::new();
         tokio::pin!(stop);
         loop {
             tokio::select! {
@@ -82,13 +94,13 @@ impl EventHub {
                 _ = self.wake.notified() => {}
                 _ = tokio::time::sleep(FALLBACK_POLL) => {}
             }
-            if let Err(error) = self.poll(&mut tail).await {
+            if let Err(error) = self.poll(&mut tail, &mut held).await {
                 tracing::warn!(%error, "the event tailer failed to read new events; retrying");
             }
         }
     }
 
-    async fn poll(&self, tail: &mut IdTail) -> Result<(), sea_orm::DbErr> {
+    async fn poll(&self, tail: &mut IdTail, held: &mut BTreeMap<i64, Arc<gpr_event::Model>>) -> Result<(), sea_orm::DbErr> {
         loop {
             let rows = gpr_event::Entity::find()
                 .filter(gpr_event::Column::Id.gt(tail.settled()))
@@ -100,12 +112,16 @@ impl EventHub {
             let now = Instant::now();
             for row in rows {
                 if tail.admit(row.id, now) {
-                    // No subscriber is fine: nobody is listening yet.
-                    let _ = self.sender.send(Arc::new(row));
+                    held.insert(row.id, Arc::new(row));
                 }
             }
+            let releasable = tail.releasable(now);
+            while let Some(row) = held.first_entry().filter(|row| *row.key() <= releasable) {
+                // No subscriber is fine: nobody is listening yet.
+                let _ = self.sender.send(row.remove());
+            }
             tail.settle(now);
-            self.settled.store(tail.settled(), Ordering::Release);
+            self.published.store(releasable, Ordering::Release);
             if fetched < BATCH {
                 return Ok(());
             }
@@ -151,6 +167,12 @@ impl IdTail {
         }
     }
 
+    /// Rows up to this may go out: everything below the first gap younger than
+    /// [`HOLD_FOR_GAP`] has been seen.
+    pub(crate) fn releasable(&self, now: Instant) -> i64 {
+        self.missing.iter().find(|(_, since)| now.duration_since(**since) < HOLD_FOR_GAP).map_or(self.newest, |(gap, _)| gap - 1)
+    }
+
     /// Gives up on gaps older than [`GAP_PATIENCE`] and moves `settled` up to the first gap left.
     pub(crate) fn settle(&mut self, now: Instant) {
         self.missing.retain(|_, since| now.duration_since(*since) < GAP_PATIENCE);
@@ -169,6 +191,8 @@ mod tests {
         assert!(tail.admit(11, now) && tail.admit(14, now), "ids 12 and 13 are in flight");
         tail.settle(now);
         assert_eq!(tail.settled(), 11, "read again from the first gap");
+        assert_eq!(tail.releasable(now), 11, "14 waits for 12 and 13");
+        assert_eq!(tail.releasable(now + HOLD_FOR_GAP), 14, "but not for ever");
         assert!(tail.admit(13, now), "a late commit is new");
         assert!(!tail.admit(13, now) && !tail.admit(14, now), "seen rows are not new again");
         tail.settle(now + GAP_PATIENCE);

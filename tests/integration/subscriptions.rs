@@ -221,3 +221,42 @@ async fn queue_views_update_live_as_gprs_join_the_queue() {
     assert!(errors[0]["extensions"]["code"].as_str().is_some_and(|c| c == "NOT_FOUND" || c == "FORBIDDEN"), "{refused}");
     app.finish().await;
 }
+
+#[tokio::test]
+async fn an_event_committed_after_a_higher_one_still_arrives_first() {
+    use sea_orm::{ActiveModelTrait, ActiveValue::Set, TransactionTrait};
+    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    if app.backend != "postgres" {
+        // SQLite has one writer: ids commit in order there.
+        app.finish().await;
+        return;
+    }
+    let setup = two_slices(&app).await;
+    let gpr = gpr_id(&create_gpr(&app, &setup.token_a, &setup.slice_a, "watched", json!({})).await);
+    let (_, gpr_row) = egs_schema::ids::decode_any(&gpr).expect("a GPR id");
+    let (_, slice_row) = egs_schema::ids::decode_any(&setup.slice_a).expect("a slice id");
+    let event = |message: &str| egs_entities::gpr_event::ActiveModel {
+        gpr_id: Set(gpr_row),
+        slice_id: Set(slice_row),
+        kind: Set(egs_entities::enums::GprEventKind::PriorityChanged),
+        message: Set(message.into()),
+        actor: Set("test".into()),
+        created_at: Set(chrono::Utc::now()),
+        ..Default::default()
+    };
+    let mut socket = Socket::open(&app, &setup.token_a).await;
+    socket.subscribe("1", json!({ "gpr": gpr })).await;
+    socket.silent_for(Duration::from_millis(300)).await;
+
+    // A transaction takes an id and has not committed when a later one commits.
+    let slow = app.db.begin().await.expect("a transaction");
+    let first = event("first").insert(&slow).await.expect("insert");
+    let second = event("second").insert(&app.db).await.expect("insert");
+    assert!(second.id > first.id);
+    // The later row waits for the gap below it rather than going out ahead of it.
+    socket.silent_for(Duration::from_millis(1000)).await;
+    slow.commit().await.expect("commit");
+    let (a, b) = (socket.event("1").await, socket.event("1").await);
+    assert_eq!((a["message"].as_str(), b["message"].as_str()), (Some("first"), Some("second")), "{a} {b}");
+    app.finish().await;
+}

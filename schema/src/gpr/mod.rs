@@ -493,7 +493,8 @@ impl GprSubscription {
         let (gpr_id, slice_id) = event_scope(db, caller, gpr_id.as_ref(), slice_id.as_ref()).await?;
         let after = after.as_ref().map(event_cursor).transpose()?;
         let visible = caller.visible_slices(db).await?;
-        let (mut live, settled) = crate::services(ctx)?.events.subscribe();
+        let hub = crate::services(ctx)?.events.clone();
+        let (mut live, settled) = hub.subscribe();
         let db = db.clone();
         let select = {
             let visible = visible.clone();
@@ -518,7 +519,9 @@ impl GprSubscription {
             let mut catching_up = true;
             loop {
                 if catching_up {
-                    match select(last).limit(CATCH_UP_PAGE).all(&db).await {
+                    // Only what the hub has published: above it a gap may still be filling,
+                    // and the live feed brings those rows in order.
+                    match select(last).filter(gpr_event::Column::Id.lte(hub.published())).limit(CATCH_UP_PAGE).all(&db).await {
                         Ok(rows) => {
                             catching_up = rows.len() as u64 == CATCH_UP_PAGE;
                             for row in rows {
