@@ -24,9 +24,11 @@ const FALLBACK_POLL: Duration = Duration::from_millis(500);
 /// An id missing for this long belonged to a transaction that rolled back.
 const GAP_PATIENCE: Duration = Duration::from_secs(10);
 /// Rows above a gap wait this long for it, so subscribers get events in id order and can
-/// resume after the last id they saw. A gap still open after this is most likely a rollback:
-/// the rows above it go out, and if it does commit later it goes out late, out of order.
-const HOLD_FOR_GAP: Duration = Duration::from_secs(2);
+/// resume after the last id they saw. Most gaps are commits a few milliseconds behind; a gap
+/// still open after this is a long transaction (the leader storing a deep queue's estimates)
+/// or a rollback, and waiting longer would delay every subscriber behind it: the rows above it
+/// go out, and if it does commit later it goes out late, out of order.
+const HOLD_FOR_GAP: Duration = Duration::from_millis(500);
 /// Gaps wider than this are not tracked id by id (a sequence jump, not commits in flight).
 const MAX_TRACKED_GAP: i64 = 10_000;
 const BATCH: u64 = 1000;

@@ -51,6 +51,62 @@ fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.trim().parse().ok()).filter(|v| *v > 0).unwrap_or(default)
 }
 
+/// Subscribers on every replica watch one GPR while an admin changes its priority on the
+/// first replica, one change at a time; each delivery is timed from the mutation's answer.
+async fn fan_out(label: &str, name: &str, client: &reqwest::Client, bases: &[String], admin_token: &str, probe_slice: &str, probe_token: &str) {
+    let probe = post(
+        client,
+        &bases[0],
+        probe_token,
+        CREATE_GPR,
+        json!({ "input": { "sliceId": probe_slice, "name": name, "nodeCount": 1, "gpuShape": SHAPE_H100, "duration": "1h" } }),
+    )
+    .await
+    .expect("answers")
+    .1["data"]["createGpr"]["gpr"]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let per_replica = env_u64("EGS_BENCH_SUBSCRIBERS", 50) as usize;
+    let mut subscribers = Vec::new();
+    for (i, base) in bases.iter().enumerate() {
+        for _ in 0..per_replica {
+            subscribers.push((i, Subscriber::start(vec![base.clone()], probe_token.to_owned(), Some(probe_slice.to_owned()), None)));
+        }
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    const SET_PRIORITY: &str = "mutation($input: SetGprPriorityInput!) { setGprPriority(input: $input) { userErrors { message } } }";
+    let mut same = Vec::new();
+    let mut other = Vec::new();
+    let mut missing = 0;
+    for round in 0..40 {
+        let marks: Vec<usize> = subscribers.iter().map(|(_, s)| s.snapshot().events.len()).collect();
+        post(client, &bases[0], admin_token, SET_PRIORITY, json!({ "input": { "id": probe, "priority": 10 + round } })).await.expect("answers");
+        let answered = Instant::now();
+        let deadline = answered + Duration::from_secs(3);
+        loop {
+            let all = subscribers.iter().zip(&marks).all(|((_, s), mark)| s.snapshot().events[*mark..].iter().any(|e| e.kind == "PRIORITY_CHANGED"));
+            if all || Instant::now() > deadline {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        for ((replica, s), mark) in subscribers.iter().zip(&marks) {
+            match s.snapshot().events[*mark..].iter().find(|e| e.kind == "PRIORITY_CHANGED") {
+                Some(e) => (if *replica == 0 { &mut same } else { &mut other }).push(e.at.saturating_duration_since(answered)),
+                None => missing += 1,
+            }
+        }
+    }
+    for (_, s) in subscribers {
+        s.stop().await;
+    }
+    println!("fan-out {label}, {} subscribers over 3 replicas, 40 changes on replica 0, {missing} not within 3 s:", per_replica * 3);
+    println!("  same replica:   {}", summary(same.clone()));
+    println!("  other replicas: {}", summary(other.clone()));
+    println!("  all:            {}", summary(same.into_iter().chain(other).collect()));
+}
+
 #[tokio::main]
 async fn main() {
     let Some(mut cluster) = Cluster::start(3, true, &[("EGS_LEASE_TTL", "6"), ("EGS_LOG", "warn")]).await else {
@@ -58,13 +114,18 @@ async fn main() {
         return;
     };
     let app = &cluster.app;
+    let admin_token = app.admin_token.clone();
     let bases: Vec<String> = cluster.gateways.iter().map(|g| g.base.clone()).collect();
     let pool = fixtures::register_cluster(app, "bench").await;
     fixtures::add_nodes(app, &pool, "h100", 64, SHAPE_H100, 8).await;
     // Kept free of the load, so a GPR submitted after a kill can start at once.
     fixtures::add_nodes(app, &pool, "a100", 4, fixtures::SHAPE_A100, 8).await;
-    let takeover_slice = fixtures::create_slice(app, "takeover", &pool, json!({})).await;
-    let (_, takeover_token) = fixtures::member(app, "takeover-user", &takeover_slice, "EDITOR").await;
+    // A slice runs one GPR at a time: one per takeover round.
+    let mut takeover_slices = Vec::new();
+    for round in 0..3 {
+        let slice = fixtures::create_slice(app, &format!("takeover-{round}"), &pool, json!({})).await;
+        takeover_slices.push(slice);
+    }
     let mut tenants = Vec::new();
     for i in 0..SLICES {
         let slice = fixtures::create_slice(app, &format!("team-{i}"), &pool, json!({})).await;
@@ -73,6 +134,11 @@ async fn main() {
     }
     let tenants = Arc::new(tenants);
     let client = reqwest::Client::new();
+
+    // Fan-out with a quiet queue first; again below, behind the thousands of queued GPRs the
+    // load leaves (the leader then writes estimate changes for all of them).
+    let (probe_slice, probe_token) = tenants[0].clone();
+    fan_out("with an empty queue", "probe-quiet", &client, &bases, &admin_token, &probe_slice, &probe_token).await;
 
     // 1. Sustained createGpr over three replicas.
     let secs = env_u64("EGS_BENCH_SECS", 10);
@@ -122,60 +188,19 @@ async fn main() {
         summary(latencies)
     );
 
-    // 2. Fan-out to subscribers on every replica.
-    let (probe_slice, probe_token) = tenants[0].clone();
-    let probe =
-        fixtures::create_gpr(app, &probe_token, &probe_slice, "probe", json!({ "duration": "1h" })).await["id"].as_str().expect("id").to_owned();
-    let per_replica = env_u64("EGS_BENCH_SUBSCRIBERS", 50) as usize;
-    let mut subscribers = Vec::new();
-    for (i, base) in bases.iter().enumerate() {
-        for _ in 0..per_replica {
-            subscribers.push((i, Subscriber::start(vec![base.clone()], probe_token.clone(), Some(probe_slice.clone()), None)));
-        }
-    }
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    const SET_PRIORITY: &str = "mutation($input: SetGprPriorityInput!) { setGprPriority(input: $input) { userErrors { message } } }";
-    let mut same = Vec::new();
-    let mut other = Vec::new();
-    let mut missing = 0;
-    for round in 0..40 {
-        let marks: Vec<usize> = subscribers.iter().map(|(_, s)| s.snapshot().events.len()).collect();
-        post(&client, &bases[0], &app.admin_token, SET_PRIORITY, json!({ "input": { "id": probe, "priority": 10 + round } })).await.expect("answers");
-        let answered = Instant::now();
-        let deadline = answered + Duration::from_secs(3);
-        loop {
-            let all = subscribers.iter().zip(&marks).all(|((_, s), mark)| s.snapshot().events[*mark..].iter().any(|e| e.kind == "PRIORITY_CHANGED"));
-            if all || Instant::now() > deadline {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        for ((replica, s), mark) in subscribers.iter().zip(&marks) {
-            match s.snapshot().events[*mark..].iter().find(|e| e.kind == "PRIORITY_CHANGED") {
-                Some(e) => (if *replica == 0 { &mut same } else { &mut other }).push(e.at.saturating_duration_since(answered)),
-                None => missing += 1,
-            }
-        }
-    }
-    for (_, s) in subscribers {
-        s.stop().await;
-    }
-    println!("fan-out, {} subscribers over 3 replicas, 40 changes on replica 0, {missing} missing:", per_replica * 3);
-    println!("  same replica:   {}", summary(same.clone()));
-    println!("  other replicas: {}", summary(other.clone()));
-    println!("  all:            {}", summary(same.into_iter().chain(other).collect()));
+    fan_out("behind the load's queue", "probe-loaded", &client, &bases, &admin_token, &probe_slice, &probe_token).await;
 
     // 3. Leader takeover after SIGKILL.
     let mut lease_times = Vec::new();
     let mut provision_times = Vec::new();
-    let (free_slice, free_token) = (takeover_slice, takeover_token);
-    for round in 0..3 {
+    for (round, free_slice) in takeover_slices.iter().enumerate() {
+        let free_token = &admin_token;
         let (leader, _) = cluster.wait_for_leader(None, Duration::from_secs(15)).await;
         let killed = Instant::now();
         cluster.gateways[leader].kill().await;
         let survivor = (0..3).find(|i| *i != leader).expect("a survivor");
         let input = json!({ "sliceId": free_slice, "name": format!("after-kill-{round}"), "nodeCount": 1, "gpuShape": fixtures::SHAPE_A100, "duration": "1m" });
-        let (_, body) = post(&client, &bases[survivor], &free_token, CREATE_GPR, json!({ "input": input })).await.expect("answers");
+        let (_, body) = post(&client, &bases[survivor], free_token, CREATE_GPR, json!({ "input": input })).await.expect("answers");
         let id = body["data"]["createGpr"]["gpr"]["id"].as_str().map(str::to_owned);
         let (_, lease) = cluster.wait_for_leader(Some(leader), Duration::from_secs(20)).await;
         lease_times.push(lease);
@@ -183,7 +208,7 @@ async fn main() {
             let deadline = Instant::now() + Duration::from_secs(30);
             loop {
                 let phase =
-                    post(&client, &bases[survivor], &free_token, "query($id: ID!) { node(id: $id) { ... on Gpr { phase } } }", json!({ "id": id }))
+                    post(&client, &bases[survivor], free_token, "query($id: ID!) { node(id: $id) { ... on Gpr { phase } } }", json!({ "id": id }))
                         .await;
                 if matches!(&phase, Ok((200, body)) if body["data"]["node"]["phase"] == "PROVISIONED") {
                     provision_times.push(killed.elapsed());

@@ -125,6 +125,11 @@ fn the_kustomize_base_matches_the_binaries() {
     assert_eq!(port["containerPort"].as_u64().map(|p| p.to_string()).as_deref(), listen.rsplit(':').next());
     assert_eq!(container["readinessProbe"]["httpGet"]["path"], "/readyz");
     assert_eq!(container["livenessProbe"]["httpGet"]["path"], "/healthz");
+    // Endpoints drop the pod before it stops listening, and the grace period leaves time to
+    // finish requests and hand the lease over after the preStop sleep.
+    let sleep = container["lifecycle"]["preStop"]["sleep"]["seconds"].as_u64().expect("a preStop sleep");
+    let grace = pod["spec"]["terminationGracePeriodSeconds"].as_u64().expect("a grace period");
+    assert!(sleep >= 2 && grace >= sleep + 15, "preStop {sleep} s, grace {grace} s");
     let service = kind(&docs, "Service", "egs-gateway");
     assert_eq!(service["spec"]["ports"][0]["targetPort"], port["name"]);
     // Selectors find the pods; the PDB keeps a quorum through drains.

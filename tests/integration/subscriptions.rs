@@ -233,6 +233,7 @@ async fn an_event_committed_after_a_higher_one_still_arrives_first() {
     }
     let setup = two_slices(&app).await;
     let gpr = gpr_id(&create_gpr(&app, &setup.token_a, &setup.slice_a, "watched", json!({})).await);
+    let other = gpr_id(&create_gpr(&app, &setup.token_b, &setup.slice_b, "other", json!({})).await);
     let (_, gpr_row) = egs_schema::ids::decode_any(&gpr).expect("a GPR id");
     let (_, slice_row) = egs_schema::ids::decode_any(&setup.slice_a).expect("a slice id");
     let event = |message: &str| egs_entities::gpr_event::ActiveModel {
@@ -253,8 +254,10 @@ async fn an_event_committed_after_a_higher_one_still_arrives_first() {
     let first = event("first").insert(&slow).await.expect("insert");
     let second = event("second").insert(&app.db).await.expect("insert");
     assert!(second.id > first.id);
-    // The later row waits for the gap below it rather than going out ahead of it.
-    socket.silent_for(Duration::from_millis(1000)).await;
+    // A change through the API makes the gateway look now; the later row waits for the gap
+    // below it rather than going out ahead of it.
+    bump(&app, &other, 150).await;
+    socket.silent_for(Duration::from_millis(300)).await;
     slow.commit().await.expect("commit");
     let (a, b) = (socket.event("1").await, socket.event("1").await);
     assert_eq!((a["message"].as_str(), b["message"].as_str()), (Some("first"), Some("second")), "{a} {b}");
