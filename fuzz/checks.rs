@@ -11,28 +11,8 @@ use chrono::{DateTime, Utc};
 use egs_schema::error::ErrorCode;
 use egs_schema::ids::{self, Kind};
 use egs_schema::pagination::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PageRequest, encode_cursor};
-use egs_schema::scalars::{Duration, format_duration, parse_duration};
+use egs_schema::scalars::{Duration, MAX_DURATION_SECS, format_duration, parse_duration};
 use std::fmt::Debug;
-
-/// The documented maximum of `parse_duration` (`MAX_DURATION_SECS` in schema/src/scalars.rs,
-/// private there): ten years of 366 days.
-const MAX_DURATION_SECS: i64 = 10 * 366 * 24 * 3600;
-
-/// Every id kind (`Kind::ALL` is private in schema/src/ids.rs).
-const KINDS: [Kind; 12] = [
-    Kind::Project,
-    Kind::User,
-    Kind::AccessToken,
-    Kind::Cluster,
-    Kind::GpuNode,
-    Kind::Gpu,
-    Kind::Slice,
-    Kind::SliceNamespace,
-    Kind::Gpr,
-    Kind::GprEvent,
-    Kind::Alert,
-    Kind::GprTemplate,
-];
 
 /// An i64 taken from (up to) the first eight bytes, for properties over arbitrary numbers.
 fn derived_i64(data: &[u8]) -> i64 {
@@ -102,7 +82,7 @@ pub fn check_ids(data: &[u8]) {
         assert!(row > 0, "decode_any({text:?}) = {kind:?} row {row}: row ids are positive");
         assert_eq!(ids::decode_any(&ids::encode(kind, row)), Some((kind, row)), "re-encoding decode_any({text:?}) does not decode to the same id");
     }
-    for kind in KINDS {
+    for kind in Kind::ALL {
         match ids::decode("id", &id, kind) {
             Ok(row) => assert_eq!(any, Some((kind, row)), "decode({text:?}, {kind:?}) = Ok({row}) but decode_any says {any:?}"),
             Err(error) => {
@@ -116,7 +96,7 @@ pub fn check_ids(data: &[u8]) {
 
     // encode → decode for an arbitrary kind and row id taken from the input.
     if let Some((first, rest)) = data.split_first() {
-        let kind = KINDS[usize::from(*first) % KINDS.len()];
+        let kind = Kind::ALL[usize::from(*first) % Kind::ALL.len()];
         let row = derived_i64(rest);
         let encoded = ids::encode(kind, row);
         let expected = (row > 0).then_some((kind, row));

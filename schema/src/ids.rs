@@ -40,7 +40,8 @@ impl Kind {
         }
     }
 
-    const ALL: [Kind; 12] = [
+    /// Every kind, in the order ids are checked.
+    pub const ALL: [Kind; 12] = [
         Self::Project,
         Self::User,
         Self::AccessToken,

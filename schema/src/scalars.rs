@@ -3,7 +3,7 @@
 use async_graphql::{InputValueError, InputValueResult, Scalar, ScalarType, Value};
 
 /// The longest duration anything in EGS accepts (ten years); longer is a typo.
-const MAX_DURATION_SECS: i64 = 10 * 366 * 24 * 3600;
+pub const MAX_DURATION_SECS: i64 = 10 * 366 * 24 * 3600;
 
 /// A span of time, at whole-second resolution. Accepts `2h30m`, `90m`, `45s`, `1d12h` and ISO
 /// 8601 `PT2H30M` / `P1DT12H`; always written back as ISO 8601.
