@@ -108,7 +108,10 @@ impl Application {
         let events = EventHub::new(db.clone(), fanouts.events).await.context("failed to read the newest GPR event")?;
         let alerts = AlertHub::new(db.clone(), fanouts.alerts, webhook.clone()).await.context("failed to read the newest alert transition")?;
         let inventory = InventoryFeed::new(db.clone(), fanouts.inventory, events.clone());
-        let scheduler = Arc::new(SchedulerHandle::new(clock.clone()));
+        // Releases are planned to take the eviction deadline plus a minute for the other steps.
+        let release_allowance = settings.kubernetes.eviction_deadline_secs as i64 + 60;
+        let planning = egs_schema::scheduler::Config::live(egs_schema::lifecycle::state::PROVISIONING_ALLOWANCE_SECS, release_allowance);
+        let scheduler = Arc::new(SchedulerHandle::new(clock.clone()).with_planning(planning));
         let redis = redis.map(|(manager, client)| {
             replicas::spawn_event_listener(client.clone(), keys.deployment(), events.clone(), scheduler.clone(), fanouts.origin);
             replicas::spawn_alert_listener(client.clone(), keys.deployment(), alerts.clone());

@@ -43,6 +43,12 @@ pub struct Model {
     pub completed_at: Option<DateTimeUtc>,
     pub release_reason: Option<ReleaseReason>,
     pub preempted_by_id: Option<i64>,
+    /// While it holds nodes without a window (PROVISIONING) or after it (RELEASING): when that
+    /// began (the admission, the start of the release).
+    pub holding_since: Option<DateTimeUtc>,
+    /// The latest its nodes are back: the scheduler plans other GPRs on it, so a promise made
+    /// behind this GPR is kept however long its provisioning or release takes within bounds.
+    pub holds_until: Option<DateTimeUtc>,
     /// Timer events already written for the current window (bits: 25 %, 50 %, 75 %, exit
     /// warning), so a restart or a new leader neither loses nor repeats one.
     pub milestones_done: i32,

@@ -9,6 +9,7 @@ mod m20261124_000001_gpu_latest_sample;
 mod m20261125_000001_alerts;
 mod m20261126_000001_gpu_workloads;
 mod m20261127_000001_kubernetes;
+mod m20261128_000001_gpr_holding_bounds;
 
 pub struct Migrator;
 
@@ -22,6 +23,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000001_alerts::Migration),
             Box::new(m20261126_000001_gpu_workloads::Migration),
             Box::new(m20261127_000001_kubernetes::Migration),
+            Box::new(m20261128_000001_gpr_holding_bounds::Migration),
         ]
     }
 }

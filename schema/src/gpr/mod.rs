@@ -380,7 +380,8 @@ impl GprQuery {
     /// submitted now, soonest first. Changes nothing.
     async fn wait_time_estimates(&self, ctx: &Context<'_>, input: WaitTimeInput) -> Result<Vec<PoolWaitEstimate>> {
         let (caller, db) = session(ctx)?;
-        let now = crate::services(ctx)?.scheduler.clock.now();
+        let scheduler = &crate::services(ctx)?.scheduler;
+        let now = scheduler.clock.now();
         let spec = service::GprSpec {
             slice_id: ids::decode("sliceId", &input.slice_id, Kind::Slice)?,
             name: "wait-time".into(),
@@ -399,7 +400,7 @@ impl GprQuery {
             labels: BTreeMap::new(),
             source: None,
         };
-        let rows = service::wait_time_estimates(db, caller, spec, now).await?;
+        let rows = service::wait_time_estimates(db, caller, spec, &scheduler.planning, now).await?;
         Ok(rows.into_iter().map(|r| PoolWaitEstimate::new(r, now)).collect())
     }
 

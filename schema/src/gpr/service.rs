@@ -121,6 +121,7 @@ pub async fn wait_time_estimates(
     db: &DatabaseConnection,
     caller: &Caller,
     mut spec: GprSpec,
+    planning: &crate::scheduler::Config,
     now: DateTime<Utc>,
 ) -> Result<Vec<crate::scheduler::PoolEstimate>> {
     caller.require_person()?;
@@ -148,7 +149,7 @@ pub async fn wait_time_estimates(
         requeue: false,
         idle_timeout: None,
     };
-    crate::lifecycle::state::wait_time(db, &request, now).await
+    crate::lifecycle::state::wait_time(db, planning, &request, now).await
 }
 
 #[derive(Clone, Debug, Default)]
@@ -490,11 +491,18 @@ pub async fn create_gpr(db: &DatabaseConnection, caller: &Caller, mut spec: GprS
     Ok(created)
 }
 
-/// Changes for a pending GPR that is ranked anew (edited, re-prioritised): its last plan no
-/// longer binds the scheduler, which plans it afresh on the next pass. A provisioned GPR's
-/// assignment is kept.
+/// Changes for a pending GPR that is ranked anew (its size, window or priority changed): its
+/// last plan no longer binds the scheduler, which plans it afresh on the next pass. The last
+/// promise stays (without its pool) so that a later one is reported as moved by its own change.
+/// A provisioned GPR's assignment is kept.
 fn forget_plan() -> gpr::ActiveModel {
-    gpr::ActiveModel { start_no_later_than: Set(None), estimated_start_at: Set(None), ..Default::default() }
+    gpr::ActiveModel {
+        assigned_cluster_id: Set(None),
+        assigned_instance_type: Set(None),
+        assigned_gpu_shape: Set(None),
+        estimated_start_at: Set(None),
+        ..Default::default()
+    }
 }
 
 /// Writes `changes` if the row is still at `expected_version`; bumps the version.
@@ -568,6 +576,9 @@ pub async fn update_gpr(db: &DatabaseConnection, caller: &Caller, id: i64, versi
     fill_idle_timeout(&mut spec, &owner.policy);
     let gpus_per_node = check_feasible(&txn, &spec, &owner.policy.allowed_shapes).await?;
     let approvals = evaluate_policy(&txn, &owner, &spec, gpus_per_node, Some(found.id)).await?;
+    // Its name, labels, idle timeout or preemptibility do not change where or when it runs:
+    // the plan (and the promise) stays.
+    let base = if changes_plan(&found, &spec) { forget_plan() } else { <gpr::ActiveModel as Default>::default() };
     let mut model = gpr::ActiveModel {
         name: Set(spec.name.clone()),
         node_count: Set(spec.node_count),
@@ -582,7 +593,7 @@ pub async fn update_gpr(db: &DatabaseConnection, caller: &Caller, id: i64, versi
         preemptible: Set(spec.preemptible),
         earliest_start_at: Set(spec.earliest_start_at),
         labels: Set(Labels(spec.labels.clone())),
-        ..forget_plan()
+        ..base
     };
     // An approval covers what was approved; an edit that is still over policy asks again.
     let needs_approval = !approvals.is_empty() && found.approval != ApprovalState::Approved;
@@ -610,6 +621,20 @@ pub async fn update_gpr(db: &DatabaseConnection, caller: &Caller, id: i64, versi
     }
     txn.commit().await?;
     Ok(updated)
+}
+
+/// Whether an edit changes what the scheduler plans: the size, the shape, where, the priority
+/// or the window.
+fn changes_plan(before: &gpr::Model, after: &GprSpec) -> bool {
+    before.node_count != after.node_count
+        || before.gpus_per_node != after.gpus_per_node
+        || before.min_gpu_memory_mib != after.min_gpu_memory_mib
+        || before.gpu_shape != after.gpu_shape
+        || before.instance_type != after.instance_type
+        || before.preferred_cluster_ids.0 != after.preferred_cluster_ids
+        || before.priority != after.priority
+        || before.duration_secs != after.duration_secs
+        || before.earliest_start_at != after.earliest_start_at
 }
 
 fn describe_changes(before: &gpr::Model, after: &GprSpec) -> Vec<String> {
@@ -699,7 +724,9 @@ pub async fn set_gpr_priority(db: &DatabaseConnection, caller: &Caller, id: i64,
         return Ok(found);
     }
     let txn = db.begin().await?;
-    let updated = save_versioned(&txn, &found, gpr::ActiveModel { priority: Set(priority), ..forget_plan() }).await?;
+    // A waiting GPR is ranked anew; a running one keeps its nodes and assignment.
+    let base = if found.phase.is_pending() { forget_plan() } else { <gpr::ActiveModel as Default>::default() };
+    let updated = save_versioned(&txn, &found, gpr::ActiveModel { priority: Set(priority), ..base }).await?;
     record_event(&txn, &updated, GprEventKind::PriorityChanged, format!("priority {} → {priority}", found.priority), caller.actor()).await?;
     txn.commit().await?;
     Ok(updated)

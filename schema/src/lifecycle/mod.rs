@@ -91,15 +91,24 @@ impl Default for LifecycleConfig {
     }
 }
 
-/// Shared by resolvers (to wake the loop) and the loop itself.
+/// Shared by resolvers (to wake the loop, to answer "Get wait time") and the loop itself.
 pub struct SchedulerHandle {
     pub clock: Arc<dyn Clock>,
+    /// How the core plans: the provisioning and release allowances, aging.
+    pub planning: crate::scheduler::Config,
     wake: Notify,
 }
 
 impl SchedulerHandle {
     pub fn new(clock: Arc<dyn Clock>) -> Self {
-        Self { clock, wake: Notify::new() }
+        let planning = crate::scheduler::Config::live(state::PROVISIONING_ALLOWANCE_SECS, state::RELEASE_ALLOWANCE_SECS);
+        Self { clock, planning, wake: Notify::new() }
+    }
+
+    /// Plans with `planning` instead of the default allowances.
+    pub fn with_planning(mut self, planning: crate::scheduler::Config) -> Self {
+        self.planning = planning;
+        self
     }
 
     /// Something changed that the scheduler should look at now.
@@ -265,7 +274,7 @@ impl Lifecycle {
         let now = self.now();
         let snapshot = Snapshot::load(&self.db, now).await?;
         let t = now.timestamp();
-        let mut core = snapshot.scheduler();
+        let mut core = snapshot.scheduler(&self.handle.planning);
 
         // Timers and ends of windows first: what they free is planned in the same tick.
         for g in snapshot.active.iter().filter(|g| g.phase == GprPhase::Provisioned) {
@@ -311,7 +320,8 @@ impl Lifecycle {
                 Decision::ReplaceNode { .. } | Decision::Degraded { .. } => {}
             }
         }
-        self.store_estimates(epoch, &snapshot, &core).await?;
+        let causes: HashMap<i64, crate::scheduler::Cause> = core.take_moves().into_iter().map(|m| (m.gpr, m.cause)).collect();
+        self.store_estimates(epoch, &snapshot, &core, &causes).await?;
 
         // Jobs for GPRs mid-step (including those a previous leader left in flight).
         let mid_step = gpr::Entity::find().filter(gpr::Column::Phase.is_in([GprPhase::Provisioning, GprPhase::Releasing])).all(&self.db).await?;
@@ -375,11 +385,18 @@ impl Lifecycle {
             (ReleaseReason::Preempted, Some(by)) => format!("preempted by GPR `{}` (priority {} over {})", by.name, by.priority, g.priority),
             _ => format!("released ({})", reason.as_str()),
         };
+        let now = self.now();
+        let mut until = now + Duration::seconds(self.handle.planning.release_allowance);
+        if let Some(bound) = g.holds_until {
+            until = until.min(bound);
+        }
         let changes = gpr::ActiveModel {
             phase: Set(GprPhase::Releasing),
             release_reason: Set(Some(reason)),
             reason: Set(Some(message.clone())),
             preempted_by_id: Set(by.map(|b| b.id)),
+            holding_since: Set(Some(now)),
+            holds_until: Set(Some(until)),
             version: Set(g.version + 1),
             updated_at: Set(Utc::now()),
             ..Default::default()
@@ -487,7 +504,12 @@ impl Lifecycle {
     /// QUEUED → PROVISIONING on the chosen nodes.
     async fn admit(&self, epoch: i64, g: &gpr::Model, pool: &crate::scheduler::PoolKey, nodes: &[i64]) -> Result<()> {
         let txn = self.fenced(epoch).await?;
+        let now = self.now();
+        let planning = &self.handle.planning;
+        let bound = planning.provisioning_allowance + g.duration_secs + planning.release_allowance;
         let changes = gpr::ActiveModel {
+            holding_since: Set(Some(now)),
+            holds_until: Set(Some(now + Duration::seconds(bound))),
             phase: Set(GprPhase::Provisioning),
             reason: Set(None),
             queue_position: Set(None),
@@ -533,13 +555,21 @@ impl Lifecycle {
     }
 
     /// Queue positions, promises, expectations and planned pools of pending GPRs.
-    async fn store_estimates(&self, epoch: i64, snapshot: &Snapshot, core: &Scheduler) -> Result<()> {
+    /// `causes` says why promises moved later in this tick (an event that moves one names it).
+    async fn store_estimates(
+        &self,
+        epoch: i64,
+        snapshot: &Snapshot,
+        core: &Scheduler,
+        causes: &HashMap<i64, crate::scheduler::Cause>,
+    ) -> Result<()> {
+        let positions = core.positions();
         let mut changed = Vec::new();
         for g in snapshot.active.iter().filter(|g| g.phase == GprPhase::Queued) {
-            let Some(status) = core.status(g.id) else { continue };
+            let Some(status) = core.status_unpositioned(g.id) else { continue };
             let promise = status.start_no_later_than.and_then(|t| DateTime::from_timestamp(t, 0));
             let expected = status.estimated_start.and_then(|t| DateTime::from_timestamp(t, 0));
-            let position = i32::try_from(status.position).ok();
+            let position = positions.get(&g.id).and_then(|p| i32::try_from(*p).ok());
             let pool = status.pool.clone();
             let same_pool = Snapshot::assigned_pool(g) == pool;
             if g.queue_position == position && g.start_no_later_than == promise && g.estimated_start_at == expected && same_pool {
@@ -576,7 +606,16 @@ impl Lifecycle {
             };
             if written == 1 && (moved(g.start_no_later_than, promise) || moved(g.estimated_start_at, expected)) {
                 let describe = |t: Option<DateTime<Utc>>| t.map_or_else(|| "unknown".to_owned(), |t| t.to_rfc3339());
-                let message = format!("starts no later than {}, expected {}", describe(promise), describe(expected));
+                let mut message = format!("starts no later than {}, expected {}", describe(promise), describe(expected));
+                let later = match (g.start_no_later_than, promise) {
+                    (Some(before), Some(after)) => after > before,
+                    (Some(_), None) => true,
+                    _ => false,
+                };
+                if later {
+                    let why = causes.get(&g.id).map_or_else(|| "the plan was re-made".to_owned(), |c| describe_cause(c, snapshot));
+                    message = format!("{message}; the promise moved later: {why}");
+                }
                 record_event(&txn, g, GprEventKind::EstimateChanged, message, ACTOR).await?;
             }
         }
@@ -584,6 +623,28 @@ impl Lifecycle {
         Ok(())
     }
 
+}
+
+/// Why a promise moved later, in words (DESIGN §4.5's causes).
+fn describe_cause(cause: &crate::scheduler::Cause, snapshot: &Snapshot) -> String {
+    use crate::scheduler::Cause;
+    match cause {
+        Cause::HigherPriority { gpr, priority } => {
+            let name = snapshot.active.iter().find(|g| g.id == *gpr).map_or_else(|| format!("#{gpr}"), |g| format!("`{}`", g.name));
+            format!("GPR {name} of higher priority ({priority}) was ranked ahead of it")
+        }
+        Cause::CapacityLost { pool } => format!(
+            "capacity was lost in its pool ({} × {}, cluster {}): a node failed, went silent or was cordoned",
+            pool.gpu_shape,
+            pool.instance_type,
+            crate::ids::encode(crate::ids::Kind::Cluster, pool.cluster).0
+        ),
+        Cause::OwnChange => "its own size, window or priority changed".to_owned(),
+        Cause::Overdue => "its planned start passed while nodes were held past their bound".to_owned(),
+    }
+}
+
+impl Lifecycle {
     /// Starts the provider step for a GPR mid-lifecycle, unless one is already running here.
     fn spawn_job(self: Arc<Self>, epoch: i64, g: gpr::Model) {
         let fresh = self
@@ -725,11 +786,19 @@ impl Lifecycle {
         }
         match outcome {
             Ok(()) => {
-                let exit = now + Duration::seconds(current.duration_secs);
+                // The window ends as planned at admission at the latest: a provisioning that
+                // overran its allowance shortens the window rather than break promises.
+                let planning = &self.handle.planning;
+                let mut exit = now + Duration::seconds(current.duration_secs);
+                if let Some(admitted) = current.holding_since {
+                    exit = exit.min(admitted + Duration::seconds(planning.provisioning_allowance + current.duration_secs));
+                }
                 let changes = gpr::ActiveModel {
                     phase: Set(GprPhase::Provisioned),
                     provisioned_at: Set(Some(now)),
                     exit_at: Set(Some(exit)),
+                    holding_since: Set(None),
+                    holds_until: Set(Some(exit + Duration::seconds(planning.release_allowance))),
                     milestones_done: Set(0),
                     version: Set(current.version + 1),
                     updated_at: Set(Utc::now()),
@@ -795,7 +864,13 @@ impl Lifecycle {
             .filter(node::Column::AllocatedGprId.eq(g.id))
             .exec(txn)
             .await?;
-        let mut changes = gpr::ActiveModel { version: Set(g.version + 1), updated_at: Set(Utc::now()), ..Default::default() };
+        let mut changes = gpr::ActiveModel {
+            holding_since: Set(None),
+            holds_until: Set(None),
+            version: Set(g.version + 1),
+            updated_at: Set(Utc::now()),
+            ..Default::default()
+        };
         let (kind, message) = if requeue {
             gpr_node::Entity::delete_many().filter(gpr_node::Column::GprId.eq(g.id)).exec(txn).await?;
             changes.phase = Set(GprPhase::Queued);

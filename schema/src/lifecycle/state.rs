@@ -1,9 +1,16 @@
 //! Stored state → the pure scheduler. Every tick rebuilds the core from the database, so the
 //! database is the only truth: a restart or a new leader plans from exactly what was stored
 //! (last plans come back as holds, so promises survive a leader change).
+//!
+//! A GPR that holds nodes is planned on stored bounds, never on "now": a provisioning one until
+//! its admission plus the provisioning allowance, its duration and the release allowance; a
+//! provisioned one until its exit plus the release allowance; a releasing one until its
+//! release's deadline. Nodes whose agent went silent (STALE) are never planned, and one that
+//! stays silent under a provisioned GPR past a grace period is handled as a failed node.
 
 use crate::error::Result;
-use crate::scheduler::{self, Config, Hold, NodeSpec, PoolKey, Request, RunningSpec, Scheduler, SliceSpec};
+use crate::metrics::service::effective_health;
+use crate::scheduler::{self, Config, Hold, Holding, NodeSpec, PoolKey, Request, RunningSpec, Scheduler, SliceSpec};
 use chrono::{DateTime, Utc};
 use egs_entities::{GprPhase, Health, NodeState, gpr, gpr_node, gpu, node, slice, slice_cluster};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
@@ -11,8 +18,14 @@ use std::collections::{BTreeMap, HashMap};
 
 /// Phases in which a GPR holds nodes.
 pub const HOLDING: [GprPhase; 3] = [GprPhase::Provisioning, GprPhase::Provisioned, GprPhase::Releasing];
-/// How long a release may take, for planning: nodes of a releasing GPR are free after this.
-pub const RELEASE_ALLOWANCE_SECS: i64 = 300;
+/// How long a release may take by default, for planning: nodes of a releasing GPR are back
+/// by its start plus this (the eviction deadline plus a minute for the steps around it).
+pub const RELEASE_ALLOWANCE_SECS: i64 = 360;
+/// How long provisioning may take by default: an admitted GPR's window ends no later than its
+/// admission plus this plus its duration, so promises made behind it hold.
+pub const PROVISIONING_ALLOWANCE_SECS: i64 = 600;
+/// A node silent this long past STALE under a provisioned GPR counts as failed.
+pub const STALE_GRACE_SECS: i64 = 300;
 /// History the fair share and the usage predictor learn from.
 const HISTORY_DAYS: i64 = 28;
 const HISTORY_ROWS: u64 = 2000;
@@ -21,6 +34,10 @@ const HISTORY_ROWS: u64 = 2000;
 pub struct Snapshot {
     pub now: DateTime<Utc>,
     pub nodes: Vec<node::Model>,
+    /// Nodes whose agent is silent (STALE, by the wall clock the agents report on), and those
+    /// silent past the grace period.
+    stale: std::collections::HashSet<i64>,
+    stale_past_grace: std::collections::HashSet<i64>,
     pub slices: HashMap<i64, slice::Model>,
     pub active: Vec<gpr::Model>,
     /// Nodes each holding GPR has.
@@ -74,7 +91,13 @@ impl Snapshot {
             .limit(HISTORY_ROWS)
             .all(db)
             .await?;
-        Ok(Self { now, nodes, slices, active, links, last_busy, history, slice_clusters })
+        // Agents stamp heartbeats with the wall clock: staleness is judged on it too.
+        let wall = Utc::now();
+        let stale = nodes.iter().filter(|n| effective_health(n, wall) == Health::Stale).map(|n| n.id).collect();
+        let grace = wall - chrono::Duration::seconds(STALE_GRACE_SECS);
+        let stale_past_grace =
+            nodes.iter().filter(|n| effective_health(n, grace) == Health::Stale && n.health == Health::Healthy).map(|n| n.id).collect();
+        Ok(Self { now, nodes, stale, stale_past_grace, slices, active, links, last_busy, history, slice_clusters })
     }
 
     /// The pool a stored GPR is (or was planned) in.
@@ -111,10 +134,12 @@ impl Snapshot {
             .map_or(1, |n| n.gpus_per_node.max(1) as u32)
     }
 
-    /// Unhealthy nodes a provisioned GPR still holds, as `(gpr, node)`. The tick turns each
-    /// into a replacement or a degraded GPR and unlinks the node, so each is handled once.
+    /// Failed nodes a provisioned GPR still holds, as `(gpr, node)`: reported unhealthy, or
+    /// silent past the grace period. The tick turns each into a replacement or a degraded GPR
+    /// and unlinks the node, so each is handled once.
     pub fn failed_links(&self) -> Vec<(i64, i64)> {
-        let unhealthy: std::collections::HashSet<i64> = self.nodes.iter().filter(|n| n.health == Health::Unhealthy).map(|n| n.id).collect();
+        let unhealthy: std::collections::HashSet<i64> =
+            self.nodes.iter().filter(|n| n.health == Health::Unhealthy || self.stale_past_grace.contains(&n.id)).map(|n| n.id).collect();
         self.active
             .iter()
             .filter(|g| g.phase == GprPhase::Provisioned)
@@ -125,12 +150,12 @@ impl Snapshot {
     /// The scheduler as the stored state describes it, before any pass. Nodes in
     /// [`Snapshot::failed_links`] start out healthy, so that reporting their failure to the
     /// core (`set_node_health`) yields its replacement decision.
-    pub fn scheduler(&self) -> Scheduler {
+    pub fn scheduler(&self, config: &Config) -> Scheduler {
         let now = self.now.timestamp();
-        let mut core = Scheduler::new(Config::default());
+        let mut core = Scheduler::new(config.clone());
         let failed: Vec<i64> = self.failed_links().into_iter().map(|(_, node)| node).collect();
         for n in &self.nodes {
-            let usable = n.health != Health::Unhealthy || failed.contains(&n.id);
+            let usable = (n.health != Health::Unhealthy && !self.stale.contains(&n.id)) || failed.contains(&n.id);
             core.upsert_node(NodeSpec {
                 id: n.id,
                 pool: PoolKey { cluster: n.cluster_id, instance_type: n.instance_type.clone(), gpu_shape: n.gpu_shape.clone() },
@@ -151,14 +176,21 @@ impl Snapshot {
                 shapes: s.policy.allowed_shapes.clone(),
             });
         }
-        for g in self.history.iter().chain(self.active.iter().filter(|g| HOLDING.contains(&g.phase))) {
+        // Fair share from finished windows; running ones are charged by the core as they run.
+        for g in &self.history {
             let (Some(start), Some(pool)) = (g.provisioned_at, Self::assigned_pool(g)) else { continue };
             let end = g.completed_at.unwrap_or(self.now).min(self.now);
             let used = (end - start).num_seconds().max(0);
             let gpus = f64::from(self.pool_gpus(&pool)) * f64::from(g.node_count.max(1));
             core.charge(g.slice_id, gpus * used as f64, start.timestamp());
-            if g.completed_at.is_some() {
-                core.predictor_mut().observe(g.slice_id, &pool.gpu_shape, used, g.duration_secs);
+            core.predictor_mut().observe(g.slice_id, &pool.gpu_shape, used, g.duration_secs);
+        }
+        // A preemption victim still releasing shares its nodes with the GPR that preempted it
+        // (which waits for them): they are counted once, for the preemptor, whose bound is later.
+        let mut claimed: HashMap<i64, i64> = HashMap::new();
+        for g in self.active.iter().filter(|g| matches!(g.phase, GprPhase::Provisioning | GprPhase::Provisioned)) {
+            for &n in self.links.get(&g.id).into_iter().flatten() {
+                claimed.insert(n, g.id);
             }
         }
         for g in &self.active {
@@ -166,32 +198,53 @@ impl Snapshot {
             match g.phase {
                 GprPhase::Queued => {
                     let hold = g.start_no_later_than.zip(Self::assigned_pool(g)).map(|(start, pool)| Hold { pool, start: start.timestamp() });
-                    core.add_pending(request, hold);
+                    // A promise without a pool: its plan was dropped by its own change.
+                    let promised = match hold {
+                        None => g.start_no_later_than.map(|t| t.timestamp()),
+                        Some(_) => None,
+                    };
+                    core.restore_pending(request, hold, promised);
                 }
                 phase => {
                     let Some(pool) = Self::assigned_pool(g) else { continue };
-                    let (started_at, ends_at) = match phase {
-                        GprPhase::Provisioned => {
-                            let start = g.provisioned_at.map_or(now, |t| t.timestamp());
-                            (start, g.exit_at.map_or(start + g.duration_secs, |t| t.timestamp()))
-                        }
-                        GprPhase::Releasing => (g.provisioned_at.map_or(now, |t| t.timestamp()), now + RELEASE_ALLOWANCE_SECS),
-                        // The window starts when provisioning is done: plan on the longest case.
-                        _ => (now, now + g.duration_secs),
-                    };
-                    let nodes = self.links.get(&g.id).cloned().unwrap_or_default();
-                    core.add_running(RunningSpec { request, pool, nodes, started_at, ends_at });
+                    let Some(spec) = Self::holding(g, phase, request, pool, config, now) else { continue };
+                    let nodes = self.links.get(&g.id).into_iter().flatten().copied().filter(|n| claimed.get(n).is_none_or(|by| *by == g.id)).collect();
+                    core.add_running(RunningSpec { nodes, ..spec });
                 }
             }
         }
         core
     }
+
+    /// The core's view of a GPR that holds nodes, from its stored bounds (nodes left empty).
+    fn holding(g: &gpr::Model, phase: GprPhase, request: Request, pool: PoolKey, config: &Config, now: i64) -> Option<RunningSpec> {
+        let since = g.holding_since.unwrap_or(g.updated_at).timestamp();
+        let (started_at, ends_at, holding) = match phase {
+            GprPhase::Provisioning => (since, since + config.provisioning_allowance + g.duration_secs, Holding::Provisioning),
+            GprPhase::Provisioned => {
+                let start = g.provisioned_at.map_or(now, |t| t.timestamp());
+                (start, g.exit_at.map_or(start + g.duration_secs, |t| t.timestamp()), Holding::Provisioned)
+            }
+            GprPhase::Releasing => {
+                let start = g.provisioned_at.map_or(since, |t| t.timestamp());
+                let ends_at = g.exit_at.map_or(start + g.duration_secs, |t| t.timestamp());
+                // The release's own deadline, never later than the bound it had before.
+                let mut until = since + config.release_allowance;
+                if let Some(bound) = g.holds_until {
+                    until = until.min(bound.timestamp());
+                }
+                (start, ends_at, Holding::Releasing { since, until })
+            }
+            _ => return None,
+        };
+        Some(RunningSpec { request, pool, nodes: Vec::new(), started_at, ends_at, holding })
+    }
 }
 
 /// "Get wait time" for a request that is not stored, against the current stored state.
-pub async fn wait_time(db: &impl ConnectionTrait, request: &Request, now: DateTime<Utc>) -> Result<Vec<scheduler::PoolEstimate>> {
+pub async fn wait_time(db: &impl ConnectionTrait, config: &Config, request: &Request, now: DateTime<Utc>) -> Result<Vec<scheduler::PoolEstimate>> {
     let snapshot = Snapshot::load(db, now).await?;
-    let mut core = snapshot.scheduler();
+    let mut core = snapshot.scheduler(config);
     // The pass fills in plans and expected windows; admissions it makes stay in this copy.
     core.plan(now.timestamp());
     Ok(core.wait_time(request, now.timestamp()))

@@ -92,6 +92,18 @@ pub struct Hold {
     pub start: Time,
 }
 
+/// Where a GPR that holds nodes is in its lifecycle: what bounds when its nodes come back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holding {
+    /// Admitted at `started_at`; its window ends no later than `ends_at` (the admission plus
+    /// the provisioning allowance plus the duration), whenever provisioning finishes.
+    Provisioning,
+    /// Provisioned at `started_at`; the exit timer ends the window at `ends_at`.
+    Provisioned,
+    /// Releasing since `since`; the nodes are back by `until` (the eviction deadline).
+    Releasing { since: Time, until: Time },
+}
+
 /// A GPR that holds nodes now (provisioning, provisioned or releasing).
 #[derive(Clone, Debug)]
 pub struct RunningSpec {
@@ -99,8 +111,52 @@ pub struct RunningSpec {
     pub pool: PoolKey,
     pub nodes: Vec<NodeId>,
     pub started_at: Time,
-    /// Nodes come back no later than this (the reserved window's end, or a release deadline).
+    /// The reserved window ends here (for a provisioning GPR: no later than here).
     pub ends_at: Time,
+    pub holding: Holding,
+}
+
+impl RunningSpec {
+    /// When the nodes are back at the latest: the window's end plus the release allowance,
+    /// or the release's own deadline once it runs. Promises are planned on this.
+    pub fn nodes_back_by(&self, release_allowance: Time) -> Time {
+        match self.holding {
+            Holding::Releasing { until, .. } => until,
+            _ => self.ends_at.saturating_add(release_allowance),
+        }
+    }
+}
+
+/// Why a promise (`start_no_later_than`) moved later: the causes DESIGN §4.5 allows, and
+/// `Overdue` for the one it does not (a plan's start passed without an admission).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cause {
+    /// A GPR of higher priority, ranked after the promise was made (new, re-prioritised or
+    /// requeued after preemption), took the room.
+    HigherPriority { gpr: GprId, priority: i32 },
+    /// Capacity the plan counted on was lost (a node failed, went stale or was cordoned).
+    CapacityLost { pool: PoolKey },
+    /// The GPR itself changed: its size, window or priority (an edit or an admin's reorder).
+    OwnChange,
+    /// Not a §4.5 cause: the planned start passed without an admission, because something
+    /// held its nodes past the bound it was planned with.
+    Overdue,
+}
+
+impl Cause {
+    /// Whether DESIGN §4.5 allows a promise to move later for this.
+    pub fn is_allowed(&self) -> bool {
+        !matches!(self, Cause::Overdue)
+    }
+}
+
+/// A promise that moved later in a call into the core; `to` is `None` when no plan is left.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PromiseMove {
+    pub gpr: GprId,
+    pub from: Time,
+    pub to: Option<Time>,
+    pub cause: Cause,
 }
 
 /// What the gateway must carry out.
@@ -119,7 +175,8 @@ pub enum Decision {
 /// Where a pending GPR stands after the last pass.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PendingStatus {
-    /// 1-based position in the whole queue.
+    /// 1-based: one more than the pending GPRs planned to start before it in the pools it may
+    /// use, so position order is start order.
     pub position: usize,
     pub start_no_later_than: Option<Time>,
     pub estimated_start: Option<Time>,
@@ -154,11 +211,38 @@ pub struct Config {
     /// Planning stops giving fresh plans after this many GPRs per pass (deeper GPRs keep
     /// their holds); `usize::MAX` plans everything.
     pub max_plan_depth: usize,
+    /// How long provisioning may take: a plan reserves it before the window, and an admitted
+    /// GPR's window ends no later than its admission plus this plus its duration.
+    pub provisioning_allowance: Time,
+    /// How long a release may take (the eviction deadline): a plan reserves it after the
+    /// window, so a promise made behind a running GPR allows for its release.
+    pub release_allowance: Time,
+    /// Priority points a waiting GPR gains per hour it waits, so no band starves. An aged
+    /// GPR is ranked higher but never displaces a plan: only fresh GPRs do that.
+    pub aging_per_hour: f64,
+    /// The most points aging adds.
+    pub aging_cap: i32,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Self { fair_share_half_life: 7 * 24 * 3600, prior_use_ratio: 1.0, max_plan_depth: usize::MAX }
+        Self {
+            fair_share_half_life: 7 * 24 * 3600,
+            prior_use_ratio: 1.0,
+            max_plan_depth: usize::MAX,
+            provisioning_allowance: 0,
+            release_allowance: 0,
+            aging_per_hour: 0.0,
+            aging_cap: 0,
+        }
+    }
+}
+
+impl Config {
+    /// The gateway's and the replay's planning: allowances for provisioning and release, and
+    /// aging of ten points an hour up to one band (100).
+    pub fn live(provisioning_allowance: Time, release_allowance: Time) -> Self {
+        Self { provisioning_allowance, release_allowance, aging_per_hour: 10.0, aging_cap: 100, ..Self::default() }
     }
 }
 
@@ -275,6 +359,10 @@ struct Pending {
     /// displace lower-priority holds made before it.
     fresh: bool,
     plan: Option<Plan>,
+    /// The last promise given (the plan's start when the last call returned).
+    promised: Option<Time>,
+    /// Why the plan was taken away, when it was (see [`Cause`]).
+    voided: Option<Cause>,
     expected: Option<Time>,
     /// The expected window (pool, start, predicted end) behind `expected`.
     expected_window: Option<Plan>,
@@ -287,6 +375,8 @@ struct Running {
     spec: RunningSpec,
     pool: usize,
     predicted_end: Time,
+    /// Fair share has charged its use up to here.
+    charged_until: Time,
 }
 
 impl Running {
@@ -312,6 +402,8 @@ pub struct Scheduler {
     dirty: bool,
     /// Pending GPRs whose hold a fresh higher-priority GPR voided, not yet placed again.
     displaced: Vec<GprId>,
+    /// Promises that moved later since the caller last took them.
+    moves: Vec<PromiseMove>,
 }
 
 impl Scheduler {
@@ -330,7 +422,27 @@ impl Scheduler {
             share_epoch: None,
             dirty: false,
             displaced: Vec::new(),
+            moves: Vec::new(),
         }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The promises that moved later since the last call, with their causes.
+    pub fn take_moves(&mut self) -> Vec<PromiseMove> {
+        std::mem::take(&mut self.moves)
+    }
+
+    /// How long a request's plan reserves its pool: provisioning, the window, the release.
+    fn span(&self, request: &Request) -> Time {
+        self.config.provisioning_allowance.saturating_add(request.duration).saturating_add(self.config.release_allowance)
+    }
+
+    /// The expected span, for estimates: the predicted use plus the observed overheads.
+    fn expected_span(&self, slice: SliceId, shape: &str, duration: Time) -> Time {
+        self.predictor.expected_use(slice, shape, duration).saturating_add(self.predictor.expected_overhead())
     }
 
     pub fn predictor_mut(&mut self) -> &mut UsagePredictor {
@@ -433,19 +545,46 @@ impl Scheduler {
 
     /// Restores a pending GPR from storage; `hold` is its last plan, if it has one.
     pub fn add_pending(&mut self, request: Request, hold: Option<Hold>) {
+        self.restore_pending(request, hold, None);
+    }
+
+    /// [`Scheduler::add_pending`] for a GPR whose plan was dropped by a change of its own (an
+    /// edit of its size or window, a new priority): `promised` is the promise it had, so a
+    /// later one is reported as moved by [`Cause::OwnChange`].
+    pub fn restore_pending(&mut self, request: Request, hold: Option<Hold>, promised: Option<Time>) {
         let pools = self.matching_pools(&request);
         let share = self.slices.get(&request.slice).map_or(0.0, |s| s.share);
         let key = QueueKey { priority: request.priority, share, submitted_at: request.submitted_at, id: request.id };
-        let plan = hold.and_then(|h| {
+        let span = self.span(&request);
+        let kept = hold.as_ref().and_then(|h| {
             let pool = *self.pool_index.get(&h.pool)?;
-            pools.contains(&pool).then_some(Plan { pool, start: h.start, end: h.start.saturating_add(request.duration) })
+            pools.contains(&pool).then_some(Plan { pool, start: h.start, end: h.start.saturating_add(span) })
         });
+        let voided = match (&hold, kept) {
+            // The pool it was planned in is gone or no longer matches: capacity was lost.
+            (Some(h), None) => Some(Cause::CapacityLost { pool: h.pool.clone() }),
+            (None, _) if promised.is_some() => Some(Cause::OwnChange),
+            _ => None,
+        };
         if let Some(slice) = self.slices.get_mut(&request.slice) {
             slice.pending.push(request.id);
         }
         self.queue.insert(key);
-        let fresh = plan.is_none();
-        self.pending.insert(request.id, Pending { request, key, pools, fresh, plan, expected: None, expected_window: None, expected_hint: None });
+        let fresh = kept.is_none();
+        let promised = hold.map(|h| h.start).or(promised);
+        let pending = Pending {
+            request,
+            key,
+            pools,
+            fresh,
+            plan: kept,
+            promised,
+            voided,
+            expected: None,
+            expected_window: None,
+            expected_hint: None,
+        };
+        self.pending.insert(pending.request.id, pending);
         self.dirty = true;
     }
 
@@ -458,15 +597,28 @@ impl Scheduler {
             }
         }
         let predicted_end = self.predict_end(&spec);
-        self.running.insert(spec.request.id, Running { spec, pool, predicted_end });
+        let charged_until = spec.started_at;
+        self.running.insert(spec.request.id, Running { spec, pool, predicted_end, charged_until });
         self.dirty = true;
     }
 
+    /// When a running GPR's nodes are expected back: its predicted use of the window, plus
+    /// the provisioning and release it still has ahead, within its bound.
     fn predict_end(&self, spec: &RunningSpec) -> Time {
-        let reserved = spec.ends_at - spec.started_at;
+        let bound = spec.nodes_back_by(self.config.release_allowance);
         let shape = &spec.pool.gpu_shape;
-        let predicted = spec.started_at + self.predictor.expected_use(spec.request.slice, shape, reserved);
-        predicted.min(spec.ends_at)
+        let (provisioning, release) = self.predictor.expected_overheads();
+        let predicted = match spec.holding {
+            Holding::Provisioning => {
+                spec.started_at + provisioning + self.predictor.expected_use(spec.request.slice, shape, spec.request.duration) + release
+            }
+            Holding::Provisioned => {
+                let reserved = spec.ends_at - spec.started_at;
+                spec.started_at + self.predictor.expected_use(spec.request.slice, shape, reserved) + release
+            }
+            Holding::Releasing { since, .. } => since + release,
+        };
+        predicted.min(bound)
     }
 
     /// Takes a pending GPR out of the queue (cancelled, rejected, edited away).
@@ -504,10 +656,18 @@ impl Scheduler {
     /// Changes a pending GPR's priority: it is ranked anew (and may displace lower holds).
     pub fn set_priority(&mut self, id: GprId, priority: i32) -> bool {
         let Some(p) = self.pending.get_mut(&id) else { return false };
-        self.queue.remove(&p.key);
-        p.key.priority = priority;
         p.request.priority = priority;
         p.fresh = true;
+        p.voided = Some(Cause::OwnChange);
+        self.rank(id, priority);
+        true
+    }
+
+    /// Moves a pending GPR to `priority` in the queue and in the pools' lists of plans.
+    fn rank(&mut self, id: GprId, priority: i32) {
+        let Some(p) = self.pending.get_mut(&id) else { return };
+        self.queue.remove(&p.key);
+        p.key.priority = priority;
         let windows = [p.plan.map(|w| (w.pool, false)), p.expected_window.map(|w| (w.pool, true))];
         for (pool, expected) in windows.into_iter().flatten() {
             let pool = &mut self.pools[pool];
@@ -516,12 +676,97 @@ impl Scheduler {
         }
         self.queue.insert(p.key);
         self.dirty = true;
-        true
+    }
+
+    /// Ages the waiting GPRs (see [`Config::aging_per_hour`]): re-ranks without voiding
+    /// anything, so every promise stands.
+    fn age(&mut self, now: Time) {
+        if self.config.aging_per_hour <= 0.0 || self.config.aging_cap <= 0 {
+            return;
+        }
+        let (rate, cap) = (self.config.aging_per_hour, self.config.aging_cap);
+        let due: Vec<(GprId, i32)> = self
+            .pending
+            .values()
+            .filter_map(|p| {
+                let waited_hours = (now - p.request.submitted_at).max(0) as f64 / 3600.0;
+                let aged = p.request.priority.saturating_add(((waited_hours * rate) as i32).min(cap));
+                (aged != p.key.priority).then_some((p.request.id, aged))
+            })
+            .collect();
+        for (id, priority) in due {
+            self.rank(id, priority);
+        }
+    }
+
+    /// A provisioning GPR's window began at `now` and ends at `ends_at` (its exit timer).
+    pub fn mark_provisioned(&mut self, id: GprId, ends_at: Time, now: Time) {
+        self.rebound(id, now, |spec| {
+            spec.started_at = now;
+            spec.ends_at = ends_at;
+            spec.holding = Holding::Provisioned;
+        });
+    }
+
+    /// A running GPR began its release at `now`; its nodes are back by `until`.
+    pub fn start_release(&mut self, id: GprId, until: Time, now: Time) {
+        self.rebound(id, now, |spec| spec.holding = Holding::Releasing { since: now, until });
+    }
+
+    /// Applies a lifecycle step to a running GPR and moves its reservation from `now` on to
+    /// the new bound. A bound that grows may break promises, so the next call re-plans.
+    fn rebound(&mut self, id: GprId, now: Time, step: impl FnOnce(&mut RunningSpec)) {
+        let allowance = self.config.release_allowance;
+        let Some(r) = self.running.get_mut(&id) else { return };
+        let (old_back, old_predicted) = (r.spec.nodes_back_by(allowance), r.predicted_end);
+        step(&mut r.spec);
+        let spec = r.spec.clone();
+        let predicted = self.predict_end(&spec);
+        let Some(r) = self.running.get_mut(&id) else { return };
+        r.predicted_end = predicted;
+        let new_back = spec.nodes_back_by(allowance);
+        let nodes = r.healthy_nodes(&self.nodes);
+        let pool = &mut self.pools[r.pool];
+        pool.plan.add(now, old_back.max(now), -nodes);
+        pool.plan.add(now, new_back.max(now), nodes);
+        pool.expected.add(now, old_predicted.max(now), -nodes);
+        pool.expected.add(now, predicted.max(now), nodes);
+        if new_back > old_back {
+            self.dirty = true;
+        }
+    }
+
+    /// Charges every running GPR's use up to `now` to its slice's fair share: usage is charged
+    /// as it is used, so a share only grows (and decays), never goes negative.
+    fn accrue(&mut self, now: Time) {
+        let ids: Vec<GprId> = self.running.values().filter(|r| now > r.charged_until).map(|r| r.spec.request.id).collect();
+        for id in ids {
+            self.accrue_one(id, now);
+        }
+    }
+
+    fn accrue_one(&mut self, id: GprId, now: Time) {
+        let Some(r) = self.running.get_mut(&id) else { return };
+        if now <= r.charged_until {
+            return;
+        }
+        let gpus = f64::from(self.pools[r.pool].gpus_per_node) * r.spec.nodes.len() as f64;
+        let gpu_seconds = gpus * (now - r.charged_until) as f64;
+        r.charged_until = now;
+        let slice = r.spec.request.slice;
+        self.charge(slice, gpu_seconds, now);
+    }
+
+    /// A slice's fair share at `now`: its GPU-seconds, each halved every half-life since use.
+    pub fn share(&self, slice: SliceId, now: Time) -> f64 {
+        let (Some(state), Some(epoch)) = (self.slices.get(&slice), self.share_epoch) else { return 0.0 };
+        state.share * (-((now - epoch) as f64) / self.config.fair_share_half_life as f64).exp2()
     }
 
     /// A running GPR gave its nodes back at `now` (window over, early release, idle, failure).
     /// Teaches the predictor how much of the window was used.
     pub fn finish(&mut self, id: GprId, now: Time) -> Option<RunningSpec> {
+        self.accrue_one(id, now);
         let running = self.running.remove(&id)?;
         let spec = running.spec;
         let healthy = spec.nodes.iter().filter(|n| self.nodes.get(n).is_some_and(|s| s.healthy)).count() as i32;
@@ -533,14 +778,19 @@ impl Scheduler {
             }
         }
         let pool = &mut self.pools[running.pool];
-        pool.plan.add(now, spec.ends_at, -healthy);
+        pool.plan.add(now, spec.nodes_back_by(self.config.release_allowance).max(now), -healthy);
         pool.expected.add(now, running.predicted_end.max(now), -healthy);
+        // What the window taught: how much of it was used (not for a GPR that never started).
+        let used_until = match spec.holding {
+            Holding::Provisioning => None,
+            Holding::Provisioned => Some(now.min(spec.ends_at)),
+            Holding::Releasing { since, .. } => Some(since.min(spec.ends_at)),
+        };
         let reserved = spec.ends_at - spec.started_at;
-        if reserved > 0 {
-            self.predictor.observe(spec.request.slice, &spec.pool.gpu_shape, (now - spec.started_at).clamp(0, reserved), reserved);
-            // Fair share counts what was used: give back the unused part of the charge.
-            let gpus = f64::from(self.pools[running.pool].gpus_per_node) * spec.nodes.len() as f64;
-            self.charge(spec.request.slice, -(gpus * (spec.ends_at - now).max(0) as f64), now);
+        if let Some(until) = used_until
+            && reserved > 0
+        {
+            self.predictor.observe(spec.request.slice, &spec.pool.gpu_shape, (until - spec.started_at).clamp(0, reserved), reserved);
         }
         if let Some(slice) = self.slices.get_mut(&spec.request.slice) {
             slice.busy.retain(|b| b.gpr != id);
@@ -565,15 +815,66 @@ impl Scheduler {
 
     pub fn status(&self, id: GprId) -> Option<PendingStatus> {
         let p = self.pending.get(&id)?;
+        Some(PendingStatus { position: self.start_position(p), ..self.status_unpositioned(id)? })
+    }
+
+    /// [`Scheduler::status`] without the position (0), in O(1): for callers that take every
+    /// position at once from [`Scheduler::positions`].
+    pub fn status_unpositioned(&self, id: GprId) -> Option<PendingStatus> {
+        let p = self.pending.get(&id)?;
         Some(PendingStatus {
-            position: self.queue.rank(&p.key) + 1,
+            position: 0,
             start_no_later_than: p.plan.map(|plan| plan.start),
             estimated_start: p.expected.or(p.plan.map(|plan| plan.start)),
             pool: p.plan.map(|plan| self.pools[plan.pool].key.clone()),
         })
     }
 
-    /// 1-based position, O(log n).
+    /// Where `p` stands in start order (see [`PendingStatus::position`]), O(pending).
+    fn start_position(&self, p: &Pending) -> usize {
+        let mine = (p.plan.map_or(Time::MAX, |plan| plan.start), p.key);
+        let ahead = self
+            .pending
+            .values()
+            .filter(|o| o.request.id != p.request.id)
+            .filter(|o| match o.plan {
+                Some(plan) => p.pools.contains(&plan.pool) && (plan.start, o.key) < mine,
+                None => p.plan.is_none() && o.key < p.key && o.pools.iter().any(|i| p.pools.contains(i)),
+            })
+            .count();
+        ahead + 1
+    }
+
+    /// Every pending GPR's position in start order (see [`PendingStatus::position`]), for a
+    /// whole queue at once: O(n log n) where asking [`Scheduler::status`] for each is O(n²).
+    pub fn positions(&self) -> HashMap<GprId, usize> {
+        let mut by_pool: Vec<Vec<(Time, QueueKey)>> = vec![Vec::new(); self.pools.len()];
+        let mut unplanned: Vec<&Pending> = Vec::new();
+        for p in self.pending.values() {
+            match p.plan {
+                Some(plan) => by_pool[plan.pool].push((plan.start, p.key)),
+                None => unplanned.push(p),
+            }
+        }
+        for list in &mut by_pool {
+            list.sort_unstable();
+        }
+        let mut positions = HashMap::default();
+        for p in self.pending.values() {
+            let position = match p.plan {
+                Some(plan) => {
+                    let mine = (plan.start, p.key);
+                    1 + p.pools.iter().map(|&i| by_pool[i].partition_point(|e| *e < mine)).sum::<usize>()
+                }
+                // Rare (it fits nowhere now): counted the slow way.
+                None => self.start_position(p),
+            };
+            positions.insert(p.request.id, position);
+        }
+        positions
+    }
+
+    /// 1-based rank in the queue's order (priority, fair share, age), O(log n).
     pub fn position_of(&self, id: GprId) -> Option<usize> {
         self.pending.get(&id).map(|p| self.queue.rank(&p.key) + 1)
     }
@@ -594,9 +895,13 @@ impl Scheduler {
         self.pending.values().filter_map(|p| p.plan.map(|plan| plan.start)).filter(|t| *t > now).min()
     }
 
-    /// Running GPRs whose window has ended by `now`.
+    /// Running GPRs whose window has ended by `now` (not those already releasing).
     pub fn expired(&self, now: Time) -> Vec<GprId> {
-        self.running.values().filter(|r| r.spec.ends_at <= now).map(|r| r.spec.request.id).collect()
+        self.running
+            .values()
+            .filter(|r| !matches!(r.spec.holding, Holding::Releasing { .. }) && r.spec.ends_at <= now)
+            .map(|r| r.spec.request.id)
+            .collect()
     }
 
     /// Running GPRs whose GPUs have all been idle for their idle timeout. `last_busy` says
@@ -604,6 +909,7 @@ impl Scheduler {
     pub fn idle(&self, now: Time, last_busy: impl Fn(GprId) -> Option<Time>) -> Vec<GprId> {
         self.running
             .values()
+            .filter(|r| !matches!(r.spec.holding, Holding::Releasing { .. }))
             .filter_map(|r| {
                 let timeout = r.spec.request.idle_timeout?;
                 let since = last_busy(r.spec.request.id).unwrap_or(r.spec.started_at).max(r.spec.started_at);
@@ -626,9 +932,9 @@ impl Scheduler {
             s.healthy = healthy;
         }
         let Some(holder) = state.holder else { return Vec::new() };
-        let Some(ends_at) = self.running.get(&holder).map(|r| r.spec.ends_at) else { return Vec::new() };
+        let Some(back) = self.running.get(&holder).map(|r| r.spec.nodes_back_by(self.config.release_allowance)) else { return Vec::new() };
         if healthy {
-            self.pools[pool].plan.add(now, ends_at, 1);
+            self.pools[pool].plan.add(now, back.max(now), 1);
             return Vec::new();
         }
         let spare = self.pools[pool].nodes.iter().copied().find(|n| self.nodes.get(n).is_some_and(|s| s.healthy && s.holder.is_none()));
@@ -647,7 +953,7 @@ impl Scheduler {
                 vec![Decision::ReplaceNode { gpr: holder, failed: node, replacement }]
             }
             None => {
-                self.pools[pool].plan.add(now, ends_at, -1);
+                self.pools[pool].plan.add(now, back.max(now), -1);
                 vec![Decision::Degraded { gpr: holder, failed: node }]
             }
         }

@@ -12,7 +12,11 @@
 //! overlaps. That is the one way a promise breaks besides capacity loss, and DESIGN §4.5 allows
 //! it ("unless a higher-priority GPR arrives later").
 
-use super::{Busy, Decision, GprId, Plan, PoolEstimate, Request, Reservation, Reservations, Running, RunningSpec, Scheduler, Time, Timeline, Unfit};
+use super::{
+    Busy, Cause, Decision, GprId, Holding, Plan, PoolEstimate, PromiseMove, QueueKey, Request, Reservation, Reservations, Running, RunningSpec,
+    Scheduler, Time, Timeline, Unfit,
+};
+use std::collections::BTreeSet;
 
 /// A window the expected pass gives a GPR that has overrun its predicted end: it is assumed
 /// to finish within this much more (or by its reserved end, if sooner).
@@ -100,18 +104,29 @@ impl Scheduler {
     /// policy allows), and refreshes every estimate. Returns what the gateway must do.
     pub fn plan(&mut self, now: Time) -> Vec<Decision> {
         self.dirty = false;
+        self.accrue(now);
+        self.age(now);
         let order = self.queue.in_order();
         self.rebuild(now, &order);
         let mut decisions = Vec::new();
-        for (index, key) in order.iter().enumerate() {
+        // Walked in queue order; preemption victims requeued during the pass join it at their
+        // own rank (after the GPR that preempted them, ahead of lower priorities).
+        let mut todo: BTreeSet<QueueKey> = order.into_iter().collect();
+        let mut index = 0;
+        while let Some(key) = todo.pop_first() {
             let keeps_hold = index >= self.config.max_plan_depth && self.pending.get(&key.id).is_some_and(|p| p.plan.is_some());
+            index += 1;
             if !keeps_hold {
                 self.place(key.id, now, &mut decisions);
             }
+            for g in std::mem::take(&mut self.displaced) {
+                if let Some(p) = self.pending.get(&g).filter(|p| p.plan.is_none())
+                    && p.key > key
+                {
+                    todo.insert(p.key);
+                }
+            }
         }
-        // What was displaced during the pass was placed again at its turn; requeued victims
-        // joined the queue after the pass began and are placed now.
-        self.place_displaced(now, &mut decisions);
         for pool in &mut self.pools {
             pool.plan.tidy();
         }
@@ -167,8 +182,9 @@ impl Scheduler {
             slice.expected_busy.clear();
         }
         let mut running_by_pool: Vec<Vec<(Time, Time, i32)>> = vec![Vec::new(); self.pools.len()];
+        let allowance = self.config.release_allowance;
         for r in self.running.values() {
-            let end = r.spec.ends_at.max(now + 1);
+            let end = r.spec.nodes_back_by(allowance).max(now + 1);
             running_by_pool[r.pool].push((now, end, r.healthy_nodes(&self.nodes)));
             if let Some(slice) = self.slices.get_mut(&r.spec.request.slice) {
                 slice.busy.push(Busy { gpr: r.spec.request.id, start: now, end });
@@ -176,42 +192,66 @@ impl Scheduler {
         }
         let mut holds_by_pool: Vec<Vec<Reservation>> = vec![Vec::new(); self.pools.len()];
         for key in order {
+            let span = self.pending.get(&key.id).map_or(0, |p| self.span(&p.request));
             let Some(p) = self.pending.get_mut(&key.id) else { continue };
             p.expected = None;
             p.expected_hint = p.expected_window.take().map(|w| w.pool).or(p.expected_hint);
             if let Some(plan) = &mut p.plan {
                 if plan.start < now {
-                    *plan = Plan { pool: plan.pool, start: now, end: now.saturating_add(p.request.duration) };
+                    // Its start passed without an admission: something held the nodes past
+                    // the bound it was planned with. Not a §4.5 cause; counted as such.
+                    *plan = Plan { pool: plan.pool, start: now, end: now.saturating_add(span) };
+                    p.voided.get_or_insert(Cause::Overdue);
                 }
                 let nodes = p.request.nodes as i32;
                 holds_by_pool[plan.pool].push(Reservation { gpr: key.id, priority: key.priority, start: plan.start, end: plan.end, nodes });
             }
         }
+        let rank: super::HashMap<GprId, usize> = order.iter().enumerate().map(|(i, k)| (k.id, i)).collect();
+        let mut lost: Vec<GprId> = Vec::new();
         for (index, pool) in self.pools.iter_mut().enumerate() {
             let running = Timeline::with(&Timeline::default(), running_by_pool[index].iter().copied());
-            pool.plan = Timeline::with(&running, holds_by_pool[index].iter().map(|h| (h.start, h.end, h.nodes)));
-            pool.planned.replace(std::mem::take(&mut holds_by_pool[index]));
-            if pool.plan.peak_from(now) > pool.healthy.max(0) {
-                // Capacity was lost under these holds: they are re-planned from scratch.
-                pool.plan = running;
-                for hold in pool.planned.replace(Vec::new()) {
-                    if let Some(p) = self.pending.get_mut(&hold.gpr) {
-                        p.plan = None;
+            let mut holds = std::mem::take(&mut holds_by_pool[index]);
+            pool.plan = Timeline::with(&running, holds.iter().map(|h| (h.start, h.end, h.nodes)));
+            let capacity = pool.healthy.max(0);
+            if pool.plan.peak_from(now) > capacity {
+                // Capacity was lost under these holds: only the ones that need it are voided,
+                // the last in the queue first, until what is left fits.
+                holds.sort_by_key(|h| std::cmp::Reverse(rank.get(&h.gpr).copied().unwrap_or(usize::MAX)));
+                holds.retain(|h| {
+                    if pool.plan.max_used(h.start, h.end) <= capacity {
+                        return true;
                     }
-                }
+                    pool.plan.add(h.start, h.end, -h.nodes);
+                    lost.push(h.gpr);
+                    false
+                });
+            }
+            pool.planned.replace(holds);
+        }
+        for g in lost {
+            let pool_of = |p: &super::Pending| p.plan.map(|plan| self.pools[plan.pool].key.clone());
+            let Some(pool) = self.pending.get(&g).and_then(pool_of) else { continue };
+            if let Some(p) = self.pending.get_mut(&g) {
+                p.plan = None;
+                p.voided.get_or_insert(Cause::CapacityLost { pool });
             }
         }
-        // One GPR at a time per slice: a hold overlapping one ahead of it is voided.
+        // One GPR at a time per slice: a hold overlapping one ahead of it is voided, for the
+        // cause that moved the one ahead.
         for key in order {
             let Some(p) = self.pending.get(&key.id) else { continue };
             let Some(plan) = p.plan else { continue };
             let Some(slice) = self.slices.get_mut(&p.request.slice) else { continue };
-            if slice.busy.iter().any(|b| b.start < plan.end && b.end > plan.start) {
+            let blocker = slice.busy.iter().find(|b| b.start < plan.end && b.end > plan.start).map(|b| b.gpr);
+            if let Some(blocker) = blocker {
+                let cause = self.pending.get(&blocker).and_then(|b| b.voided.clone()).unwrap_or(Cause::Overdue);
                 let nodes = p.request.nodes as i32;
                 self.pools[plan.pool].plan.add(plan.start, plan.end, -nodes);
                 self.pools[plan.pool].planned.forget(key.id);
                 if let Some(p) = self.pending.get_mut(&key.id) {
                     p.plan = None;
+                    p.voided.get_or_insert(cause);
                 }
             } else {
                 slice.busy.push(Busy { gpr: key.id, start: plan.start, end: plan.end });
@@ -222,7 +262,8 @@ impl Scheduler {
             pool.expected_planned.replace(Vec::new());
         }
         for r in self.running.values_mut() {
-            let end = r.predicted_end.max(now.saturating_add(OVERRUN_ALLOWANCE.min(r.spec.ends_at - now).max(1)));
+            let back = r.spec.nodes_back_by(allowance);
+            let end = r.predicted_end.max(now.saturating_add(OVERRUN_ALLOWANCE.min(back - now).max(1)));
             let nodes = r.healthy_nodes(&self.nodes);
             self.pools[r.pool].expected.add(now, end, nodes);
             if let Some(slice) = self.slices.get_mut(&r.spec.request.slice) {
@@ -250,7 +291,7 @@ impl Scheduler {
     fn put_plan(&mut self, id: GprId, plan: Plan) {
         let Some(p) = self.pending.get_mut(&id) else { return };
         p.plan = Some(plan);
-        let (nodes, slice, priority) = (p.request.nodes as i32, p.request.slice, p.request.priority);
+        let (nodes, slice, priority) = (p.request.nodes as i32, p.request.slice, p.key.priority);
         let pool = &mut self.pools[plan.pool];
         pool.plan.add(plan.start, plan.end, nodes);
         pool.planned.push(Reservation { gpr: id, priority, start: plan.start, end: plan.end, nodes });
@@ -266,14 +307,14 @@ impl Scheduler {
     }
 
     /// The same on expected windows, for estimates.
-    fn expected_windows(&self, request: &Request, newcomer: bool) -> Vec<(Time, Time)> {
+    fn expected_windows(&self, request: &Request, rank: i32, newcomer: bool) -> Vec<(Time, Time)> {
         let busy = self.slices.get(&request.slice).map_or(&[][..], |s| &s.expected_busy[..]);
-        slice_windows(busy, |b| b.gpr != request.id && self.respects(newcomer, request.priority, b.gpr))
+        slice_windows(busy, |b| b.gpr != request.id && self.respects(newcomer, rank, b.gpr))
     }
 
     /// Whether a GPR planning with `priority` (fresh or not) must leave `other`'s plan alone.
     fn respects(&self, fresh: bool, priority: i32, other: GprId) -> bool {
-        !fresh || self.pending.get(&other).is_none_or(|o| o.request.priority >= priority)
+        !fresh || self.pending.get(&other).is_none_or(|o| o.key.priority >= priority)
     }
 
     /// The earliest window for `request` in pool `index` given the current timelines.
@@ -283,14 +324,18 @@ impl Scheduler {
         if nodes > pool.healthy {
             return None;
         }
-        let view = self.plan_view(index, request.priority, fresh, from, limit.saturating_add(request.duration));
-        fit(&view, pool.healthy, nodes, from, request.duration, limit, windows)
+        let span = self.span(request);
+        let view = self.plan_view(index, request.priority, fresh, from, limit.saturating_add(span));
+        fit(&view, pool.healthy, nodes, from, span, limit, windows)
     }
 
     /// Plans one GPR (see the module docs), admitting or preempting when it can start now.
     fn place(&mut self, id: GprId, now: Time, decisions: &mut Vec<Decision>) {
         let Some(p) = self.pending.get(&id) else { return };
-        let (request, pools, fresh, old) = (p.request.clone(), p.pools.clone(), p.fresh, p.plan);
+        let (base, pools, fresh, old) = (p.request.clone(), p.pools.clone(), p.fresh, p.plan);
+        // Planning ranks by the queue's priority (aged); preemption by the GPR's own.
+        let request = Request { priority: p.key.priority, ..base.clone() };
+        let span = self.span(&request);
         self.unplan(id);
         let from = request.earliest_start.unwrap_or(now).max(now);
         // The old plan's pool first: its start bounds every other pool's scan, and ties stay
@@ -307,23 +352,42 @@ impl Scheduler {
         if let Some(p) = self.pending.get_mut(&id) {
             p.fresh = false;
         }
-        let Some((start, index)) = best else { return };
+        let Some((start, index)) = best else {
+            self.settle(id);
+            return;
+        };
         if start > now
-            && let Some((pool, victims)) = self.find_victims(&request, fresh, &pools, now)
+            && let Some((pool, victims)) = self.find_victims(&base, request.priority, fresh, &pools, now)
         {
             for victim in victims {
                 self.preempt(victim, id, now, decisions);
             }
-            self.put_plan(id, Plan { pool, start: now, end: now.saturating_add(request.duration) });
+            self.put_plan(id, Plan { pool, start: now, end: now.saturating_add(span) });
             self.void_displaced(&request, fresh, pool, now);
+            self.settle(id);
             self.admit(id, now, decisions);
             return;
         }
-        self.put_plan(id, Plan { pool: index, start, end: start.saturating_add(request.duration) });
+        self.put_plan(id, Plan { pool: index, start, end: start.saturating_add(span) });
         self.void_displaced(&request, fresh, index, now);
+        self.settle(id);
         if start <= now {
             self.admit(id, now, decisions);
         }
+    }
+
+    /// After a GPR is placed: a promise later than the one it had is recorded with the cause
+    /// that voided its plan (`Overdue` when nothing §4.5 allows did).
+    fn settle(&mut self, id: GprId) {
+        let Some(p) = self.pending.get_mut(&id) else { return };
+        let promise = p.plan.map(|plan| plan.start);
+        let cause = p.voided.take();
+        if let Some(from) = p.promised
+            && promise.is_none_or(|t| t > from)
+        {
+            self.moves.push(PromiseMove { gpr: id, from, to: promise, cause: cause.unwrap_or(Cause::Overdue) });
+        }
+        p.promised = promise;
     }
 
     /// After a fresh GPR is placed: lower-priority plans that now overlap it lose their hold
@@ -347,12 +411,15 @@ impl Scheduler {
                     .pending
                     .iter()
                     .filter_map(|g| self.pending.get(g))
-                    .filter(|o| o.request.id != request.id && o.request.priority < request.priority && o.plan.as_ref().is_some_and(overlaps))
+                    .filter(|o| o.request.id != request.id && o.key.priority < request.priority && o.plan.as_ref().is_some_and(overlaps))
                     .map(|o| o.request.id),
             );
         }
         for &g in &displaced {
             self.unplan(g);
+            if let Some(p) = self.pending.get_mut(&g) {
+                p.voided.get_or_insert(Cause::HigherPriority { gpr: request.id, priority: request.priority });
+            }
         }
         self.displaced.extend(displaced);
     }
@@ -383,29 +450,32 @@ impl Scheduler {
             }
         }
         let key = self.pools[plan.pool].key.clone();
-        let gpus = f64::from(self.pools[plan.pool].gpus_per_node) * free.len() as f64;
-        let spec = RunningSpec { request: p.request, pool: key.clone(), nodes: free.clone(), started_at: now, ends_at: plan.end };
+        // The window ends no later than this whenever provisioning finishes; the plan already
+        // reserved the release after it.
+        let ends_at = now.saturating_add(self.config.provisioning_allowance).saturating_add(p.request.duration);
+        let spec =
+            RunningSpec { request: p.request, pool: key.clone(), nodes: free.clone(), started_at: now, ends_at, holding: Holding::Provisioning };
         let predicted_end = self.predict_end(&spec);
         let slice = spec.request.slice;
         self.pools[plan.pool].expected.add(now, predicted_end.max(now + 1), wanted as i32);
         if let Some(s) = self.slices.get_mut(&slice) {
             s.expected_busy.push(Busy { gpr: id, start: now, end: predicted_end.max(now + 1) });
         }
-        self.running.insert(id, Running { spec, pool: plan.pool, predicted_end });
-        self.charge(slice, gpus * (plan.end - now) as f64, now);
-        decisions.push(Decision::Admit { gpr: id, pool: key, nodes: free, start: now, end: plan.end });
+        self.running.insert(id, Running { spec, pool: plan.pool, predicted_end, charged_until: now });
+        decisions.push(Decision::Admit { gpr: id, pool: key, nodes: free, start: now, end: ends_at });
     }
 
     /// The smallest set of running GPRs whose eviction lets `request` start now (DESIGN §4.7):
     /// strictly lower priority, preemptible, in slices that allow eviction; lowest priority
     /// first, then most recently started; then a reverse pass drops victims not needed.
-    fn find_victims(&self, request: &Request, fresh: bool, pools: &[usize], now: Time) -> Option<(usize, Vec<GprId>)> {
+    /// `rank` is the priority the request is queued at (aged), which lower plans give way to.
+    fn find_victims(&self, request: &Request, rank: i32, fresh: bool, pools: &[usize], now: Time) -> Option<(usize, Vec<GprId>)> {
         if request.earliest_start.is_some_and(|t| t > now) {
             return None;
         }
-        let end = now.saturating_add(request.duration);
+        let end = now.saturating_add(self.span(request));
         let busy = self.slices.get(&request.slice).map_or(&[][..], |s| &s.busy[..]);
-        let slice_blocked = busy.iter().any(|b| b.gpr != request.id && b.start < end && b.end > now && self.respects(fresh, request.priority, b.gpr));
+        let slice_blocked = busy.iter().any(|b| b.gpr != request.id && b.start < end && b.end > now && self.respects(fresh, rank, b.gpr));
         if slice_blocked {
             return None;
         }
@@ -427,13 +497,14 @@ impl Scheduler {
             candidates.sort_by_key(|r| (r.spec.request.priority, std::cmp::Reverse(r.spec.started_at), r.spec.request.id));
             // A fresh GPR goes ahead of lower-priority plans: they do not count against it.
             let lower: Vec<(Time, Time, i32)> = if fresh {
-                let mine = |r: &&Reservation| r.priority < request.priority && r.start < end && r.end > now;
+                let mine = |r: &&Reservation| r.priority < rank && r.start < end && r.end > now;
                 pool.planned.iter().filter(mine).map(|r| (r.start, r.end, -r.nodes)).collect()
             } else {
                 Vec::new()
             };
             let fits = |victims: &[&Running]| {
-                let freed = victims.iter().map(|v| (now, v.spec.ends_at.max(now + 1), -v.healthy_nodes(&self.nodes)));
+                let back = |v: &Running| v.spec.nodes_back_by(self.config.release_allowance).max(now + 1);
+                let freed = victims.iter().map(|v| (now, back(v), -v.healthy_nodes(&self.nodes)));
                 Timeline::with(&pool.plan, lower.iter().copied().chain(freed)).max_used(now, end) + nodes <= pool.healthy
             };
             let mut chosen: Vec<&Running> = Vec::new();
@@ -462,9 +533,8 @@ impl Scheduler {
         let Some(spec) = self.finish(victim, now) else { return };
         let requeued = spec.request.requeue;
         if requeued {
-            let mut request = spec.request;
-            request.duration = spec.ends_at - spec.started_at;
-            self.add_pending(request, None);
+            // It asks for its whole window again, at its own priority.
+            self.add_pending(spec.request, None);
             self.displaced.push(victim);
         }
         decisions.push(Decision::Preempt { victim, by, requeued });
@@ -483,8 +553,9 @@ impl Scheduler {
         let Some(p) = self.pending.get(&id) else { return };
         let Some(plan) = p.plan else { return };
         let request = &p.request;
+        let rank = p.key.priority;
         let from = request.earliest_start.unwrap_or(now).max(now);
-        let windows = self.expected_windows(request, newcomer);
+        let windows = self.expected_windows(request, rank, newcomer);
         // Expected use depends on the pool's shape only: ask the predictor once per shape.
         let mut durations: Vec<(&str, Time)> = Vec::with_capacity(2);
         let mut duration_in = |index: usize| {
@@ -507,7 +578,7 @@ impl Scheduler {
         for index in first.chain(rest) {
             let pool = &self.pools[index];
             let duration = duration_in(index);
-            let view = self.expected_view(index, request.priority, newcomer, from, best.0.saturating_add(duration));
+            let view = self.expected_view(index, rank, newcomer, from, best.0.saturating_add(duration));
             if let Some(start) = fit(&view, pool.healthy, request.nodes as i32, from, duration, best.0 - 1, &windows) {
                 best = (start, index, duration);
             }
@@ -517,7 +588,7 @@ impl Scheduler {
         let nodes = request.nodes as i32;
         let slice = request.slice;
         self.pools[pool].expected.add(window.start, window.end, nodes);
-        self.pools[pool].expected_planned.push(Reservation { gpr: id, priority: request.priority, start: window.start, end: window.end, nodes });
+        self.pools[pool].expected_planned.push(Reservation { gpr: id, priority: rank, start: window.start, end: window.end, nodes });
         if let Some(s) = self.slices.get_mut(&slice) {
             s.expected_busy.push(Busy { gpr: id, start: window.start, end: window.end });
         }
@@ -541,8 +612,10 @@ impl Scheduler {
         if newcomer { View::without_lower(&pool.expected, &pool.expected_planned, priority, from, until) } else { View::whole(&pool.expected) }
     }
 
+    /// How long `request` is expected to hold pool `pool`'s nodes: its predicted use plus the
+    /// observed provisioning and release.
     fn expected_duration(&self, request: &Request, pool: usize) -> Time {
-        self.predictor.expected_use(request.slice, &self.pools[pool].key.gpu_shape, request.duration)
+        self.expected_span(request.slice, &self.pools[pool].key.gpu_shape, request.duration)
     }
 
     /// "Get wait time": the promise and the expected start `request` would get in every pool
@@ -561,7 +634,7 @@ impl Scheduler {
     fn wait_time_on_current_plans(&self, request: &Request, now: Time) -> Vec<PoolEstimate> {
         let from = request.earliest_start.unwrap_or(now).max(now);
         let mut rows = Vec::new();
-        let (windows, expected_windows) = (self.plan_windows(request, true), self.expected_windows(request, true));
+        let (windows, expected_windows) = (self.plan_windows(request, true), self.expected_windows(request, request.priority, true));
         for index in self.matching_pools(request) {
             let Some(promise) = self.earliest_in_pool(request, true, index, from, Time::MAX, &windows) else { continue };
             let pool = &self.pools[index];

@@ -47,17 +47,70 @@ struct ShapeHistory {
     by_length: HashMap<u32, Average>,
 }
 
+/// A moving average of seconds, starting from a prior until something is observed.
+#[derive(Clone, Copy, Debug)]
+struct Seconds {
+    mean: f64,
+    observed: bool,
+}
+
+impl Seconds {
+    fn prior(seconds: Time) -> Self {
+        Self { mean: seconds.max(0) as f64, observed: false }
+    }
+
+    fn add(&mut self, seconds: Time) {
+        let seconds = seconds.max(0) as f64;
+        self.mean = if self.observed { (1.0 - ALPHA) * self.mean + ALPHA * seconds } else { seconds };
+        self.observed = true;
+    }
+
+    fn get(&self) -> Time {
+        self.mean.ceil() as Time
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct UsagePredictor {
     prior: f64,
     by_shape: HashMap<String, ShapeHistory>,
     by_length: HashMap<u32, Average>,
     overall: Average,
+    /// How long provisioning and releases take, as observed (for estimates, not promises).
+    provisioning: Seconds,
+    release: Seconds,
 }
 
 impl UsagePredictor {
     pub fn new(prior: f64) -> Self {
-        Self { prior: prior.clamp(0.0, 1.0), by_shape: HashMap::default(), by_length: HashMap::default(), overall: Average::default() }
+        Self {
+            prior: prior.clamp(0.0, 1.0),
+            by_shape: HashMap::default(),
+            by_length: HashMap::default(),
+            overall: Average::default(),
+            provisioning: Seconds::prior(0),
+            release: Seconds::prior(0),
+        }
+    }
+
+    /// A provisioning took `seconds`.
+    pub fn observe_provisioning(&mut self, seconds: Time) {
+        self.provisioning.add(seconds);
+    }
+
+    /// A release took `seconds`.
+    pub fn observe_release(&mut self, seconds: Time) {
+        self.release.add(seconds);
+    }
+
+    /// Expected seconds of provisioning and of release.
+    pub fn expected_overheads(&self) -> (Time, Time) {
+        (self.provisioning.get(), self.release.get())
+    }
+
+    /// Expected seconds of provisioning plus release around a window.
+    pub fn expected_overhead(&self) -> Time {
+        self.provisioning.get() + self.release.get()
     }
 
     /// A window of `reserved` seconds ended after `used` seconds.

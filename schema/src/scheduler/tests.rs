@@ -642,6 +642,16 @@ impl Sim {
             self.track.insert(id, Track { promised_at_submit: promise, submit_valid: valid, baseline: None });
         }
 
+        // Every promise the core reports moved later names a cause §4.5 allows, and a
+        // higher-priority cause is strictly higher than the GPR it moved.
+        for m in self.core.take_moves() {
+            assert!(m.cause.is_allowed(), "{what} at {now}: promise of GPR {} moved from {} to {:?} without cause", m.gpr, m.from, m.to);
+            if let Cause::HigherPriority { priority, .. } = m.cause
+                && let Some(r) = self.requests.get(&m.gpr)
+            {
+                assert!(priority > r.priority, "{what}: GPR {} (priority {}) moved by priority {priority}", m.gpr, r.priority);
+            }
+        }
         self.check_promises(what, pass, &voids, &admitted);
         self.check_state(what);
     }
@@ -730,9 +740,27 @@ impl Sim {
             let (a, b) = (self.requests[&pair[0]].priority, self.requests[&pair[1]].priority);
             assert!(a >= b, "{what}: GPR {} (priority {a}) queued ahead of GPR {} (priority {b})", pair[0], pair[1]);
         }
+        let positions = self.core.positions();
+        let statuses: BTreeMap<GprId, PendingStatus> = order.iter().map(|id| (*id, self.core.status(*id).expect("pending"))).collect();
         for (i, id) in order.iter().enumerate() {
             assert_eq!(self.core.position_of(*id), Some(i + 1), "{what}: position_of({id})");
-            assert_eq!(self.core.status(*id).map(|s| s.position), Some(i + 1), "{what}: status({id}).position");
+            // Position is start order among the GPRs planned in the pools it may use.
+            let mine = &statuses[id];
+            let usable = self.matching_pools(&self.requests[id]);
+            if let Some(start) = mine.start_no_later_than {
+                let ahead = order
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, other)| {
+                        let theirs = &statuses[*other];
+                        *other != id
+                            && theirs.pool.as_ref().is_some_and(|p| usable.contains(p))
+                            && theirs.start_no_later_than.is_some_and(|t| t < start || (t == start && *j < i))
+                    })
+                    .count();
+                assert_eq!(mine.position, ahead + 1, "{what}: status({id}).position");
+            }
+            assert_eq!(positions.get(id), Some(&mine.position), "{what}: positions()[{id}]");
         }
         assert_eq!(self.core.peek(), order.first().copied(), "{what}: peek");
         assert_eq!((self.core.pending_len(), self.core.running_len()), (self.pending.len(), self.running.len()), "{what}: counts");
@@ -842,7 +870,7 @@ fn slices(core: &mut Scheduler, ids: &[SliceId], clusters: &[ClusterId], evictab
 
 fn running(core: &mut Scheduler, request: Request, pool: &PoolKey, nodes: Vec<NodeId>, started_at: Time) {
     let ends_at = started_at + request.duration;
-    core.add_running(RunningSpec { request, pool: pool.clone(), nodes, started_at, ends_at });
+    core.add_running(RunningSpec { request, pool: pool.clone(), nodes, started_at, ends_at, holding: Holding::Provisioned });
 }
 
 fn promise(core: &Scheduler, id: GprId) -> Option<Time> {
@@ -1136,4 +1164,176 @@ fn submit_after_a_restore_or_a_bump_promises_what_a_pass_would() {
     core.plan(0);
     assert_eq!((promise(&core, 11), promise(&core, 12), promise(&core, 10)), (Some(100), Some(150), Some(200)));
     assert!(core.audit(0).is_empty());
+}
+
+/// A core planning with the gateway's allowances: 60 s to provision, 30 s to release.
+fn live_core() -> Scheduler {
+    Scheduler::new(Config { provisioning_allowance: 60, release_allowance: 30, ..Config::default() })
+}
+
+#[test]
+fn promises_made_behind_provisioning_and_releasing_gprs_are_kept() {
+    // The review's case: A provisions, B and C wait behind it; C's promise used to move from
+    // 200 s to 3,801 s after one second of provisioning (A was re-planned from "now").
+    let mut core = live_core();
+    let p = pool_key(1, "H100");
+    add_nodes(&mut core, &p, 1..=1);
+    slices(&mut core, &[1, 2, 3], &[1], false);
+    let admitted = core.submit(request(1, 1, 1, 100, 3600), 0).expect("fits");
+    assert_eq!(admitted, vec![Decision::Admit { gpr: 1, pool: p.clone(), nodes: vec![1], start: 0, end: 3660 }]);
+    core.submit(request(2, 2, 1, 100, 3600), 0).expect("fits");
+    core.submit(request(3, 3, 1, 100, 3600), 0).expect("fits");
+    // Behind A: its provisioning, window and release (60 + 3600 + 30); then B's.
+    assert_eq!((promise(&core, 2), promise(&core, 3)), (Some(3690), Some(7380)));
+    for t in 1..=5 {
+        core.plan(t);
+    }
+    core.mark_provisioned(1, 1 + 3600, 1);
+    core.plan(2);
+    assert_eq!((promise(&core, 2), promise(&core, 3)), (Some(3631), Some(7321)), "provisioning in 1 s moves promises earlier");
+    // A releases early; the release may take its allowance, and the promise allows for it.
+    core.start_release(1, 100 + 30, 100);
+    core.plan(100);
+    assert_eq!(promise(&core, 2), Some(130));
+    core.finish(1, 110);
+    let decisions = core.plan(110);
+    assert!(matches!(decisions.as_slice(), [Decision::Admit { gpr: 2, start: 110, .. }]), "{decisions:?}");
+    assert!(core.take_moves().is_empty(), "no promise moved later");
+}
+
+#[test]
+fn losing_capacity_replans_only_the_gprs_that_needed_it() {
+    let mut core = Scheduler::new(Config::default());
+    let p = pool_key(1, "H100");
+    add_nodes(&mut core, &p, 1..=4);
+    slices(&mut core, &[1, 2, 3, 4, 5], &[1], false);
+    running(&mut core, request(1, 1, 4, 100, 100), &p, vec![1, 2, 3, 4], 0);
+    assert!(core.plan(0).is_empty());
+    // 2 nodes at 100–200, 2 nodes at 100–200 (side by side), 4 nodes at 200–300.
+    core.submit(request(10, 2, 2, 100, 100), 0).expect("fits");
+    core.submit(request(11, 3, 2, 100, 100), 0).expect("fits");
+    core.submit(request(12, 4, 4, 100, 100), 0).expect("fits");
+    assert_eq!((promise(&core, 10), promise(&core, 11), promise(&core, 12)), (Some(100), Some(100), Some(200)));
+    // A free node... there is none; one of A's nodes fails: A runs degraded on three.
+    assert_eq!(core.set_node_health(4, false, 10), vec![Decision::Degraded { gpr: 1, failed: 4 }]);
+    core.plan(10);
+    // Only three nodes now: 10 keeps 100–200, 11 no longer fits beside it and is re-planned
+    // (the last of the two in the queue); 12 needs four nodes and can never start.
+    assert_eq!(promise(&core, 10), Some(100), "a GPR that still fits keeps its promise");
+    assert_eq!(promise(&core, 11), Some(200));
+    let moves = core.take_moves();
+    let moved: Vec<GprId> = moves.iter().map(|m| m.gpr).collect();
+    assert!(moved.contains(&11) && !moved.contains(&10), "{moves:?}");
+    assert!(moves.iter().all(|m| m.cause == Cause::CapacityLost { pool: p.clone() }), "{moves:?}");
+}
+
+#[test]
+fn preemption_victims_reenter_in_the_same_pass_ahead_of_lower_priorities() {
+    let mut core = Scheduler::new(Config::default());
+    let p = pool_key(1, "H100");
+    add_nodes(&mut core, &p, 1..=2);
+    slices(&mut core, &[1, 2, 3, 4], &[1], true);
+    // The victim: priority 150, requeues. Two priority-101 GPRs wait behind it.
+    running(&mut core, preemptible(request(1, 1, 2, 150, 1000), true), &p, vec![1, 2], 0);
+    core.add_pending(request(2, 2, 2, 101, 100), None);
+    core.add_pending(request(3, 3, 2, 101, 100), None);
+    // The preemptor arrives restored (as the gateway does each tick) with nothing planned.
+    core.add_pending(request(9, 4, 2, 250, 500), None);
+    let decisions = core.plan(10);
+    assert_eq!(
+        decisions,
+        vec![
+            Decision::Preempt { victim: 1, by: 9, requeued: true },
+            Decision::Admit { gpr: 9, pool: p.clone(), nodes: vec![1, 2], start: 10, end: 510 }
+        ]
+    );
+    // The victim is planned right after the preemptor, ahead of both priority-101 GPRs.
+    assert_eq!(promise(&core, 1), Some(510));
+    assert!(promise(&core, 2) >= Some(510 + 1000) && promise(&core, 3) >= Some(510 + 1000), "{:?}", (promise(&core, 2), promise(&core, 3)));
+}
+
+#[test]
+fn fair_share_is_charged_as_used_and_never_negative() {
+    let mut core = Scheduler::new(Config { fair_share_half_life: 3600, ..Config::default() });
+    let p = pool_key(1, "H100");
+    add_nodes(&mut core, &p, 1..=2);
+    slices(&mut core, &[1, 2], &[1], false);
+    core.submit(request(1, 1, 2, 100, 14 * 86_400), 0).expect("fits");
+    // Nothing is charged up front for a 14-day window.
+    assert_eq!(core.share(1, 0), 0.0);
+    // Half an hour of two 8-GPU nodes: 16 × 1800 GPU-seconds.
+    core.plan(1800);
+    assert!((core.share(1, 1800) - 16.0 * 1800.0).abs() < 1e-6, "{}", core.share(1, 1800));
+    // Released early at one hour: charged for the second half-hour too (the first has decayed
+    // by half an hour), nothing refunded.
+    core.finish(1, 3600);
+    let at_release = 16.0 * 1800.0 * (-0.5f64).exp2() + 16.0 * 1800.0;
+    assert!((core.share(1, 3600) - at_release).abs() < 1e-6, "{}", core.share(1, 3600));
+    // A half-life later it counts half; it never goes below zero.
+    assert!((core.share(1, 7200) - at_release / 2.0).abs() < 1e-6, "{}", core.share(1, 7200));
+    assert!(core.share(1, 10 * 86_400) >= 0.0);
+    assert_eq!(core.share(2, 7200), 0.0);
+}
+
+#[test]
+fn queue_position_is_start_order_in_the_pools_a_gpr_may_use() {
+    let mut core = Scheduler::new(Config::default());
+    let (h100, a100) = (pool_key(1, "H100"), pool_key(1, "A100"));
+    add_nodes(&mut core, &h100, 1..=1);
+    add_nodes(&mut core, &a100, 11..=1 + 10);
+    slices(&mut core, &[1, 2, 3, 4], &[1], false);
+    let shaped = |id, slice, priority, duration, shape: &str| Request { gpu_shape: Some(shape.into()), ..request(id, slice, 1, priority, duration) };
+    running(&mut core, shaped(1, 1, 100, 1000, "H100"), &h100, vec![1], 0);
+    assert!(core.plan(0).is_empty());
+    // A long high-priority GPR queues first; a short one backfills... no: both wait for H100.
+    core.submit(shaped(2, 2, 200, 5000, "H100"), 0).expect("fits");
+    core.submit(shaped(3, 3, 100, 100, "H100"), 0).expect("fits");
+    // 2 starts at 1000, 3 after it at 6000: position follows start order.
+    assert_eq!((promise(&core, 2), promise(&core, 3)), (Some(1000), Some(6000)));
+    assert_eq!((core.status(2).map(|s| s.position), core.status(3).map(|s| s.position)), (Some(1), Some(2)));
+    // A GPR that may use only A100 is first there, whatever waits for H100.
+    core.submit(Request { gpu_shape: Some("A100".into()), ..request(4, 4, 1, 50, 100) }, 0).expect("fits");
+    assert!(core.status(4).is_none(), "admitted at once");
+    let positions = core.positions();
+    assert_eq!((positions[&2], positions[&3]), (1, 2));
+}
+
+#[test]
+fn aging_ranks_a_waiting_gpr_higher_without_moving_any_promise() {
+    let mut core = Scheduler::new(Config { aging_per_hour: 10.0, aging_cap: 100, ..Config::default() });
+    let p = pool_key(1, "H100");
+    add_nodes(&mut core, &p, 1..=1);
+    slices(&mut core, &[1, 2, 3, 4], &[1], false);
+    running(&mut core, request(1, 1, 1, 100, 10 * 3600), &p, vec![1], 0);
+    core.plan(0);
+    core.submit(request(2, 2, 1, 50, 3600), 0).expect("fits");
+    let before = promise(&core, 2);
+    assert_eq!(before, Some(10 * 3600));
+    // Six hours later the low GPR has gained 60 points: at 110 it ranks above a new 100.
+    core.plan(6 * 3600);
+    core.submit(Request { submitted_at: 6 * 3600, ..request(3, 3, 1, 100, 3600) }, 6 * 3600).expect("fits");
+    assert_eq!(core.queue_order(), vec![2, 3]);
+    // A new priority-105 arrival does not displace the aged GPR either (110 is higher).
+    core.submit(Request { submitted_at: 6 * 3600, ..request(4, 4, 1, 105, 3600) }, 6 * 3600).expect("fits");
+    assert_eq!(core.queue_order(), vec![2, 4, 3]);
+    assert_eq!(promise(&core, 2), before, "aging re-ranks but keeps every promise");
+    assert!(core.take_moves().iter().all(|m| m.gpr != 2));
+}
+
+#[test]
+fn a_promise_moved_by_a_higher_arrival_names_it() {
+    let mut core = Scheduler::new(Config::default());
+    let p = pool_key(1, "H100");
+    add_nodes(&mut core, &p, 1..=1);
+    slices(&mut core, &[1, 2, 3], &[1], false);
+    running(&mut core, request(1, 1, 1, 100, 100), &p, vec![1], 0);
+    core.plan(0);
+    core.submit(request(2, 2, 1, 100, 100), 0).expect("fits");
+    assert!(core.take_moves().is_empty());
+    core.submit(request(3, 3, 1, 200, 100), 0).expect("fits");
+    assert_eq!(core.take_moves(), vec![PromiseMove { gpr: 2, from: 100, to: Some(200), cause: Cause::HigherPriority { gpr: 3, priority: 200 } }]);
+    // A re-prioritisation of its own is its own change.
+    core.set_priority(2, 50);
+    core.plan(0);
+    assert!(core.take_moves().is_empty(), "priority 50 still starts at 200");
 }
