@@ -1,6 +1,6 @@
 //! `egs replay`: reads job traces and runs them through the scheduler core on virtual time.
 
-use crate::settings::{ReplayArgs, ReplayFormat, ReplayPolicy};
+use crate::settings::{ReplayArgs, ReplayBaseline, ReplayFormat, ReplayPolicy};
 use anyhow::{Context, bail};
 use egs_schema::scheduler::replay::{self, Job, Policy, ReplayConfig};
 use std::io::Read;
@@ -57,26 +57,50 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<String> {
     if !(args.reserve_factor.is_finite() && (1.0..=100.0).contains(&args.reserve_factor)) {
         bail!("--reserve-factor must be between 1 and 100 (a reservation shorter than the job would cut it off)");
     }
+    if !(args.reserve_spread.is_finite() && (0.0..=10.0).contains(&args.reserve_spread)) {
+        bail!("--reserve-spread must be between 0 and 10");
+    }
+    if !(args.failures_per_day.is_finite() && (0.0..=1000.0).contains(&args.failures_per_day)) {
+        bail!("--failures-per-day must be between 0 and 1000");
+    }
     let mut jobs = Vec::new();
     for path in &args.traces {
         jobs.extend(read_trace(path)?);
     }
+    use egs_schema::lifecycle::state::{PROVISIONING_ALLOWANCE_SECS, RELEASE_ALLOWANCE_SECS};
     let config = |policy| ReplayConfig {
         nodes: args.nodes,
         gpus_per_node: args.gpus_per_node,
         slices: args.slices,
         reserve_factor: args.reserve_factor,
+        reserve_spread: args.reserve_spread,
+        provisioning_delay: args.provisioning_delay,
+        release_delay: args.release_delay,
+        // The gateway's own allowances: the replay plans as `egs serve` does.
+        provisioning_allowance: PROVISIONING_ALLOWANCE_SECS,
+        release_allowance: RELEASE_ALLOWANCE_SECS,
+        failures_per_day: args.failures_per_day,
         policy,
     };
     let started = Instant::now();
-    let mut report = match args.policy {
-        ReplayPolicy::Egs => serde_json::to_value(replay::run(&jobs, &config(Policy::Egs)))?,
-        ReplayPolicy::Fifo => serde_json::to_value(replay::run(&jobs, &config(Policy::Fifo)))?,
+    let policy = match args.policy {
+        ReplayPolicy::Egs => Policy::Egs,
+        ReplayPolicy::Fifo => Policy::Fifo,
+        ReplayPolicy::Easy => Policy::Easy,
     };
+    let mut report = serde_json::to_value(replay::run(&jobs, &config(policy)))?;
     report["wall_s"] = serde_json::json!(started.elapsed().as_secs_f64());
     if args.policy == ReplayPolicy::Egs {
-        // The same input under plain FIFO, so one run shows what the scheduler buys.
-        report["baseline_fifo"] = serde_json::to_value(replay::run(&jobs, &config(Policy::Fifo)))?;
+        // The same input under the baseline, so one run shows what the scheduler buys.
+        let baseline = match args.baseline {
+            ReplayBaseline::Fifo => Policy::Fifo,
+            ReplayBaseline::Easy => Policy::Easy,
+        };
+        let baseline = serde_json::to_value(replay::run(&jobs, &config(baseline)))?;
+        if args.baseline == ReplayBaseline::Fifo {
+            report["baseline_fifo"] = baseline.clone();
+        }
+        report["baseline"] = baseline;
     }
     Ok(match args.format {
         ReplayFormat::Json => serde_json::to_string(&report)?,

@@ -45,21 +45,45 @@ pub struct ReplayArgs {
     /// Slices the jobs are spread over (by job id); a slice runs one GPR at a time.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub slices: u32,
-    /// Reserved window = the job's duration × this, rounded up to a minute.
+    /// Reserved window = the job's duration × its reserve factor, rounded up to a minute; the
+    /// factors average this.
     #[arg(long, default_value_t = 1.5)]
     pub reserve_factor: f64,
+    /// Each job's reserve factor is drawn from its id, uniform in [F − S, F + S], at least 1.
+    #[arg(long, default_value_t = 0.5)]
+    pub reserve_spread: f64,
+    /// Seconds provisioning really takes (the scheduler plans the gateway's allowance).
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(i64).range(0..=86_400))]
+    pub provisioning_delay: i64,
+    /// Seconds a release really takes.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(i64).range(0..=86_400))]
+    pub release_delay: i64,
+    /// Node failures a day (deterministic times and nodes; each repaired after 4 h).
+    #[arg(long, default_value_t = 0.0)]
+    pub failures_per_day: f64,
     #[arg(long, value_enum, default_value_t = ReplayPolicy::Egs)]
     pub policy: ReplayPolicy,
+    /// What an EGS run is compared with, under the same delays and the one-GPR-per-slice rule.
+    #[arg(long, value_enum, default_value_t = ReplayBaseline::Fifo)]
+    pub baseline: ReplayBaseline,
     #[arg(long, value_enum, default_value_t = ReplayFormat::Json)]
     pub format: ReplayFormat,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReplayPolicy {
-    /// The EGS scheduler; the report also carries a FIFO baseline on the same input.
+    /// The EGS scheduler; the report also carries the baseline on the same input.
     Egs,
-    /// Plain first come, first served.
+    /// First come, first served.
     Fifo,
+    /// EASY backfill (Slurm's), without promises.
+    Easy,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplayBaseline {
+    Fifo,
+    Easy,
 }
 
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

@@ -149,7 +149,14 @@ fn build(seed: u64, config: Config) -> World {
                 let ends_at = (started_at + request.duration).max(NOW + HOUR);
                 let nodes: Vec<i64> = (node_base + used + 1..=node_base + used + i64::from(request.nodes)).collect();
                 used += i64::from(request.nodes);
-                world.core.add_running(RunningSpec { request, pool: pool_key(cluster, shape), nodes, started_at, ends_at, holding: Holding::Provisioned });
+                world.core.add_running(RunningSpec {
+                    request,
+                    pool: pool_key(cluster, shape),
+                    nodes,
+                    started_at,
+                    ends_at,
+                    holding: Holding::Provisioned,
+                });
             }
             node_base += NODES_PER_POOL;
         }

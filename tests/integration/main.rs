@@ -24,6 +24,7 @@ mod limits;
 mod live_inventory;
 mod metrics;
 mod operations;
+mod promises;
 mod slice_kubeconfig;
 mod slices;
 mod subscriptions;

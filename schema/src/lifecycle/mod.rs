@@ -556,13 +556,7 @@ impl Lifecycle {
 
     /// Queue positions, promises, expectations and planned pools of pending GPRs.
     /// `causes` says why promises moved later in this tick (an event that moves one names it).
-    async fn store_estimates(
-        &self,
-        epoch: i64,
-        snapshot: &Snapshot,
-        core: &Scheduler,
-        causes: &HashMap<i64, crate::scheduler::Cause>,
-    ) -> Result<()> {
+    async fn store_estimates(&self, epoch: i64, snapshot: &Snapshot, core: &Scheduler, causes: &HashMap<i64, crate::scheduler::Cause>) -> Result<()> {
         let positions = core.positions();
         let mut changed = Vec::new();
         for g in snapshot.active.iter().filter(|g| g.phase == GprPhase::Queued) {
@@ -601,11 +595,12 @@ impl Lifecycle {
                 .rows_affected;
             let moved = |before: Option<DateTime<Utc>>, after: Option<DateTime<Utc>>| match (before, after) {
                 (Some(b), Some(a)) => (a - b).num_seconds().abs() >= ESTIMATE_EVENT_SECS,
-                (None, Some(_)) => true,
-                _ => false,
+                // A promise given, or taken away (it fits nowhere now): both worth an event.
+                (None, Some(_)) | (Some(_), None) => true,
+                (None, None) => false,
             };
             if written == 1 && (moved(g.start_no_later_than, promise) || moved(g.estimated_start_at, expected)) {
-                let describe = |t: Option<DateTime<Utc>>| t.map_or_else(|| "unknown".to_owned(), |t| t.to_rfc3339());
+                let describe = |t: Option<DateTime<Utc>>| t.map_or_else(|| "unknown (it fits in no pool now)".to_owned(), |t| t.to_rfc3339());
                 let mut message = format!("starts no later than {}, expected {}", describe(promise), describe(expected));
                 let later = match (g.start_no_later_than, promise) {
                     (Some(before), Some(after)) => after > before,
@@ -622,7 +617,6 @@ impl Lifecycle {
         self.commit(txn).await?;
         Ok(())
     }
-
 }
 
 /// Why a promise moved later, in words (DESIGN §4.5's causes).

@@ -208,7 +208,8 @@ impl Snapshot {
                 phase => {
                     let Some(pool) = Self::assigned_pool(g) else { continue };
                     let Some(spec) = Self::holding(g, phase, request, pool, config, now) else { continue };
-                    let nodes = self.links.get(&g.id).into_iter().flatten().copied().filter(|n| claimed.get(n).is_none_or(|by| *by == g.id)).collect();
+                    let nodes =
+                        self.links.get(&g.id).into_iter().flatten().copied().filter(|n| claimed.get(n).is_none_or(|by| *by == g.id)).collect();
                     core.add_running(RunningSpec { nodes, ..spec });
                 }
             }

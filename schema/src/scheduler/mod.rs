@@ -222,6 +222,9 @@ pub struct Config {
     pub aging_per_hour: f64,
     /// The most points aging adds.
     pub aging_cap: i32,
+    /// Aging never lifts a GPR above this: the high band (201–300) stays for GPRs submitted
+    /// there, so they still go ahead of everyone who waited.
+    pub aging_ceiling: i32,
 }
 
 impl Default for Config {
@@ -234,13 +237,14 @@ impl Default for Config {
             release_allowance: 0,
             aging_per_hour: 0.0,
             aging_cap: 0,
+            aging_ceiling: 200,
         }
     }
 }
 
 impl Config {
     /// The gateway's and the replay's planning: allowances for provisioning and release, and
-    /// aging of ten points an hour up to one band (100).
+    /// aging of ten points an hour up to one band (100), never into the high band.
     pub fn live(provisioning_allowance: Time, release_allowance: Time) -> Self {
         Self { provisioning_allowance, release_allowance, aging_per_hour: 10.0, aging_cap: 100, ..Self::default() }
     }
@@ -572,18 +576,8 @@ impl Scheduler {
         self.queue.insert(key);
         let fresh = kept.is_none();
         let promised = hold.map(|h| h.start).or(promised);
-        let pending = Pending {
-            request,
-            key,
-            pools,
-            fresh,
-            plan: kept,
-            promised,
-            voided,
-            expected: None,
-            expected_window: None,
-            expected_hint: None,
-        };
+        let pending =
+            Pending { request, key, pools, fresh, plan: kept, promised, voided, expected: None, expected_window: None, expected_hint: None };
         self.pending.insert(pending.request.id, pending);
         self.dirty = true;
     }
@@ -684,13 +678,14 @@ impl Scheduler {
         if self.config.aging_per_hour <= 0.0 || self.config.aging_cap <= 0 {
             return;
         }
-        let (rate, cap) = (self.config.aging_per_hour, self.config.aging_cap);
+        let (rate, cap, ceiling) = (self.config.aging_per_hour, self.config.aging_cap, self.config.aging_ceiling);
         let due: Vec<(GprId, i32)> = self
             .pending
             .values()
             .filter_map(|p| {
                 let waited_hours = (now - p.request.submitted_at).max(0) as f64 / 3600.0;
-                let aged = p.request.priority.saturating_add(((waited_hours * rate) as i32).min(cap));
+                let gained = ((waited_hours * rate) as i32).min(cap).min(ceiling.saturating_sub(p.request.priority).max(0));
+                let aged = p.request.priority.saturating_add(gained);
                 (aged != p.key.priority).then_some((p.request.id, aged))
             })
             .collect();

@@ -21,6 +21,9 @@ use std::collections::BTreeSet;
 /// A window the expected pass gives a GPR that has overrun its predicted end: it is assumed
 /// to finish within this much more (or by its reserved end, if sooner).
 const OVERRUN_ALLOWANCE: Time = 600;
+/// A GPR admitted this long after its promise kept it: the gateway's loop passes every second,
+/// not at the planned instant (the replay passes at the instant itself).
+const ADMISSION_TOLERANCE: Time = 5;
 
 /// The windows a slice is busy in that a GPR must keep clear of (one GPR at a time per
 /// slice): sorted by start, overlapping ones merged. Built once per GPR, used for every pool.
@@ -198,10 +201,8 @@ impl Scheduler {
             p.expected_hint = p.expected_window.take().map(|w| w.pool).or(p.expected_hint);
             if let Some(plan) = &mut p.plan {
                 if plan.start < now {
-                    // Its start passed without an admission: something held the nodes past
-                    // the bound it was planned with. Not a §4.5 cause; counted as such.
+                    // Its start passed without an admission (see `settle` for what counts).
                     *plan = Plan { pool: plan.pool, start: now, end: now.saturating_add(span) };
-                    p.voided.get_or_insert(Cause::Overdue);
                 }
                 let nodes = p.request.nodes as i32;
                 holds_by_pool[plan.pool].push(Reservation { gpr: key.id, priority: key.priority, start: plan.start, end: plan.end, nodes });
@@ -353,7 +354,7 @@ impl Scheduler {
             p.fresh = false;
         }
         let Some((start, index)) = best else {
-            self.settle(id);
+            self.settle(id, now);
             return;
         };
         if start > now
@@ -364,26 +365,30 @@ impl Scheduler {
             }
             self.put_plan(id, Plan { pool, start: now, end: now.saturating_add(span) });
             self.void_displaced(&request, fresh, pool, now);
-            self.settle(id);
+            self.settle(id, now);
             self.admit(id, now, decisions);
             return;
         }
         self.put_plan(id, Plan { pool: index, start, end: start.saturating_add(span) });
         self.void_displaced(&request, fresh, index, now);
-        self.settle(id);
+        self.settle(id, now);
         if start <= now {
             self.admit(id, now, decisions);
         }
     }
 
     /// After a GPR is placed: a promise later than the one it had is recorded with the cause
-    /// that voided its plan (`Overdue` when nothing §4.5 allows did).
-    fn settle(&mut self, id: GprId) {
+    /// that voided its plan (`Overdue` when nothing §4.5 allows did: its start passed while
+    /// something held the nodes past the bound it was planned with). A GPR starting now within
+    /// [`ADMISSION_TOLERANCE`] of its promise kept it.
+    fn settle(&mut self, id: GprId, now: Time) {
         let Some(p) = self.pending.get_mut(&id) else { return };
         let promise = p.plan.map(|plan| plan.start);
         let cause = p.voided.take();
+        let on_time = |from: Time| promise.is_some_and(|t| t <= now && t <= from.saturating_add(ADMISSION_TOLERANCE));
         if let Some(from) = p.promised
             && promise.is_none_or(|t| t > from)
+            && !on_time(from)
         {
             self.moves.push(PromiseMove { gpr: id, from, to: promise, cause: cause.unwrap_or(Cause::Overdue) });
         }
