@@ -250,3 +250,27 @@ async fn editing_a_gpr_with_an_earliest_start_keeps_it_without_resending_it() {
     let edited = app.mutate(&two.token_a, "updateGpr", UPDATE, json!({ "id": gpr["id"], "version": 1, "nodeCount": 2 })).await;
     assert_eq!(edited["gpr"]["nodeCount"], 2, "{edited}");
 }
+
+#[tokio::test]
+async fn the_gpu_hour_quota_counts_queued_windows_and_whole_nodes() {
+    // API only: nothing is admitted, so every GPR stays queued and only the quota decides.
+    let app = TestApp::spawn_with(api_only).await;
+    let cluster = fixtures::register_cluster(&app, "c1").await;
+    fixtures::add_nodes(&app, &cluster, "h100", 2, SHAPE_H100, 8).await;
+    let slice = fixtures::create_slice(&app, "metered", &cluster, json!({ "gpuHourQuota": 20 })).await;
+    let (_, token) = fixtures::member(&app, "mia", &slice, "EDITOR").await;
+    // 1 node × 8 GPUs × 2 h = 16 of 20 GPU-hours: within the quota, queued.
+    let first = fixtures::create_gpr(&app, &token, &slice, "first", json!({ "duration": "2h" })).await;
+    assert_eq!(first["phase"], "QUEUED", "{first}");
+    // The queued window counts: 16 + 8 > 20, so the next one needs approval.
+    let second = fixtures::create_gpr(&app, &token, &slice, "second", json!({ "duration": "1h" })).await;
+    assert_eq!(second["phase"], "PENDING_APPROVAL", "{second}");
+    assert!(second["reason"].as_str().is_some_and(|r| r.contains("quota")), "{second}");
+
+    // Asking for one GPU per node still takes a whole 8-GPU node: 30 min counts 4 GPU-hours.
+    let small = fixtures::create_slice(&app, "small", &cluster, json!({ "gpuHourQuota": 3 })).await;
+    let (_, small_token) = fixtures::member(&app, "sam", &small, "EDITOR").await;
+    let one_gpu = fixtures::create_gpr(&app, &small_token, &small, "one-gpu", json!({ "gpusPerNode": 1, "duration": "30m" })).await;
+    assert_eq!(one_gpu["phase"], "PENDING_APPROVAL", "{one_gpu}");
+    app.finish().await;
+}

@@ -310,6 +310,51 @@ async fn wait_time_estimates_cover_every_pool_soonest_first_and_change_nothing()
     app.finish().await;
 }
 
+#[tokio::test]
+async fn wait_time_estimates_apply_the_slice_policy_as_create_gpr_does() {
+    let app = TestApp::spawn().await;
+    let cluster = register_cluster(&app, "c1").await;
+    add_nodes(&app, &cluster, "h100", 2, SHAPE_H100, 8).await;
+    add_nodes(&app, &cluster, "a100", 2, SHAPE_A100, 8).await;
+    let slice = create_slice(&app, "strict", &cluster, json!({ "maxDuration": "2h", "allowedShapes": [SHAPE_H100] })).await;
+    let (_, token) = member(&app, "sol", &slice, "EDITOR").await;
+    let query = "query($input: WaitTimeInput!) { waitTimeEstimates(input: $input) { gpuShape startNoLaterThan } }";
+    let ask = |extra: Value| {
+        let mut input = json!({ "sliceId": slice, "nodeCount": 1, "duration": "1h" });
+        input.as_object_mut().expect("object").extend(extra.as_object().expect("object").clone());
+        json!({ "input": input })
+    };
+    // Within policy: only the allowed shape's pool is offered.
+    let rows = app.ok(&token, query, ask(json!({}))).await;
+    assert_eq!(
+        rows["waitTimeEstimates"].as_array().map(|r| r.iter().map(|x| x["gpuShape"].clone()).collect::<Vec<_>>()),
+        Some(vec![json!(SHAPE_H100)])
+    );
+    // A window over the slice's maximum and a forbidden shape are refused, with the reason,
+    // exactly as createGpr refuses them.
+    for (extra, field, words) in
+        [(json!({ "duration": "3h" }), "duration", "maximum"), (json!({ "gpuShape": SHAPE_A100 }), "gpuShape", "not allowed")]
+    {
+        let refused = app.gql(&token, query, ask(extra.clone())).await;
+        let error = &refused["errors"][0];
+        assert_eq!(error["extensions"]["code"], "INVALID_INPUT", "{refused}");
+        assert!(error.to_string().contains(field) && error["message"].as_str().is_some_and(|m| m.contains(words)), "{refused}");
+        let created = app
+            .gql(
+                &token,
+                CREATE_GPR,
+                json!({ "input": ask(extra)["input"].clone().as_object().map(|o| {
+            let mut o = o.clone();
+            o.insert("name".into(), json!("x"));
+            o
+        }) }),
+            )
+            .await;
+        assert_eq!(created["data"]["createGpr"]["gpr"], Value::Null, "createGpr refuses it too: {created}");
+    }
+    app.finish().await;
+}
+
 /// Reports `node` (by name) healthy or not, as an agent or an admin would.
 async fn report_health(app: &TestApp, cluster: &str, node: &str, health: &str) -> Value {
     let input = json!({ "clusterId": cluster, "nodes": [{

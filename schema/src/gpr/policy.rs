@@ -21,7 +21,8 @@ pub struct Ask<'a> {
 pub struct Usage {
     /// GPRs of the slice still pending, not counting this one.
     pub pending_gprs: u64,
-    /// GPU-hours used in the current quota period.
+    /// GPU-hours committed in the current quota period: used, held by running GPRs (their
+    /// whole windows) and asked by queued and approved ones.
     pub gpu_hours_used: f64,
 }
 
@@ -87,7 +88,7 @@ pub fn evaluate(policy: &SlicePolicy, ask: &Ask<'_>, usage: &Usage) -> Verdict {
         let asked = ask.gpus as f64 * ask.duration_secs as f64 / 3600.0;
         if usage.gpu_hours_used + asked > quota as f64 {
             verdict.approvals.push(format!(
-                "would use {asked:.1} GPU-hours with {:.1} of the {quota} GPU-hour quota already used this period",
+                "would use {asked:.1} GPU-hours with {:.1} of the {quota} GPU-hour quota already used or committed this period",
                 usage.gpu_hours_used
             ));
         }

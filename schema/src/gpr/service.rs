@@ -131,7 +131,18 @@ pub async fn wait_time_estimates(
     validate::finish(errors)?;
     let owner = slice::Entity::find_by_id(spec.slice_id).one(db).await?.ok_or(Error::NotFound("slice"))?;
     fill_idle_timeout(&mut spec, &owner.policy);
-    check_feasible(db, &spec, &owner.policy.allowed_shapes).await?;
+    let gpus_per_node = check_feasible(db, &spec, &owner.policy.allowed_shapes).await?;
+    // What `createGpr` would refuse outright (a shape the slice may not use, a window over its
+    // maximum) is refused here the same way; what would need approval still gets estimates.
+    let ask = Ask {
+        node_count: spec.node_count,
+        gpus: i64::from(spec.node_count) * i64::from(gpus_per_node),
+        gpu_shape: spec.gpu_shape.as_deref(),
+        priority: spec.priority,
+        duration_secs: spec.duration_secs,
+        idle_timeout_secs: spec.idle_timeout_secs,
+    };
+    validate::finish(policy::evaluate(&owner.policy, &ask, &Usage::default()).rejections)?;
     let request = crate::scheduler::Request {
         id: -1,
         slice: spec.slice_id,
@@ -291,7 +302,8 @@ fn check_spec_fields(spec: &GprSpec, now: Option<DateTime<Utc>>, errors: &mut Ve
 }
 
 /// Checks that some pool on the slice's clusters could ever hold the GPR, and returns the GPUs
-/// per node it would get (the smallest among the pools that fit, for quota estimates). A GPR
+/// per node it may get (the largest among the pools that fit: whole nodes are handed over, so
+/// that is what the quota counts until it is planned). A GPR
 /// that names no shape is held to the policy's allowed shapes, as the scheduler plans it; a
 /// named shape the policy does not allow is refused by the policy check with its own reason.
 async fn check_feasible(db: &impl ConnectionTrait, spec: &GprSpec, allowed_shapes: &[String]) -> Result<i32> {
@@ -338,7 +350,7 @@ async fn check_feasible(db: &impl ConnectionTrait, spec: &GprSpec, allowed_shape
             format!("asks for {} nodes but the largest matching pool has {largest}; a GPR takes all its nodes from one pool", spec.node_count),
         ));
     }
-    Ok(fitting.iter().map(|p| p.gpus_per_node).min().unwrap_or(1))
+    Ok(fitting.iter().map(|p| p.gpus_per_node).max().unwrap_or(1))
 }
 
 /// A GPR without an idle timeout gets the slice's default; where the slice enforces a maximum,
@@ -349,8 +361,54 @@ fn fill_idle_timeout(spec: &mut GprSpec, policy: &egs_entities::SlicePolicy) {
     }
 }
 
-/// GPU-hours the slice's GPRs used since `since`, from their assigned nodes.
-async fn gpu_hours_used(db: &impl ConnectionTrait, slice_id: i64, since: DateTime<Utc>, now: DateTime<Utc>) -> Result<f64> {
+/// GPU-hours the slice has committed in the quota period from `since`: what finished GPRs used,
+/// the whole windows of GPRs that hold nodes, and the windows of queued and approved GPRs, each
+/// at the GPUs of the nodes it holds or the pool it is planned in (an unplanned one at the
+/// largest pool it may use). `exclude` leaves out the GPR being edited.
+async fn gpu_hours_committed(
+    db: &impl ConnectionTrait,
+    slice_id: i64,
+    since: DateTime<Utc>,
+    now: DateTime<Utc>,
+    exclude: Option<i64>,
+) -> Result<f64> {
+    let waiting = gpr::Entity::find()
+        .filter(gpr::Column::SliceId.eq(slice_id))
+        .filter(sea_orm::Condition::any().add(gpr::Column::Phase.eq(GprPhase::Queued)).add(
+            sea_orm::Condition::all().add(gpr::Column::Phase.eq(GprPhase::PendingApproval)).add(gpr::Column::Approval.eq(ApprovalState::Approved)),
+        ))
+        .filter(gpr::Column::Id.ne(exclude.unwrap_or(-1)))
+        .all(db)
+        .await?;
+    let mut committed = 0.0;
+    if !waiting.is_empty() {
+        let clusters: Vec<i64> = slice_cluster::Entity::find()
+            .filter(slice_cluster::Column::SliceId.eq(slice_id))
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|l| l.cluster_id)
+            .collect();
+        let pools = summarize_pools(&nodes_select(&NodeQuery::default()).filter(node::Column::ClusterId.is_in(clusters)).all(db).await?);
+        for g in &waiting {
+            let planned = pools.iter().find(|p| {
+                Some(p.cluster_id) == g.assigned_cluster_id
+                    && Some(&p.gpu_shape) == g.assigned_gpu_shape.as_ref()
+                    && Some(&p.instance_type) == g.assigned_instance_type.as_ref()
+            });
+            let gpus = match planned {
+                Some(pool) => pool.gpus_per_node,
+                None => pools
+                    .iter()
+                    .filter(|p| g.gpu_shape.as_ref().is_none_or(|s| *s == p.gpu_shape))
+                    .filter(|p| g.instance_type.as_ref().is_none_or(|t| *t == p.instance_type))
+                    .map(|p| p.gpus_per_node)
+                    .max()
+                    .unwrap_or(0),
+            };
+            committed += f64::from(gpus) * f64::from(g.node_count) * g.duration_secs as f64 / 3600.0;
+        }
+    }
     let used = gpr::Entity::find()
         .filter(gpr::Column::SliceId.eq(slice_id))
         .filter(gpr::Column::ProvisionedAt.is_not_null())
@@ -358,7 +416,7 @@ async fn gpu_hours_used(db: &impl ConnectionTrait, slice_id: i64, since: DateTim
         .all(db)
         .await?;
     if used.is_empty() {
-        return Ok(0.0);
+        return Ok(committed);
     }
     let links =
         gpr_node::Entity::find().filter(gpr_node::Column::GprId.is_in(used.iter().map(|g| g.id))).find_also_related(node::Entity).all(db).await?;
@@ -366,15 +424,17 @@ async fn gpu_hours_used(db: &impl ConnectionTrait, slice_id: i64, since: DateTim
     for (link, node) in links {
         *gpus.entry(link.gpr_id).or_default() += node.map_or(0, |n| i64::from(n.gpus_per_node));
     }
-    Ok(used
-        .iter()
-        .map(|g| {
-            let start = g.provisioned_at.unwrap_or(now).max(since);
-            let end = g.completed_at.unwrap_or(now).min(now);
-            let hours = (end - start).num_seconds().max(0) as f64 / 3600.0;
-            hours * gpus.get(&g.id).copied().unwrap_or(0) as f64
-        })
-        .sum())
+    Ok(committed
+        + used
+            .iter()
+            .map(|g| {
+                let start = g.provisioned_at.unwrap_or(now).max(since);
+                // A GPR still holding nodes counts its whole window: it may use all of it.
+                let end = g.completed_at.or(g.exit_at).unwrap_or(now);
+                let hours = (end - start).num_seconds().max(0) as f64 / 3600.0;
+                hours * gpus.get(&g.id).copied().unwrap_or(0) as f64
+            })
+            .sum::<f64>())
 }
 
 /// Applies the slice policy; returns the approval reasons (empty when within policy).
@@ -394,11 +454,12 @@ async fn evaluate_policy(
     }
     let usage = Usage {
         pending_gprs: pending.count(txn).await?,
-        gpu_hours_used: gpu_hours_used(txn, spec.slice_id, now - Duration::seconds(policy_of.policy.quota_period_secs), now).await?,
+        gpu_hours_used: gpu_hours_committed(txn, spec.slice_id, now - Duration::seconds(policy_of.policy.quota_period_secs), now, exclude).await?,
     };
     let ask = Ask {
         node_count: spec.node_count,
-        gpus: i64::from(spec.node_count) * i64::from(spec.gpus_per_node.unwrap_or(gpus_per_node)),
+        // Whole nodes are handed over: a GPR asking for fewer GPUs per node still holds them all.
+        gpus: i64::from(spec.node_count) * i64::from(gpus_per_node),
         gpu_shape: spec.gpu_shape.as_deref(),
         priority: spec.priority,
         duration_secs: spec.duration_secs,
