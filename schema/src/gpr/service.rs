@@ -134,15 +134,7 @@ pub async fn wait_time_estimates(
     let gpus_per_node = check_feasible(db, &spec, &owner.policy.allowed_shapes).await?;
     // What `createGpr` would refuse outright (a shape the slice may not use, a window over its
     // maximum) is refused here the same way; what would need approval still gets estimates.
-    let ask = Ask {
-        node_count: spec.node_count,
-        gpus: i64::from(spec.node_count) * i64::from(gpus_per_node),
-        gpu_shape: spec.gpu_shape.as_deref(),
-        priority: spec.priority,
-        duration_secs: spec.duration_secs,
-        idle_timeout_secs: spec.idle_timeout_secs,
-    };
-    validate::finish(policy::evaluate(&owner.policy, &ask, &Usage::default()).rejections)?;
+    validate::finish(policy::evaluate(&owner.policy, &ask_of(&spec, gpus_per_node), &Usage::default()).rejections)?;
     let request = crate::scheduler::Request {
         id: -1,
         slice: spec.slice_id,
@@ -437,6 +429,19 @@ async fn gpu_hours_committed(
             .sum::<f64>())
 }
 
+/// What policy sees of a GPR that would get nodes of `gpus_per_node` GPUs.
+fn ask_of(spec: &GprSpec, gpus_per_node: i32) -> Ask<'_> {
+    Ask {
+        node_count: spec.node_count,
+        // Whole nodes are handed over: a GPR asking for fewer GPUs per node still holds them all.
+        gpus: i64::from(spec.node_count) * i64::from(gpus_per_node),
+        gpu_shape: spec.gpu_shape.as_deref(),
+        priority: spec.priority,
+        duration_secs: spec.duration_secs,
+        idle_timeout_secs: spec.idle_timeout_secs,
+    }
+}
+
 /// Applies the slice policy; returns the approval reasons (empty when within policy).
 async fn evaluate_policy(
     txn: &DatabaseTransaction,
@@ -456,16 +461,7 @@ async fn evaluate_policy(
         pending_gprs: pending.count(txn).await?,
         gpu_hours_used: gpu_hours_committed(txn, spec.slice_id, now - Duration::seconds(policy_of.policy.quota_period_secs), now, exclude).await?,
     };
-    let ask = Ask {
-        node_count: spec.node_count,
-        // Whole nodes are handed over: a GPR asking for fewer GPUs per node still holds them all.
-        gpus: i64::from(spec.node_count) * i64::from(gpus_per_node),
-        gpu_shape: spec.gpu_shape.as_deref(),
-        priority: spec.priority,
-        duration_secs: spec.duration_secs,
-        idle_timeout_secs: spec.idle_timeout_secs,
-    };
-    let verdict = policy::evaluate(&policy_of.policy, &ask, &usage);
+    let verdict = policy::evaluate(&policy_of.policy, &ask_of(spec, gpus_per_node), &usage);
     validate::finish(verdict.rejections)?;
     Ok(verdict.approvals)
 }
