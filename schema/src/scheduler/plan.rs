@@ -106,9 +106,10 @@ impl Scheduler {
     /// A full pass at `now`: re-plans the queue, admits what can start now (preempting where
     /// policy allows), and refreshes every estimate. Returns what the gateway must do.
     pub fn plan(&mut self, now: Time) -> Vec<Decision> {
-        self.dirty = false;
         self.accrue(now);
         self.age(now);
+        // What aging re-ranked is planned in this pass: nothing is left for the next one.
+        self.dirty = false;
         let order = self.queue.in_order();
         self.rebuild(now, &order);
         let mut decisions = Vec::new();

@@ -1337,3 +1337,17 @@ fn a_promise_moved_by_a_higher_arrival_names_it() {
     core.plan(0);
     assert!(core.take_moves().is_empty(), "priority 50 still starts at 200");
 }
+
+#[test]
+fn a_pass_leaves_nothing_for_the_next_one() {
+    // Aging re-ranks inside the pass; the pass must not then ask for another (every submit and
+    // every "Get wait time" would re-plan the whole queue).
+    let mut core = Scheduler::new(Config::live(600, 360));
+    let p = pool_key(1, "H100");
+    add_nodes(&mut core, &p, 1..=1);
+    slices(&mut core, &[1, 2], &[1], false);
+    running(&mut core, request(1, 1, 1, 100, 10 * 3600), &p, vec![1], 0);
+    core.submit(request(2, 2, 1, 50, 3600), 0).expect("fits");
+    core.plan(5 * 3600);
+    assert!(!core.is_dirty());
+}
