@@ -401,3 +401,33 @@ async fn a_failed_node_is_replaced_from_the_pool_or_the_gpr_runs_degraded_once()
     assert_eq!((count(&kinds, "NODE_REPLACED"), count(&kinds, "DEGRADED")), (1, 1), "{kinds:?}");
     app.finish().await;
 }
+
+#[tokio::test]
+async fn wait_time_estimates_say_what_they_wait_behind_and_what_they_would_preempt() {
+    let app = TestApp::spawn().await;
+    let setup = two_slices(&app).await; // four H100 nodes
+    let first =
+        id_of(&create_gpr(&app, &setup.token_a, &setup.slice_a, "all-four", json!({ "nodeCount": 4, "duration": "3h", "preemptible": true })).await);
+    let running = wait_phase(&app, &setup.token_a, &first, "PROVISIONED").await;
+    let query = "query($input: WaitTimeInput!) { waitTimeEstimates(input: $input) { startNoLaterThan estimatedStartAt wouldPreempt waitsFor } }";
+    let ask = |slice: &str, priority: i32| json!({ "input": { "sliceId": slice, "nodeCount": 1, "duration": "1h", "priority": priority } });
+
+    // Its own slice waits for its running GPR, whatever the priority: one GPR at a time.
+    let own = app.ok(&setup.token_a, query, ask(&setup.slice_a, 150)).await["waitTimeEstimates"][0].clone();
+    assert_eq!(own["wouldPreempt"], 0, "{own}");
+    assert!(own["waitsFor"].as_str().is_some_and(|w| w.contains("`all-four`")), "{own}");
+    assert!(time(&own["startNoLaterThan"]) >= time(&running["exitAt"]), "{own}");
+
+    // Another slice at equal priority waits for the pool's reservations.
+    let other = app.ok(&setup.token_b, query, ask(&setup.slice_b, 101)).await["waitTimeEstimates"][0].clone();
+    assert_eq!(other["wouldPreempt"], 0, "{other}");
+    assert!(other["waitsFor"].as_str().is_some_and(|w| w.contains("reserved")), "{other}");
+
+    // At a higher priority it would preempt the running GPR and start now, as createGpr would.
+    let higher = app.ok(&setup.token_b, query, ask(&setup.slice_b, 150)).await["waitTimeEstimates"][0].clone();
+    assert_eq!(higher["wouldPreempt"], 1, "{higher}");
+    assert_eq!(higher["waitsFor"], Value::Null, "{higher}");
+    assert!((time(&higher["startNoLaterThan"]) - chrono::Utc::now()).num_seconds().abs() <= 5, "{higher}");
+    assert_eq!(gpr(&app, &setup.token_a, &first).await["phase"], "PROVISIONED", "asking changed nothing");
+    app.finish().await;
+}

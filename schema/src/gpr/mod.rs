@@ -401,7 +401,7 @@ impl GprQuery {
             source: None,
         };
         let rows = service::wait_time_estimates(db, caller, spec, &scheduler.planning, now).await?;
-        Ok(rows.into_iter().map(|r| PoolWaitEstimate::new(r, now)).collect())
+        Ok(rows.into_iter().map(|(r, own)| PoolWaitEstimate::new(r, own, now)).collect())
     }
 
     /// The queue in order (admins): every waiting GPR, or those of one slice or one pool.
@@ -654,12 +654,31 @@ pub struct PoolWaitEstimate {
     /// Healthy nodes of the pool not reserved right now.
     pub free_nodes: i32,
     pub healthy_nodes: i32,
+    /// Running GPRs of lower priority it would preempt to start now, where their slices allow
+    /// eviction (0: it does not preempt; then it waits as the estimates say).
+    pub would_preempt: i32,
+    /// What it waits behind, in words: the slice's own GPR that holds nodes (a slice runs one
+    /// GPR at a time), or the pool's reservations. Null when it would start now.
+    pub waits_for: Option<String>,
 }
 
 impl PoolWaitEstimate {
-    fn new(row: crate::scheduler::PoolEstimate, now: DateTime<Utc>) -> Self {
+    fn new(row: crate::scheduler::PoolEstimate, own_name: Option<String>, now: DateTime<Utc>) -> Self {
         let at = |t: i64| DateTime::from_timestamp(t, 0).unwrap_or(now);
+        let waits_for = (row.start_no_later_than > now.timestamp()).then(|| match row.behind_own {
+            Some((id, back)) if back >= row.start_no_later_than => format!(
+                "your slice's GPR `{}` holds its nodes until {} at the latest; a slice runs one GPR at a time",
+                own_name.unwrap_or_else(|| ids::encode(Kind::Gpr, id).0),
+                at(back).to_rfc3339()
+            ),
+            _ => format!(
+                "the pool's nodes are reserved until then by running GPRs and GPRs planned ahead ({} of {} free now)",
+                row.free_nodes_now, row.healthy_nodes
+            ),
+        });
         Self {
+            would_preempt: row.preempts.len() as i32,
+            waits_for,
             cluster_id: row.pool.cluster,
             gpu_shape: row.pool.gpu_shape,
             instance_type: row.pool.instance_type,

@@ -116,14 +116,15 @@ pub async fn queue(db: &DatabaseConnection, caller: &Caller, query: QueueQuery) 
 }
 
 /// "Get wait time" for a GPR not yet submitted: validated like `createGpr` (an impossible ask
-/// is refused with the reason), then answered by the scheduler core on the stored state.
+/// is refused with the reason), then answered by the scheduler core on the stored state. Each
+/// row comes with the name of the slice's own GPR it waits behind, if any.
 pub async fn wait_time_estimates(
     db: &DatabaseConnection,
     caller: &Caller,
     mut spec: GprSpec,
     planning: &crate::scheduler::Config,
     now: DateTime<Utc>,
-) -> Result<Vec<crate::scheduler::PoolEstimate>> {
+) -> Result<Vec<(crate::scheduler::PoolEstimate, Option<String>)>> {
     caller.require_person()?;
     caller.require_slice_role(db, spec.slice_id, SliceRole::Viewer, "slice").await?;
     let mut errors = Vec::new();
@@ -152,7 +153,21 @@ pub async fn wait_time_estimates(
         requeue: false,
         idle_timeout: None,
     };
-    crate::lifecycle::state::wait_time(db, planning, &request, now).await
+    let rows = crate::lifecycle::state::wait_time(db, planning, &request, now).await?;
+    // The slice's own GPR is the caller's to see (they are a member).
+    let own: Vec<i64> = rows.iter().filter_map(|r| r.behind_own.map(|o| o.0)).collect();
+    let names: BTreeMap<i64, String> = if own.is_empty() {
+        BTreeMap::new()
+    } else {
+        gpr::Entity::find().filter(gpr::Column::Id.is_in(own)).all(db).await?.into_iter().map(|g| (g.id, g.name)).collect()
+    };
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let name = r.behind_own.and_then(|o| names.get(&o.0).cloned());
+            (r, name)
+        })
+        .collect())
 }
 
 #[derive(Clone, Debug, Default)]

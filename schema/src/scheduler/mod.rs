@@ -191,6 +191,11 @@ pub struct PoolEstimate {
     pub estimated_start: Time,
     pub free_nodes_now: u32,
     pub healthy_nodes: u32,
+    /// It would start now by preempting these lower-priority GPRs (then both estimates are now).
+    pub preempts: Vec<GprId>,
+    /// The slice's own GPR that holds nodes, and when they are back at the latest: a slice runs
+    /// one GPR at a time, so nothing of the slice starts before.
+    pub behind_own: Option<(GprId, Time)>,
 }
 
 /// Why a request can never be planned.

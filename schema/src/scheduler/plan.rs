@@ -641,18 +641,33 @@ impl Scheduler {
         let from = request.earliest_start.unwrap_or(now).max(now);
         let mut rows = Vec::new();
         let (windows, expected_windows) = (self.plan_windows(request, true), self.expected_windows(request, request.priority, true));
+        let allowance = self.config.release_allowance;
+        let behind_own = self
+            .running
+            .values()
+            .filter(|r| r.spec.request.slice == request.slice)
+            .map(|r| (r.spec.request.id, r.spec.nodes_back_by(allowance)))
+            .max_by_key(|own| own.1);
         for index in self.matching_pools(request) {
             let Some(promise) = self.earliest_in_pool(request, true, index, from, Time::MAX, &windows) else { continue };
             let pool = &self.pools[index];
             let duration = self.expected_duration(request, index);
             let view = self.expected_view(index, request.priority, true, from, promise.saturating_add(duration));
             let expected = fit(&view, pool.healthy, request.nodes as i32, from, duration, promise, &expected_windows).unwrap_or(promise);
+            // What `submit` would do: start now by preempting, where policy allows it.
+            let preempts = if promise > now { self.find_victims(request, request.priority, true, &[index], now) } else { None };
+            let (promise, expected, preempts) = match preempts {
+                Some((_, victims)) => (now, now, victims),
+                None => (promise, expected.min(promise), Vec::new()),
+            };
             rows.push(PoolEstimate {
                 pool: pool.key.clone(),
                 start_no_later_than: promise,
-                estimated_start: expected.min(promise),
+                estimated_start: expected,
                 free_nodes_now: (pool.healthy - pool.plan.used_at(now)).max(0) as u32,
                 healthy_nodes: pool.healthy.max(0) as u32,
+                preempts,
+                behind_own: behind_own.filter(|own| own.1 > now),
             });
         }
         rows.sort_by(|a, b| (a.estimated_start, a.start_no_later_than, &a.pool).cmp(&(b.estimated_start, b.start_no_later_than, &b.pool)));

@@ -1458,6 +1458,16 @@ export type PoolWaitEstimate = {
   instanceType: Scalars['String']['output'];
   /** Guaranteed start unless higher-priority work arrives or a node fails. */
   startNoLaterThan: Scalars['DateTime']['output'];
+  /**
+   * What it waits behind, in words: the slice's own GPR that holds nodes (a slice runs one
+   * GPR at a time), or the pool's reservations. Null when it would start now.
+   */
+  waitsFor?: Maybe<Scalars['String']['output']>;
+  /**
+   * Running GPRs of lower priority it would preempt to start now, where their slices allow
+   * eviction (0: it does not preempt; then it waits as the estimates say).
+   */
+  wouldPreempt: Scalars['Int']['output'];
 };
 
 /** Priority bands: low 1–100, medium 101–200, high 201–300. */
