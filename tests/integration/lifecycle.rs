@@ -431,3 +431,41 @@ async fn wait_time_estimates_say_what_they_wait_behind_and_what_they_would_preem
     assert_eq!(gpr(&app, &setup.token_a, &first).await["phase"], "PROVISIONED", "asking changed nothing");
     app.finish().await;
 }
+
+/// Makes node `name` look like one whose agent reported `silent_for` ago and then fell silent.
+async fn silence(app: &TestApp, name: &str, silent_for: chrono::Duration) {
+    use sea_orm::sea_query::Expr;
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+    egs_entities::node::Entity::update_many()
+        .col_expr(egs_entities::node::Column::LastHeartbeatAt, Expr::value(chrono::Utc::now() - silent_for))
+        .filter(egs_entities::node::Column::Name.eq(name))
+        .exec(&app.db)
+        .await
+        .expect("update");
+}
+
+#[tokio::test]
+async fn stale_nodes_are_never_handed_over_and_one_silent_past_the_grace_is_replaced() {
+    let app = TestApp::spawn().await;
+    let setup = two_slices(&app).await; // four H100 nodes
+    // A free node whose agent fell silent a minute ago (STALE): three are usable.
+    silence(&app, "h100-3", chrono::Duration::seconds(60)).await;
+    let four = id_of(&create_gpr(&app, &setup.token_b, &setup.slice_b, "four", json!({ "nodeCount": 4, "duration": "1h" })).await);
+    let three = id_of(&create_gpr(&app, &setup.token_a, &setup.slice_a, "three", json!({ "nodeCount": 3, "duration": "2h" })).await);
+    let running = wait_phase(&app, &setup.token_a, &three, "PROVISIONED").await;
+    assert!(!node_names(&running).contains(&"h100-3".to_owned()), "a STALE node was handed over: {running}");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let waiting = gpr(&app, &setup.token_b, &four).await;
+    assert_eq!(waiting["phase"], "QUEUED", "four nodes need the STALE one: {waiting}");
+
+    // The silent node's agent comes back; one of the GPR's nodes falls silent past the grace
+    // period: it is handled as a failed node and the spare replaces it.
+    silence(&app, "h100-3", chrono::Duration::seconds(0)).await;
+    let held = node_names(&running);
+    silence(&app, &held[0], chrono::Duration::seconds(30 + 300 + 5)).await;
+    let replaced = wait_for(&app, &setup.token_a, &three, "a replacement", |g| !node_names(g).contains(&held[0])).await;
+    assert!(node_names(&replaced).contains(&"h100-3".to_owned()), "{replaced}");
+    let kinds = event_kinds(&app, &setup.token_a, &three).await;
+    assert_eq!(count(&kinds, "NODE_REPLACED"), 1, "{kinds:?}");
+    app.finish().await;
+}
