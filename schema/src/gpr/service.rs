@@ -112,7 +112,16 @@ pub async fn queue(db: &DatabaseConnection, caller: &Caller, query: QueueQuery) 
     if let Some(instance_type) = query.instance_type {
         select = select.filter(gpr::Column::AssignedInstanceType.eq(instance_type));
     }
-    Ok(select.order_by_asc(gpr::Column::QueuePosition).order_by_asc(gpr::Column::Id).limit(query.first).all(db).await?)
+    // Start order across pools: positions count within the pools a GPR may use, so GPRs of
+    // different pools share positions; the promise orders them all (unplanned ones last).
+    use sea_orm::sea_query::NullOrdering;
+    Ok(select
+        .order_by_with_nulls(gpr::Column::StartNoLaterThan, sea_orm::Order::Asc, NullOrdering::Last)
+        .order_by_with_nulls(gpr::Column::QueuePosition, sea_orm::Order::Asc, NullOrdering::Last)
+        .order_by_asc(gpr::Column::Id)
+        .limit(query.first)
+        .all(db)
+        .await?)
 }
 
 /// "Get wait time" for a GPR not yet submitted: validated like `createGpr` (an impossible ask
