@@ -274,3 +274,32 @@ async fn the_gpu_hour_quota_counts_queued_windows_and_whole_nodes() {
     assert_eq!(one_gpu["phase"], "PENDING_APPROVAL", "{one_gpu}");
     app.finish().await;
 }
+
+#[tokio::test]
+async fn an_approved_gpr_edited_over_policy_needs_approval_again() {
+    let app = TestApp::spawn_with(api_only).await;
+    let cluster = fixtures::register_cluster(&app, "c1").await;
+    fixtures::add_nodes(&app, &cluster, "h100", 4, SHAPE_H100, 8).await;
+    let slice = fixtures::create_slice(&app, "capped", &cluster, json!({ "maxNodesPerGpr": 1, "priorityMax": 150 })).await;
+    let (_, token) = fixtures::member(&app, "erin", &slice, "EDITOR").await;
+    let big = fixtures::create_gpr(&app, &token, &slice, "big", json!({ "nodeCount": 2 })).await;
+    let id = big["id"].as_str().expect("id").to_owned();
+    let approve =
+        "mutation($input: GprDecisionInput!) { approveGpr(input: $input) { gpr { phase approval version } userErrors { field message code } } }";
+    let approved = app.mutate(&app.admin_token, "approveGpr", approve, json!({ "id": id })).await;
+    assert_eq!((&approved["gpr"]["phase"], &approved["gpr"]["approval"]), (&json!("QUEUED"), &json!("APPROVED")));
+
+    // Renaming what was approved changes nothing the approval covered.
+    let renamed = app.mutate(&token, "updateGpr", UPDATE, json!({ "id": id, "version": approved["gpr"]["version"], "name": "big-renamed" })).await;
+    assert_eq!((&renamed["gpr"]["phase"], &renamed["gpr"]["approval"]), (&json!("QUEUED"), &json!("APPROVED")), "{renamed}");
+
+    // Laundering: more nodes and a priority over the slice's range, after the approval.
+    let grown =
+        app.mutate(&token, "updateGpr", UPDATE, json!({ "id": id, "version": renamed["gpr"]["version"], "nodeCount": 4, "priority": 150 })).await;
+    assert_eq!((&grown["gpr"]["phase"], &grown["gpr"]["approval"]), (&json!("PENDING_APPROVAL"), &json!("PENDING")), "{grown}");
+    let events = app.ok(&token, EVENTS, json!({ "id": id })).await;
+    let last = events["gpr"]["events"]["edges"].as_array().and_then(|e| e.last()).expect("an event")["node"].clone();
+    assert_eq!(last["kind"], "APPROVAL_REQUIRED", "{events}");
+    assert!(last["message"].as_str().is_some_and(|m| m.contains("again") && m.contains("asks for 4 nodes")), "{last}");
+    app.finish().await;
+}

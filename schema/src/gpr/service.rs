@@ -676,8 +676,10 @@ pub async fn update_gpr(db: &DatabaseConnection, caller: &Caller, id: i64, versi
         labels: Set(Labels(spec.labels.clone())),
         ..base
     };
-    // An approval covers what was approved; an edit that is still over policy asks again.
-    let needs_approval = !approvals.is_empty() && found.approval != ApprovalState::Approved;
+    // An approval covers what was approved, not what the owner edits in afterwards: an edit of
+    // size, shape, window or priority that is over policy asks again (name or labels do not).
+    let reapproval = found.approval == ApprovalState::Approved && changes_plan(&found, &spec);
+    let needs_approval = !approvals.is_empty() && (found.approval != ApprovalState::Approved || reapproval);
     let newly_held = needs_approval && found.phase == GprPhase::Queued;
     let released = approvals.is_empty() && found.phase == GprPhase::PendingApproval;
     if needs_approval {
@@ -696,7 +698,8 @@ pub async fn update_gpr(db: &DatabaseConnection, caller: &Caller, id: i64, versi
     let actor = caller.actor();
     record_event(&txn, &updated, GprEventKind::Edited, format!("changed {}", changed.join(", ")), actor).await?;
     if newly_held {
-        record_event(&txn, &updated, GprEventKind::ApprovalRequired, format!("needs an admin's approval: {}", approvals.join("; ")), actor).await?;
+        let again = if reapproval { "the edit is over policy; it needs an admin's approval again" } else { "needs an admin's approval" };
+        record_event(&txn, &updated, GprEventKind::ApprovalRequired, format!("{again}: {}", approvals.join("; ")), actor).await?;
     } else if released {
         record_event(&txn, &updated, GprEventKind::Queued, "back within policy; queued", actor).await?;
     }
