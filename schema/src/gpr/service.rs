@@ -483,7 +483,11 @@ async fn evaluate_policy(
     }
     let usage = Usage {
         pending_gprs: pending.count(txn).await?,
-        gpu_hours_used: gpu_hours_committed(txn, spec.slice_id, now - Duration::seconds(policy_of.policy.quota_period_secs), now, exclude).await?,
+        // Only a slice with a quota pays for counting its GPU-hours.
+        gpu_hours_used: match policy_of.policy.gpu_hour_quota {
+            Some(_) => gpu_hours_committed(txn, spec.slice_id, now - Duration::seconds(policy_of.policy.quota_period_secs), now, exclude).await?,
+            None => 0.0,
+        },
     };
     let verdict = policy::evaluate(&policy_of.policy, &ask_of(spec, gpus_per_node), &usage);
     validate::finish(verdict.rejections)?;
