@@ -386,10 +386,8 @@ impl Lifecycle {
             _ => format!("released ({})", reason.as_str()),
         };
         let now = self.now();
-        let mut until = now + Duration::seconds(self.handle.planning.release_allowance);
-        if let Some(bound) = g.holds_until {
-            until = until.min(bound);
-        }
+        let until = state::release_deadline(now.timestamp(), g.holds_until.map(|t| t.timestamp()), &self.handle.planning);
+        let until = DateTime::from_timestamp(until, 0).unwrap_or(now);
         let changes = gpr::ActiveModel {
             phase: Set(GprPhase::Releasing),
             release_reason: Set(Some(reason)),
@@ -505,11 +503,9 @@ impl Lifecycle {
     async fn admit(&self, epoch: i64, g: &gpr::Model, pool: &crate::scheduler::PoolKey, nodes: &[i64]) -> Result<()> {
         let txn = self.fenced(epoch).await?;
         let now = self.now();
-        let planning = &self.handle.planning;
-        let bound = planning.provisioning_allowance + g.duration_secs + planning.release_allowance;
         let changes = gpr::ActiveModel {
             holding_since: Set(Some(now)),
-            holds_until: Set(Some(now + Duration::seconds(bound))),
+            holds_until: Set(Some(now + Duration::seconds(self.handle.planning.span(g.duration_secs)))),
             phase: Set(GprPhase::Provisioning),
             reason: Set(None),
             queue_position: Set(None),
@@ -785,7 +781,7 @@ impl Lifecycle {
                 let planning = &self.handle.planning;
                 let mut exit = now + Duration::seconds(current.duration_secs);
                 if let Some(admitted) = current.holding_since {
-                    exit = exit.min(admitted + Duration::seconds(planning.provisioning_allowance + current.duration_secs));
+                    exit = exit.min(admitted + Duration::seconds(planning.latest_window_end(0, current.duration_secs)));
                 }
                 let changes = gpr::ActiveModel {
                     phase: Set(GprPhase::Provisioned),

@@ -221,7 +221,7 @@ impl Snapshot {
     fn holding(g: &gpr::Model, phase: GprPhase, request: Request, pool: PoolKey, config: &Config, now: i64) -> Option<RunningSpec> {
         let since = g.holding_since.unwrap_or(g.updated_at).timestamp();
         let (started_at, ends_at, holding) = match phase {
-            GprPhase::Provisioning => (since, since + config.provisioning_allowance + g.duration_secs, Holding::Provisioning),
+            GprPhase::Provisioning => (since, config.latest_window_end(since, g.duration_secs), Holding::Provisioning),
             GprPhase::Provisioned => {
                 let start = g.provisioned_at.map_or(now, |t| t.timestamp());
                 (start, g.exit_at.map_or(start + g.duration_secs, |t| t.timestamp()), Holding::Provisioned)
@@ -229,17 +229,20 @@ impl Snapshot {
             GprPhase::Releasing => {
                 let start = g.provisioned_at.map_or(since, |t| t.timestamp());
                 let ends_at = g.exit_at.map_or(start + g.duration_secs, |t| t.timestamp());
-                // The release's own deadline, never later than the bound it had before.
-                let mut until = since + config.release_allowance;
-                if let Some(bound) = g.holds_until {
-                    until = until.min(bound.timestamp());
-                }
+                let until = release_deadline(since, g.holds_until.map(|t| t.timestamp()), config);
                 (start, ends_at, Holding::Releasing { since, until })
             }
             _ => return None,
         };
         Some(RunningSpec { request, pool, nodes: Vec::new(), started_at, ends_at, holding })
     }
+}
+
+/// When a release begun at `since` has the nodes back at the latest: its own allowance, never
+/// later than the bound the GPR had before (`previous`).
+pub fn release_deadline(since: i64, previous: Option<i64>, config: &Config) -> i64 {
+    let until = since.saturating_add(config.release_allowance);
+    previous.map_or(until, |bound| until.min(bound))
 }
 
 /// "Get wait time" for a request that is not stored, against the current stored state.

@@ -253,6 +253,17 @@ impl Config {
     pub fn live(provisioning_allowance: Time, release_allowance: Time) -> Self {
         Self { provisioning_allowance, release_allowance, aging_per_hour: 10.0, aging_cap: 100, ..Self::default() }
     }
+
+    /// The latest a window of `duration` admitted at `admitted` ends, however long provisioning
+    /// takes: the exit timer enforces it, and plans behind it count on it.
+    pub fn latest_window_end(&self, admitted: Time, duration: Time) -> Time {
+        admitted.saturating_add(self.provisioning_allowance).saturating_add(duration)
+    }
+
+    /// How long a plan of `duration` reserves its pool: provisioning, the window, the release.
+    pub fn span(&self, duration: Time) -> Time {
+        self.latest_window_end(0, duration).saturating_add(self.release_allowance)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -435,10 +446,6 @@ impl Scheduler {
         }
     }
 
-    pub fn config(&self) -> &Config {
-        &self.config
-    }
-
     /// The promises that moved later since the last call, with their causes.
     pub fn take_moves(&mut self) -> Vec<PromiseMove> {
         std::mem::take(&mut self.moves)
@@ -446,7 +453,7 @@ impl Scheduler {
 
     /// How long a request's plan reserves its pool: provisioning, the window, the release.
     fn span(&self, request: &Request) -> Time {
-        self.config.provisioning_allowance.saturating_add(request.duration).saturating_add(self.config.release_allowance)
+        self.config.span(request.duration)
     }
 
     /// The expected span, for estimates: the predicted use plus the observed overheads.

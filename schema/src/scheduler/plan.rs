@@ -458,7 +458,7 @@ impl Scheduler {
         let key = self.pools[plan.pool].key.clone();
         // The window ends no later than this whenever provisioning finishes; the plan already
         // reserved the release after it.
-        let ends_at = now.saturating_add(self.config.provisioning_allowance).saturating_add(p.request.duration);
+        let ends_at = self.config.latest_window_end(now, p.request.duration);
         let spec =
             RunningSpec { request: p.request, pool: key.clone(), nodes: free.clone(), started_at: now, ends_at, holding: Holding::Provisioning };
         let predicted_end = self.predict_end(&spec);

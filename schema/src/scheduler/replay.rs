@@ -269,7 +269,8 @@ fn failure(k: u64, first: Time, config: &ReplayConfig) -> (Time, i64) {
 }
 
 fn run_egs(records: &mut [Record], config: &ReplayConfig) -> Outcome {
-    let mut core = Scheduler::new(Config::live(config.provisioning_allowance, config.release_allowance));
+    let planning = Config::live(config.provisioning_allowance, config.release_allowance);
+    let mut core = Scheduler::new(planning.clone());
     let pool = PoolKey { cluster: 1, instance_type: "replay".into(), gpu_shape: "GPU".into() };
     for id in 0..config.nodes {
         core.upsert_node(NodeSpec { id: id.into(), pool: pool.clone(), gpus: config.gpus_per_node, gpu_memory_mib: 81_920, healthy: true });
@@ -310,7 +311,7 @@ fn run_egs(records: &mut [Record], config: &ReplayConfig) -> Outcome {
                     let record = &records[id as usize];
                     let admitted = record.admitted_at;
                     // The exit timer: the reserved window, never past what admission planned.
-                    let exit = (now + record.reserved).min(admitted + config.provisioning_allowance + record.reserved);
+                    let exit = (now + record.reserved).min(planning.latest_window_end(admitted, record.reserved));
                     core.mark_provisioned(id, exit, now);
                     core.predictor_mut().observe_provisioning(now - admitted);
                     steps.push(Reverse(((now + record.duration).min(exit), Step::Release(id))));
