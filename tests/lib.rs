@@ -57,6 +57,8 @@ pub struct TestApp {
     pub data_dir: std::path::PathBuf,
     /// The lifecycle's clock: tests move it forward instead of waiting for windows to pass.
     pub clock: Arc<ManualClock>,
+    /// The scheduler this replica runs when it leads.
+    pub scheduler: Arc<egs_schema::lifecycle::SchedulerHandle>,
     stop: Option<oneshot::Sender<()>>,
     _data_dir: tempfile::TempDir,
     postgres_cleanup: Option<(String, String)>,
@@ -139,6 +141,7 @@ struct Launched {
     stop: oneshot::Sender<()>,
     /// The bootstrap admin token, if this start created one.
     bootstrap_token: Option<String>,
+    scheduler: Arc<egs_schema::lifecycle::SchedulerHandle>,
 }
 
 async fn launch(settings: ServeArgs, clock: Arc<ManualClock>) -> Launched {
@@ -150,11 +153,12 @@ async fn launch(settings: ServeArgs, clock: Arc<ManualClock>) -> Launched {
     let base = format!("http://{}", app.local_addr());
     let statements = app.state().statements.clone();
     let db = app.state().services.db.clone();
+    let scheduler = app.state().services.scheduler.clone();
     let (stop, stopped) = oneshot::channel::<()>();
     tokio::spawn(app.run_until_stopped(async {
         let _ = stopped.await;
     }));
-    Launched { base, statements, db, stop, bootstrap_token: launched_token }
+    Launched { base, statements, db, scheduler, stop, bootstrap_token: launched_token }
 }
 
 impl TestApp {
@@ -188,6 +192,7 @@ impl TestApp {
             database_url: given_database_url,
             backend: if postgres_cleanup.is_some() { "postgres" } else { "sqlite" },
             clock,
+            scheduler: launched.scheduler,
             stop: Some(launched.stop),
             _data_dir: data_dir,
             postgres_cleanup,
@@ -216,6 +221,7 @@ impl TestApp {
             database_url: self.database_url.clone(),
             backend: self.backend,
             clock: self.clock.clone(),
+            scheduler: launched.scheduler,
             stop: Some(launched.stop),
             _data_dir: tempfile::tempdir().expect("temp dir"),
             postgres_cleanup: None,
@@ -225,6 +231,7 @@ impl TestApp {
     /// A handle on a gateway this process did not start (an `egs serve` process): fixtures
     /// and requests go to `base`, checks read `db`. Stopping it is up to its owner.
     pub fn attach(base: &str, admin_token: &str, db: sea_orm::DatabaseConnection, data_dir: std::path::PathBuf) -> TestApp {
+        let clock = Arc::new(ManualClock::default());
         TestApp {
             base: base.to_owned(),
             admin_token: admin_token.to_owned(),
@@ -234,7 +241,8 @@ impl TestApp {
             backend: "postgres",
             database_url: None,
             data_dir,
-            clock: Arc::new(ManualClock::default()),
+            clock: clock.clone(),
+            scheduler: Arc::new(egs_schema::lifecycle::SchedulerHandle::new(clock)),
             stop: None,
             _data_dir: tempfile::tempdir().expect("temp dir"),
             postgres_cleanup: None,

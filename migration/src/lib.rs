@@ -10,6 +10,7 @@ mod m20261125_000001_alerts;
 mod m20261126_000001_gpu_workloads;
 mod m20261127_000001_kubernetes;
 mod m20261128_000001_gpr_holding_bounds;
+mod m20261129_000001_change_cursors;
 
 pub struct Migrator;
 
@@ -24,6 +25,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261126_000001_gpu_workloads::Migration),
             Box::new(m20261127_000001_kubernetes::Migration),
             Box::new(m20261128_000001_gpr_holding_bounds::Migration),
+            Box::new(m20261129_000001_change_cursors::Migration),
         ]
     }
 }

@@ -469,3 +469,50 @@ async fn stale_nodes_are_never_handed_over_and_one_silent_past_the_grace_is_repl
     assert_eq!(count(&kinds, "NODE_REPLACED"), 1, "{kinds:?}");
     app.finish().await;
 }
+
+/// The leader's scheduler, fed each stored change, equals one rebuilt from storage.
+async fn assert_no_drift(app: &TestApp, after: &str) {
+    tokio::time::sleep(Duration::from_millis(1200)).await; // a tick or two
+    let drift = app.scheduler.drift(&app.db).await.expect("drift").expect("this replica leads");
+    assert!(drift.is_empty(), "after {after}, the fed scheduler differs from a rebuilt one: {drift:#?}");
+}
+
+#[tokio::test]
+async fn the_leaders_scheduler_fed_by_changes_equals_one_rebuilt_from_storage() {
+    let app = TestApp::spawn().await;
+    let setup = two_slices(&app).await; // four H100 nodes
+    let update = "mutation($input: UpdateGprInput!) { updateGpr(input: $input) { gpr { id } userErrors { field message code } } }";
+    let action = |name: &str| format!("mutation($input: GprActionInput!) {{ {name}(input: $input) {{ userErrors {{ message }} }} }}");
+
+    let big = id_of(&create_gpr(&app, &setup.token_a, &setup.slice_a, "big", json!({ "nodeCount": 3, "duration": "2h" })).await);
+    let running = wait_phase(&app, &setup.token_a, &big, "PROVISIONED").await;
+    let waits = id_of(&create_gpr(&app, &setup.token_b, &setup.slice_b, "waits", json!({ "nodeCount": 2, "duration": "1h" })).await);
+    let behind = id_of(&create_gpr(&app, &setup.token_a, &setup.slice_a, "behind", json!({ "nodeCount": 1, "duration": "1h" })).await);
+    let gone = id_of(&create_gpr(&app, &setup.token_b, &setup.slice_b, "gone", json!({ "nodeCount": 4, "duration": "1h" })).await);
+    wait_for(&app, &setup.token_b, &waits, "a promise", |g| !g["startNoLaterThan"].is_null()).await;
+    assert_no_drift(&app, "submissions and a provisioning").await;
+
+    // A rename keeps the plan; a new size drops it; a cancel takes one out.
+    let version = gpr(&app, &setup.token_b, &waits).await["version"].clone();
+    app.mutate(&setup.token_b, "updateGpr", update, json!({ "id": waits, "version": version, "name": "waits-renamed" })).await;
+    let version = gpr(&app, &setup.token_a, &behind).await["version"].clone();
+    app.mutate(&setup.token_a, "updateGpr", update, json!({ "id": behind, "version": version, "nodeCount": 2 })).await;
+    app.mutate(&setup.token_b, "cancelGpr", &action("cancelGpr"), json!({ "id": gone })).await;
+    assert_no_drift(&app, "edits and a cancel").await;
+
+    // A node of the running GPR fails (the spare replaces it); a free node falls silent.
+    let held = node_names(&running);
+    report_health(&app, &setup.cluster, &held[0], "UNHEALTHY").await;
+    wait_for(&app, &setup.token_a, &big, "a replacement", |g| !node_names(g).contains(&held[0])).await;
+    assert_no_drift(&app, "a failed node").await;
+    report_health(&app, &setup.cluster, &held[0], "HEALTHY").await;
+    silence(&app, &held[0], chrono::Duration::seconds(60)).await;
+    assert_no_drift(&app, "a silent node").await;
+
+    // The window is given back early: the queue moves on.
+    app.mutate(&setup.token_a, "earlyReleaseGpr", &action("earlyReleaseGpr"), json!({ "id": big })).await;
+    wait_phase(&app, &setup.token_a, &big, "COMPLETED").await;
+    wait_phase(&app, &setup.token_b, &waits, "PROVISIONED").await;
+    assert_no_drift(&app, "a release and an admission").await;
+    app.finish().await;
+}

@@ -400,7 +400,7 @@ impl GprQuery {
             labels: BTreeMap::new(),
             source: None,
         };
-        let rows = service::wait_time_estimates(db, caller, spec, &scheduler.planning, now).await?;
+        let rows = service::wait_time_estimates(db, caller, spec, scheduler, now).await?;
         Ok(rows.into_iter().map(|(r, own)| PoolWaitEstimate::new(r, own, now)).collect())
     }
 

@@ -131,7 +131,7 @@ pub async fn wait_time_estimates(
     db: &DatabaseConnection,
     caller: &Caller,
     mut spec: GprSpec,
-    planning: &crate::scheduler::Config,
+    scheduler: &crate::lifecycle::SchedulerHandle,
     now: DateTime<Utc>,
 ) -> Result<Vec<(crate::scheduler::PoolEstimate, Option<String>)>> {
     caller.require_person()?;
@@ -162,7 +162,7 @@ pub async fn wait_time_estimates(
         requeue: false,
         idle_timeout: None,
     };
-    let rows = crate::lifecycle::state::wait_time(db, planning, &request, now).await?;
+    let rows = crate::lifecycle::state::wait_time(db, scheduler, &request, now).await?;
     // The slice's own GPR is the caller's to see (they are a member).
     let own: Vec<i64> = rows.iter().filter_map(|r| r.behind_own.map(|o| o.0)).collect();
     let names: BTreeMap<i64, String> = if own.is_empty() {

@@ -1,10 +1,12 @@
 //! The GPR lifecycle in the gateway (DESIGN §3, §4): a scheduler loop that only the holder of
-//! the leader lease runs, woken on changes and on a timer. Each tick rebuilds the pure core
-//! from the database, plans, and persists every decision in transactions fenced by the lease
-//! epoch; provisioning and release run as background jobs through a [`ClusterProvider`].
+//! the leader lease runs, woken on changes and on a timer. The leader keeps the pure core in
+//! memory ([`driver::Driver`]), feeds it what was stored since the last tick, plans, and
+//! persists every decision in transactions fenced by the lease epoch; provisioning and release
+//! run as background jobs through a [`ClusterProvider`].
 //! Timers (25/50/75 %, exit warning, exit) are derived from stored state plus a bit set of
 //! the ones already written, so a restart or a new leader neither loses nor repeats one.
 
+pub mod driver;
 pub mod provider;
 pub mod state;
 pub mod steps;
@@ -97,12 +99,14 @@ pub struct SchedulerHandle {
     /// How the core plans: the provisioning and release allowances, aging.
     pub planning: crate::scheduler::Config,
     wake: Notify,
+    /// The leader's scheduler; `None` on other replicas (and until the first tick).
+    driver: tokio::sync::Mutex<Option<driver::Driver>>,
 }
 
 impl SchedulerHandle {
     pub fn new(clock: Arc<dyn Clock>) -> Self {
         let planning = crate::scheduler::Config::live(state::PROVISIONING_ALLOWANCE_SECS, state::RELEASE_ALLOWANCE_SECS);
-        Self { clock, planning, wake: Notify::new() }
+        Self { clock, planning, wake: Notify::new(), driver: tokio::sync::Mutex::new(None) }
     }
 
     /// Plans with `planning` instead of the default allowances.
@@ -115,7 +119,43 @@ impl SchedulerHandle {
     pub fn wake(&self) {
         self.wake.notify_one();
     }
+
+    /// On the leader, a copy of its scheduler brought up to date with storage (for "Get wait
+    /// time"); `None` elsewhere, or when the leader is busy for longer than a query should wait.
+    pub async fn scheduler_copy(&self, db: &impl sea_orm::ConnectionTrait) -> Option<Scheduler> {
+        let mut slot = tokio::time::timeout(COPY_WAIT, self.driver.lock()).await.ok()?;
+        let driver = slot.as_mut()?;
+        match driver.look(db, self.clock.now(), &self.planning).await {
+            Ok(true) => Some(driver.core.clone()),
+            // The next tick builds it again.
+            _ => {
+                *slot = None;
+                None
+            }
+        }
+    }
+
+    /// How the leader's scheduler, brought up to date, differs from one rebuilt from storage
+    /// now (see [`driver::Driver::differences`]); `None` when this replica does not lead.
+    pub async fn drift(&self, db: &impl sea_orm::ConnectionTrait) -> Result<Option<Vec<String>>> {
+        let mut slot = self.driver.lock().await;
+        let Some(driver) = slot.as_mut() else { return Ok(None) };
+        let now = self.clock.now();
+        if !driver.look(db, now, &self.planning).await? {
+            return Ok(None);
+        }
+        let rebuilt = driver::Driver::build(db, driver.epoch, now, &self.planning).await?;
+        Ok(Some(driver.differences(&rebuilt)))
+    }
+
+    /// This replica stopped leading: what it knew may be stale when it leads again.
+    async fn forget_driver(&self) {
+        *self.driver.lock().await = None;
+    }
 }
+
+/// How long "Get wait time" waits for the leader's tick before it reads storage itself.
+const COPY_WAIT: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// Work only the leader does besides the scheduler loop (the Kubernetes controllers): told
 /// whenever this replica gains or loses the lease.
@@ -187,10 +227,12 @@ impl Lifecycle {
                 Ok(None) => {
                     self.set_leading(false);
                     self.abandon_jobs();
+                    self.handle.forget_driver().await;
                 }
                 Err(error) => {
                     self.set_leading(false);
                     self.abandon_jobs();
+                    self.handle.forget_driver().await;
                     tracing::warn!(error = %format!("{error:?}"), "leader lease check failed");
                 }
             }
@@ -202,6 +244,7 @@ impl Lifecycle {
         }
         self.set_leading(false);
         self.abandon_jobs();
+        self.handle.forget_driver().await;
         self.release_lease().await;
     }
 
@@ -271,18 +314,40 @@ impl Lifecycle {
     }
 
     async fn tick(self: Arc<Self>, epoch: i64) -> Result<()> {
+        let mut slot = self.handle.driver.lock().await;
+        let result = self.clone().tick_with(epoch, &mut slot).await;
+        if result.is_err() {
+            // Storage is the truth: the next tick starts over from it.
+            *slot = None;
+        }
+        result
+    }
+
+    async fn tick_with(self: Arc<Self>, epoch: i64, slot: &mut Option<driver::Driver>) -> Result<()> {
         let now = self.now();
-        let snapshot = Snapshot::load(&self.db, now).await?;
+        let planning = &self.handle.planning;
+        let fed = match slot.as_mut().filter(|d| d.epoch == epoch) {
+            Some(driver) => driver.look(&self.db, now, planning).await?,
+            None => false,
+        };
+        if !fed {
+            *slot = Some(driver::Driver::build(&self.db, epoch, now, planning).await?);
+        }
+        let Some(driver) = slot.as_mut() else { return Ok(()) };
         let t = now.timestamp();
-        let mut core = snapshot.scheduler(&self.handle.planning);
 
         // Timers and ends of windows first: what they free is planned in the same tick.
-        for g in snapshot.active.iter().filter(|g| g.phase == GprPhase::Provisioned) {
-            self.milestones(epoch, g, now).await?;
+        let provisioned: Vec<gpr::Model> = driver.state.active.values().filter(|g| g.phase == GprPhase::Provisioned).cloned().collect();
+        for g in &provisioned {
+            if let Some(done) = self.milestones(epoch, g, now).await?
+                && let Some(known) = driver.state.active.get_mut(&g.id)
+            {
+                known.milestones_done = done;
+            }
         }
-        let expired = core.expired(t);
-        let idle = core.idle(t, |id| snapshot.last_busy.get(&id).map(|b| b.timestamp()).or(Some(t)));
-        for g in snapshot.active.iter().filter(|g| g.phase == GprPhase::Provisioned) {
+        let expired = driver.core.expired(t);
+        let idle = driver.core.idle(t, |id| driver.state.last_busy.get(&id).map(|b| b.timestamp()).or(Some(t)));
+        for g in &provisioned {
             let reason = if expired.contains(&g.id) {
                 ReleaseReason::Expired
             } else if idle.contains(&g.id) {
@@ -290,50 +355,57 @@ impl Lifecycle {
             } else {
                 continue;
             };
-            if self.start_release(epoch, g, reason, None).await? {
-                core.finish(g.id, t);
+            if let Some(until) = self.start_release(epoch, g, reason, None).await? {
+                driver.core.start_release(g.id, until, t);
             }
         }
 
         // Failed nodes under provisioned GPRs: a spare from the pool, or run degraded.
-        for (gpr_id, node_id) in snapshot.failed_links() {
-            let Some(g) = snapshot.active.iter().find(|g| g.id == gpr_id) else { continue };
-            for decision in core.set_node_health(node_id, false, t) {
-                self.node_failed(epoch, g, &snapshot, &decision).await?;
+        for decision in std::mem::take(&mut driver.failures) {
+            let (Decision::ReplaceNode { gpr: id, .. } | Decision::Degraded { gpr: id, .. }) = decision else { continue };
+            let Some(g) = driver.state.active.get(&id).cloned() else { continue };
+            if let Some((failed, replacement)) = self.node_failed(epoch, &g, &driver.state, &decision).await? {
+                driver.node_replaced(id, failed, replacement);
             }
         }
 
-        let decisions = core.plan(t);
-        let by_id: std::collections::HashMap<i64, &gpr::Model> = snapshot.active.iter().map(|g| (g.id, g)).collect();
+        let decisions = driver.core.plan(t);
+        let mut stepped = false;
         for decision in &decisions {
             match decision {
                 Decision::Preempt { victim, by, .. } => {
-                    if let Some(g) = by_id.get(victim) {
-                        self.start_release(epoch, g, ReleaseReason::Preempted, by_id.get(by).copied()).await?;
+                    if let Some(g) = driver.state.active.get(victim) {
+                        self.start_release(epoch, g, ReleaseReason::Preempted, driver.state.active.get(by)).await?;
+                        stepped = true;
                     }
                 }
                 Decision::Admit { gpr: id, pool, nodes, .. } => {
-                    if let Some(g) = by_id.get(id) {
+                    if let Some(g) = driver.state.active.get(id) {
                         self.admit(epoch, g, pool, nodes).await?;
+                        stepped = true;
                     }
                 }
                 Decision::ReplaceNode { .. } | Decision::Degraded { .. } => {}
             }
         }
-        let causes: HashMap<i64, crate::scheduler::Cause> = core.take_moves().into_iter().map(|m| (m.gpr, m.cause)).collect();
-        self.store_estimates(epoch, &snapshot, &core, &causes).await?;
+        let causes: HashMap<i64, crate::scheduler::Cause> = driver.core.take_moves().into_iter().map(|m| (m.gpr, m.cause)).collect();
+        self.store_estimates(epoch, &mut driver.state, &driver.core, &causes).await?;
 
         // Jobs for GPRs mid-step (including those a previous leader left in flight).
-        let mid_step = gpr::Entity::find().filter(gpr::Column::Phase.is_in([GprPhase::Provisioning, GprPhase::Releasing])).all(&self.db).await?;
-        for g in mid_step {
-            self.clone().spawn_job(epoch, g);
+        for g in driver.state.active.values().filter(|g| matches!(g.phase, GprPhase::Provisioning | GprPhase::Releasing)) {
+            self.clone().spawn_job(epoch, g.clone());
+        }
+        if stepped {
+            // The next tick reads back what these steps stored and starts their jobs.
+            self.handle.wake();
         }
         Ok(())
     }
 
-    /// Writes the 25/50/75 % and exit-warning events that are due and not yet written.
-    async fn milestones(&self, epoch: i64, g: &gpr::Model, now: DateTime<Utc>) -> Result<()> {
-        let (Some(start), Some(exit)) = (g.provisioned_at, g.exit_at) else { return Ok(()) };
+    /// Writes the 25/50/75 % and exit-warning events that are due and not yet written; the
+    /// milestone bits now stored, when it wrote them.
+    async fn milestones(&self, epoch: i64, g: &gpr::Model, now: DateTime<Utc>) -> Result<Option<i32>> {
+        let (Some(start), Some(exit)) = (g.provisioned_at, g.exit_at) else { return Ok(None) };
         let window = (exit - start).num_seconds().max(1);
         let mut due: Vec<(i32, GprEventKind, String)> = Vec::new();
         for (bit, kind, share) in MILESTONES {
@@ -353,7 +425,7 @@ impl Lifecycle {
             due.push((EXIT_WARNING_BIT, GprEventKind::ExitWarning, message));
         }
         if due.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         let done = due.iter().fold(g.milestones_done, |acc, (bit, ..)| acc | bit);
         let txn = self.fenced(epoch).await?;
@@ -371,11 +443,12 @@ impl Lifecycle {
             }
         }
         self.commit(txn).await?;
-        Ok(())
+        Ok((written == 1).then_some(done))
     }
 
-    /// PROVISIONED → RELEASING (or a preemption victim) with its reason and events.
-    async fn start_release(&self, epoch: i64, g: &gpr::Model, reason: ReleaseReason, by: Option<&gpr::Model>) -> Result<bool> {
+    /// PROVISIONED → RELEASING (or a preemption victim) with its reason and events; when the
+    /// nodes are back at the latest, if it moved.
+    async fn start_release(&self, epoch: i64, g: &gpr::Model, reason: ReleaseReason, by: Option<&gpr::Model>) -> Result<Option<i64>> {
         let txn = self.fenced(epoch).await?;
         let message = match (reason, by) {
             (ReleaseReason::Expired, _) => "the reserved window ended".to_owned(),
@@ -386,8 +459,8 @@ impl Lifecycle {
             _ => format!("released ({})", reason.as_str()),
         };
         let now = self.now();
-        let until = state::release_deadline(now.timestamp(), g.holds_until.map(|t| t.timestamp()), &self.handle.planning);
-        let until = DateTime::from_timestamp(until, 0).unwrap_or(now);
+        let deadline = state::release_deadline(now.timestamp(), g.holds_until.map(|t| t.timestamp()), &self.handle.planning);
+        let until = DateTime::from_timestamp(deadline, 0).unwrap_or(now);
         let changes = gpr::ActiveModel {
             phase: Set(GprPhase::Releasing),
             release_reason: Set(Some(reason)),
@@ -419,17 +492,24 @@ impl Lifecycle {
             record_event(&txn, g, GprEventKind::Releasing, format!("releasing its nodes: {message}"), ACTOR).await?;
         }
         self.commit(txn).await?;
-        Ok(moved)
+        Ok(moved.then_some(deadline))
     }
 
     /// A node of a provisioned GPR failed: it leaves the GPR, and a spare takes its place
     /// (`NODE_REPLACED`, then the provider hands the spare to the slice) or the GPR runs on
     /// fewer nodes (`DEGRADED`). Unlinking the failed node makes this happen once.
-    async fn node_failed(self: &Arc<Self>, epoch: i64, g: &gpr::Model, snapshot: &Snapshot, decision: &Decision) -> Result<()> {
+    /// The failed node and its replacement, once stored.
+    async fn node_failed(
+        self: &Arc<Self>,
+        epoch: i64,
+        g: &gpr::Model,
+        snapshot: &Snapshot,
+        decision: &Decision,
+    ) -> Result<Option<(i64, Option<i64>)>> {
         let (failed, replacement) = match *decision {
             Decision::ReplaceNode { failed, replacement, .. } => (failed, Some(replacement)),
             Decision::Degraded { failed, .. } => (failed, None),
-            _ => return Ok(()),
+            _ => return Ok(None),
         };
         let name = |id: i64| snapshot.nodes.iter().find(|n| n.id == id).map_or_else(|| format!("#{id}"), |n| n.name.clone());
         let txn = self.fenced(epoch).await?;
@@ -441,7 +521,7 @@ impl Lifecycle {
             .rows_affected;
         if unlinked == 0 {
             // Another leader handled it since the snapshot.
-            return Ok(());
+            return Ok(None);
         }
         node::Entity::update_many()
             .col_expr(node::Column::State, Expr::value(NodeState::Available))
@@ -496,7 +576,7 @@ impl Lifecycle {
                 }
             });
         }
-        Ok(())
+        Ok(Some((failed, replacement)))
     }
 
     /// QUEUED → PROVISIONING on the chosen nodes.
@@ -552,10 +632,17 @@ impl Lifecycle {
 
     /// Queue positions, promises, expectations and planned pools of pending GPRs.
     /// `causes` says why promises moved later in this tick (an event that moves one names it).
-    async fn store_estimates(&self, epoch: i64, snapshot: &Snapshot, core: &Scheduler, causes: &HashMap<i64, crate::scheduler::Cause>) -> Result<()> {
+    /// The driver's copy of each row is brought in line with what was written.
+    async fn store_estimates(
+        &self,
+        epoch: i64,
+        snapshot: &mut Snapshot,
+        core: &Scheduler,
+        causes: &HashMap<i64, crate::scheduler::Cause>,
+    ) -> Result<()> {
         let positions = core.positions();
         let mut changed = Vec::new();
-        for g in snapshot.active.iter().filter(|g| g.phase == GprPhase::Queued) {
+        for g in snapshot.active.values().filter(|g| g.phase == GprPhase::Queued) {
             let Some(status) = core.status_unpositioned(g.id) else { continue };
             let promise = status.start_no_later_than.and_then(|t| DateTime::from_timestamp(t, 0));
             let expected = status.estimated_start.and_then(|t| DateTime::from_timestamp(t, 0));
@@ -565,13 +652,15 @@ impl Lifecycle {
             if g.queue_position == position && g.start_no_later_than == promise && g.estimated_start_at == expected && same_pool {
                 continue;
             }
-            changed.push((g, position, promise, expected, pool));
+            changed.push((g.clone(), position, promise, expected, pool));
         }
         if changed.is_empty() {
             return Ok(());
         }
         let txn = self.fenced(epoch).await?;
+        let mut stored = Vec::with_capacity(changed.len());
         for (g, position, promise, expected, pool) in changed {
+            let g = &g;
             let changes = gpr::ActiveModel {
                 queue_position: Set(position),
                 start_no_later_than: Set(promise),
@@ -609,8 +698,21 @@ impl Lifecycle {
                 }
                 record_event(&txn, g, GprEventKind::EstimateChanged, message, ACTOR).await?;
             }
+            if written == 1 {
+                stored.push((g.id, position, promise, expected, pool));
+            }
         }
         self.commit(txn).await?;
+        for (id, position, promise, expected, pool) in stored {
+            if let Some(g) = snapshot.active.get_mut(&id) {
+                g.queue_position = position;
+                g.start_no_later_than = promise;
+                g.estimated_start_at = expected;
+                g.assigned_cluster_id = pool.as_ref().map(|p| p.cluster);
+                g.assigned_instance_type = pool.as_ref().map(|p| p.instance_type.clone());
+                g.assigned_gpu_shape = pool.map(|p| p.gpu_shape);
+            }
+        }
         Ok(())
     }
 }
@@ -620,7 +722,7 @@ fn describe_cause(cause: &crate::scheduler::Cause, snapshot: &Snapshot) -> Strin
     use crate::scheduler::Cause;
     match cause {
         Cause::HigherPriority { gpr, priority } => {
-            let name = snapshot.active.iter().find(|g| g.id == *gpr).map_or_else(|| format!("#{gpr}"), |g| format!("`{}`", g.name));
+            let name = snapshot.active.get(gpr).map_or_else(|| format!("#{gpr}"), |g| format!("`{}`", g.name));
             format!("GPR {name} of higher priority ({priority}) was ranked ahead of it")
         }
         Cause::CapacityLost { pool } => format!(

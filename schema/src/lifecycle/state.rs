@@ -1,6 +1,7 @@
-//! Stored state → the pure scheduler. Every tick rebuilds the core from the database, so the
-//! database is the only truth: a restart or a new leader plans from exactly what was stored
-//! (last plans come back as holds, so promises survive a leader change).
+//! Stored state → the pure scheduler. The leader builds the core from the database when it
+//! takes the lease (the [`super::driver::Driver`] then feeds it what changes), so the database
+//! is the only truth: a restart or a new leader plans from exactly what was stored (last plans
+//! come back as holds, so promises survive a leader change).
 //!
 //! A GPR that holds nodes is planned on stored bounds, never on "now": a provisioning one until
 //! its admission plus the provisioning allowance, its duration and the release allowance; a
@@ -9,13 +10,15 @@
 //! stays silent under a provisioned GPR past a grace period is handled as a failed node.
 
 use crate::error::Result;
-use crate::metrics::service::effective_health;
+use crate::metrics::service::STALE_AFTER_SECS;
 use crate::scheduler::{self, Config, Hold, Holding, NodeSpec, PoolKey, Request, RunningSpec, Scheduler, SliceSpec};
 use chrono::{DateTime, Utc};
 use egs_entities::{GprPhase, Health, NodeState, gpr, gpr_node, gpu, node, slice, slice_cluster};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
+/// Phases the scheduler plans: queued, or holding nodes.
+pub const ACTIVE: [GprPhase; 4] = [GprPhase::Queued, GprPhase::Provisioning, GprPhase::Provisioned, GprPhase::Releasing];
 /// Phases in which a GPR holds nodes.
 pub const HOLDING: [GprPhase; 3] = [GprPhase::Provisioning, GprPhase::Provisioned, GprPhase::Releasing];
 /// How long a release may take by default, for planning: nodes of a releasing GPR are back
@@ -36,54 +39,31 @@ pub struct Snapshot {
     pub nodes: Vec<node::Model>,
     /// Nodes whose agent is silent (STALE, by the wall clock the agents report on), and those
     /// silent past the grace period.
-    stale: std::collections::HashSet<i64>,
-    stale_past_grace: std::collections::HashSet<i64>,
+    pub(super) stale: HashSet<i64>,
+    pub(super) stale_past_grace: HashSet<i64>,
     pub slices: HashMap<i64, slice::Model>,
-    pub active: Vec<gpr::Model>,
+    /// GPRs queued or holding nodes, by id.
+    pub active: BTreeMap<i64, gpr::Model>,
     /// Nodes each holding GPR has.
     pub links: BTreeMap<i64, Vec<i64>>,
     /// When each holding GPR's GPUs last did work, if any of them reported since it started.
     pub last_busy: HashMap<i64, DateTime<Utc>>,
     pub history: Vec<gpr::Model>,
-    slice_clusters: Vec<slice_cluster::Model>,
+    pub(super) slice_clusters: HashMap<i64, Vec<i64>>,
 }
 
 impl Snapshot {
     pub async fn load(db: &impl ConnectionTrait, now: DateTime<Utc>) -> Result<Self> {
         let nodes = node::Entity::find().order_by_asc(node::Column::Id).all(db).await?;
         let slices = slice::Entity::find().all(db).await?.into_iter().map(|s| (s.id, s)).collect();
-        let slice_clusters = slice_cluster::Entity::find().all(db).await?;
-        let active = gpr::Entity::find()
-            .filter(gpr::Column::Phase.is_in([GprPhase::Queued, GprPhase::Provisioning, GprPhase::Provisioned, GprPhase::Releasing]))
-            .order_by_asc(gpr::Column::Id)
-            .all(db)
-            .await?;
-        let holding: Vec<i64> = active.iter().filter(|g| HOLDING.contains(&g.phase)).map(|g| g.id).collect();
-        let mut links: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
-        if !holding.is_empty() {
-            for link in gpr_node::Entity::find().filter(gpr_node::Column::GprId.is_in(holding.clone())).all(db).await? {
-                links.entry(link.gpr_id).or_default().push(link.node_id);
-            }
+        let mut slice_clusters: HashMap<i64, Vec<i64>> = HashMap::new();
+        for link in slice_cluster::Entity::find().all(db).await? {
+            slice_clusters.entry(link.slice_id).or_default().push(link.cluster_id);
         }
-        let mut last_busy = HashMap::new();
-        let held_nodes: Vec<i64> = links.values().flatten().copied().collect();
-        if !held_nodes.is_empty() {
-            let gpus = gpu::Entity::find().filter(gpu::Column::NodeId.is_in(held_nodes)).all(db).await?;
-            let by_node: HashMap<i64, Vec<&gpu::Model>> = gpus.iter().fold(HashMap::new(), |mut m, g| {
-                m.entry(g.node_id).or_default().push(g);
-                m
-            });
-            for g in active.iter().filter(|g| g.phase == GprPhase::Provisioned) {
-                let Some(since) = g.provisioned_at else { continue };
-                let gpus: Vec<&&gpu::Model> = links.get(&g.id).into_iter().flatten().filter_map(|n| by_node.get(n)).flatten().collect();
-                // No telemetry since the window began, no idle verdict: agents may not run yet.
-                if gpus.is_empty() || gpus.iter().any(|gpu| gpu.last_sample_at.is_none_or(|t| t < since)) {
-                    continue;
-                }
-                let busy = gpus.iter().filter_map(|gpu| gpu.last_busy_at).max().unwrap_or(since).max(since);
-                last_busy.insert(g.id, busy);
-            }
-        }
+        let active: BTreeMap<i64, gpr::Model> =
+            gpr::Entity::find().filter(gpr::Column::Phase.is_in(ACTIVE)).all(db).await?.into_iter().map(|g| (g.id, g)).collect();
+        let holding: Vec<i64> = active.values().filter(|g| HOLDING.contains(&g.phase)).map(|g| g.id).collect();
+        let links = load_links(db, holding).await?;
         let history = gpr::Entity::find()
             .filter(gpr::Column::ProvisionedAt.gt(now - chrono::Duration::days(HISTORY_DAYS)))
             .filter(gpr::Column::CompletedAt.is_not_null())
@@ -91,13 +71,64 @@ impl Snapshot {
             .limit(HISTORY_ROWS)
             .all(db)
             .await?;
+        let mut snapshot = Self {
+            now,
+            nodes,
+            stale: HashSet::new(),
+            stale_past_grace: HashSet::new(),
+            slices,
+            active,
+            links,
+            last_busy: HashMap::new(),
+            history,
+            slice_clusters,
+        };
         // Agents stamp heartbeats with the wall clock: staleness is judged on it too.
         let wall = Utc::now();
-        let stale = nodes.iter().filter(|n| effective_health(n, wall) == Health::Stale).map(|n| n.id).collect();
-        let grace = wall - chrono::Duration::seconds(STALE_GRACE_SECS);
-        let stale_past_grace =
-            nodes.iter().filter(|n| effective_health(n, grace) == Health::Stale && n.health == Health::Healthy).map(|n| n.id).collect();
-        Ok(Self { now, nodes, stale, stale_past_grace, slices, active, links, last_busy, history, slice_clusters })
+        let silent: Vec<(i64, DateTime<Utc>)> = snapshot.nodes.iter().filter_map(|n| Some((n.id, n.last_heartbeat_at?))).collect();
+        snapshot.set_silent(&silent, wall);
+        snapshot.last_busy = snapshot.load_last_busy(db).await?;
+        Ok(snapshot)
+    }
+
+    /// Judges which healthy nodes are silent from their last heartbeats (nodes not listed
+    /// reported recently), by the wall clock.
+    pub(super) fn set_silent(&mut self, heartbeats: &[(i64, DateTime<Utc>)], wall: DateTime<Utc>) {
+        let healthy: HashSet<i64> = self.nodes.iter().filter(|n| n.health == Health::Healthy).map(|n| n.id).collect();
+        let stale_at = wall - chrono::Duration::seconds(STALE_AFTER_SECS);
+        let failed_at = stale_at - chrono::Duration::seconds(STALE_GRACE_SECS);
+        self.stale = heartbeats.iter().filter(|(id, at)| healthy.contains(id) && *at <= stale_at).map(|(id, _)| *id).collect();
+        self.stale_past_grace = heartbeats.iter().filter(|(id, at)| healthy.contains(id) && *at <= failed_at).map(|(id, _)| *id).collect();
+    }
+
+    /// When each provisioned GPR with an idle timeout last had a busy GPU, if all its GPUs
+    /// reported since its window began (no telemetry yet, no idle verdict: agents may not run).
+    pub(super) async fn load_last_busy(&self, db: &impl ConnectionTrait) -> Result<HashMap<i64, DateTime<Utc>>> {
+        let watched: Vec<&gpr::Model> = self
+            .active
+            .values()
+            .filter(|g| g.phase == GprPhase::Provisioned && g.idle_timeout_secs.is_some() && g.provisioned_at.is_some())
+            .collect();
+        let held_nodes: Vec<i64> = watched.iter().flat_map(|g| self.links.get(&g.id).into_iter().flatten().copied()).collect();
+        let mut last_busy = HashMap::new();
+        if held_nodes.is_empty() {
+            return Ok(last_busy);
+        }
+        let gpus = gpu::Entity::find().filter(gpu::Column::NodeId.is_in(held_nodes)).all(db).await?;
+        let mut by_node: HashMap<i64, Vec<&gpu::Model>> = HashMap::new();
+        for g in &gpus {
+            by_node.entry(g.node_id).or_default().push(g);
+        }
+        for g in watched {
+            let Some(since) = g.provisioned_at else { continue };
+            let gpus: Vec<&gpu::Model> = self.links.get(&g.id).into_iter().flatten().filter_map(|n| by_node.get(n)).flatten().copied().collect();
+            if gpus.is_empty() || gpus.iter().any(|gpu| gpu.last_sample_at.is_none_or(|t| t < since)) {
+                continue;
+            }
+            let busy = gpus.iter().filter_map(|gpu| gpu.last_busy_at).max().unwrap_or(since).max(since);
+            last_busy.insert(g.id, busy);
+        }
+        Ok(last_busy)
     }
 
     /// The pool a stored GPR is (or was planned) in.
@@ -134,17 +165,66 @@ impl Snapshot {
             .map_or(1, |n| n.gpus_per_node.max(1) as u32)
     }
 
-    /// Failed nodes a provisioned GPR still holds, as `(gpr, node)`: reported unhealthy, or
-    /// silent past the grace period. The tick turns each into a replacement or a degraded GPR
-    /// and unlinks the node, so each is handled once.
+    /// Whether a node is failed for a GPR running its window on it: reported unhealthy, or
+    /// silent past the grace period.
+    fn failed(&self, n: &node::Model) -> bool {
+        n.health == Health::Unhealthy || self.stale_past_grace.contains(&n.id)
+    }
+
+    /// The GPRs running their window, by the nodes they hold.
+    fn provisioned_holders(&self) -> HashMap<i64, i64> {
+        let mut holders = HashMap::new();
+        for g in self.active.values().filter(|g| g.phase == GprPhase::Provisioned) {
+            for &n in self.links.get(&g.id).into_iter().flatten() {
+                holders.insert(n, g.id);
+            }
+        }
+        holders
+    }
+
+    /// Failed nodes a provisioned GPR still holds, as `(gpr, node)`. The tick turns each into a
+    /// replacement or a degraded GPR and unlinks the node, so each is handled once.
     pub fn failed_links(&self) -> Vec<(i64, i64)> {
-        let unhealthy: std::collections::HashSet<i64> =
-            self.nodes.iter().filter(|n| n.health == Health::Unhealthy || self.stale_past_grace.contains(&n.id)).map(|n| n.id).collect();
-        self.active
+        let holders = self.provisioned_holders();
+        self.nodes.iter().filter(|n| self.failed(n)).filter_map(|n| holders.get(&n.id).map(|g| (*g, n.id))).collect()
+    }
+
+    /// Whether the core should count each node as capacity. A node under a provisioned GPR
+    /// counts until it fails (a short silence is not a failure); a failed one counts until
+    /// [`Snapshot::failed_links`] reports it, so that the core replaces it. Any other node
+    /// counts when healthy, not silent and not cordoned or draining.
+    pub fn usable(&self) -> HashMap<i64, bool> {
+        let holders = self.provisioned_holders();
+        self.nodes
             .iter()
-            .filter(|g| g.phase == GprPhase::Provisioned)
-            .flat_map(|g| self.links.get(&g.id).into_iter().flatten().filter(|n| unhealthy.contains(n)).map(move |n| (g.id, *n)))
+            .map(|n| {
+                let usable = if holders.contains_key(&n.id) {
+                    true
+                } else {
+                    n.health != Health::Unhealthy && !self.stale.contains(&n.id) && !matches!(n.state, NodeState::Cordoned | NodeState::Draining)
+                };
+                (n.id, usable)
+            })
             .collect()
+    }
+
+    pub fn node_spec(n: &node::Model, usable: bool) -> NodeSpec {
+        NodeSpec {
+            id: n.id,
+            pool: PoolKey { cluster: n.cluster_id, instance_type: n.instance_type.clone(), gpu_shape: n.gpu_shape.clone() },
+            gpus: n.gpus_per_node.max(0) as u32,
+            gpu_memory_mib: n.gpu_memory_mib,
+            healthy: usable,
+        }
+    }
+
+    pub fn slice_spec(&self, s: &slice::Model) -> SliceSpec {
+        SliceSpec {
+            id: s.id,
+            clusters: self.slice_clusters.get(&s.id).cloned().unwrap_or_default(),
+            evictable: s.policy.auto_eviction,
+            shapes: s.policy.allowed_shapes.clone(),
+        }
     }
 
     /// The scheduler as the stored state describes it, before any pass. Nodes in
@@ -153,28 +233,12 @@ impl Snapshot {
     pub fn scheduler(&self, config: &Config) -> Scheduler {
         let now = self.now.timestamp();
         let mut core = Scheduler::new(config.clone());
-        let failed: Vec<i64> = self.failed_links().into_iter().map(|(_, node)| node).collect();
+        let usable = self.usable();
         for n in &self.nodes {
-            let usable = (n.health != Health::Unhealthy && !self.stale.contains(&n.id)) || failed.contains(&n.id);
-            core.upsert_node(NodeSpec {
-                id: n.id,
-                pool: PoolKey { cluster: n.cluster_id, instance_type: n.instance_type.clone(), gpu_shape: n.gpu_shape.clone() },
-                gpus: n.gpus_per_node.max(0) as u32,
-                gpu_memory_mib: n.gpu_memory_mib,
-                healthy: usable && !matches!(n.state, NodeState::Cordoned | NodeState::Draining),
-            });
-        }
-        let mut clusters: HashMap<i64, Vec<i64>> = HashMap::new();
-        for link in &self.slice_clusters {
-            clusters.entry(link.slice_id).or_default().push(link.cluster_id);
+            core.upsert_node(Self::node_spec(n, usable.get(&n.id).copied().unwrap_or(false)));
         }
         for s in self.slices.values() {
-            core.upsert_slice(SliceSpec {
-                id: s.id,
-                clusters: clusters.remove(&s.id).unwrap_or_default(),
-                evictable: s.policy.auto_eviction,
-                shapes: s.policy.allowed_shapes.clone(),
-            });
+            core.upsert_slice(self.slice_spec(s));
         }
         // Fair share from finished windows; running ones are charged by the core as they run.
         for g in &self.history {
@@ -188,37 +252,48 @@ impl Snapshot {
         // A preemption victim still releasing shares its nodes with the GPR that preempted it
         // (which waits for them): they are counted once, for the preemptor, whose bound is later.
         let mut claimed: HashMap<i64, i64> = HashMap::new();
-        for g in self.active.iter().filter(|g| matches!(g.phase, GprPhase::Provisioning | GprPhase::Provisioned)) {
+        for g in self.active.values().filter(|g| matches!(g.phase, GprPhase::Provisioning | GprPhase::Provisioned)) {
             for &n in self.links.get(&g.id).into_iter().flatten() {
                 claimed.insert(n, g.id);
             }
         }
-        for g in &self.active {
-            let request = self.request(g);
+        for g in self.active.values() {
             match g.phase {
-                GprPhase::Queued => {
-                    let hold = g.start_no_later_than.zip(Self::assigned_pool(g)).map(|(start, pool)| Hold { pool, start: start.timestamp() });
-                    // A promise without a pool: its plan was dropped by its own change.
-                    let promised = match hold {
-                        None => g.start_no_later_than.map(|t| t.timestamp()),
-                        Some(_) => None,
-                    };
-                    core.restore_pending(request, hold, promised);
-                }
-                phase => {
-                    let Some(pool) = Self::assigned_pool(g) else { continue };
-                    let Some(spec) = Self::holding(g, phase, request, pool, config, now) else { continue };
-                    let nodes =
-                        self.links.get(&g.id).into_iter().flatten().copied().filter(|n| claimed.get(n).is_none_or(|by| *by == g.id)).collect();
-                    core.add_running(RunningSpec { nodes, ..spec });
+                GprPhase::Queued => self.restore_queued(&mut core, g),
+                _ => {
+                    let nodes = self.links.get(&g.id).into_iter().flatten().copied().filter(|n| claimed.get(n).is_none_or(|by| *by == g.id));
+                    self.restore_holding(&mut core, g, nodes.collect(), config, now);
                 }
             }
         }
         core
     }
 
+    /// Gives the core a queued GPR as stored: its last plan is its hold.
+    pub(super) fn restore_queued(&self, core: &mut Scheduler, g: &gpr::Model) {
+        let (hold, promised) = Self::stored_plan(g);
+        core.restore_pending(self.request(g), hold, promised);
+    }
+
+    /// A queued GPR's stored plan: its hold, or the promise its own change dropped the plan of.
+    pub(super) fn stored_plan(g: &gpr::Model) -> (Option<Hold>, Option<i64>) {
+        let hold = g.start_no_later_than.zip(Self::assigned_pool(g)).map(|(start, pool)| Hold { pool, start: start.timestamp() });
+        let promised = match hold {
+            None => g.start_no_later_than.map(|t| t.timestamp()),
+            Some(_) => None,
+        };
+        (hold, promised)
+    }
+
+    /// Gives the core a GPR that holds `nodes`, on its stored bounds.
+    pub(super) fn restore_holding(&self, core: &mut Scheduler, g: &gpr::Model, nodes: Vec<i64>, config: &Config, now: i64) {
+        let Some(pool) = Self::assigned_pool(g) else { return };
+        let Some(spec) = Self::holding(g, g.phase, self.request(g), pool, config, now) else { return };
+        core.add_running(RunningSpec { nodes, ..spec });
+    }
+
     /// The core's view of a GPR that holds nodes, from its stored bounds (nodes left empty).
-    fn holding(g: &gpr::Model, phase: GprPhase, request: Request, pool: PoolKey, config: &Config, now: i64) -> Option<RunningSpec> {
+    pub(super) fn holding(g: &gpr::Model, phase: GprPhase, request: Request, pool: PoolKey, config: &Config, now: i64) -> Option<RunningSpec> {
         let since = g.holding_since.unwrap_or(g.updated_at).timestamp();
         let (started_at, ends_at, holding) = match phase {
             GprPhase::Provisioning => (since, config.latest_window_end(since, g.duration_secs), Holding::Provisioning),
@@ -245,10 +320,29 @@ pub fn release_deadline(since: i64, previous: Option<i64>, config: &Config) -> i
     previous.map_or(until, |bound| until.min(bound))
 }
 
-/// "Get wait time" for a request that is not stored, against the current stored state.
-pub async fn wait_time(db: &impl ConnectionTrait, config: &Config, request: &Request, now: DateTime<Utc>) -> Result<Vec<scheduler::PoolEstimate>> {
-    let snapshot = Snapshot::load(db, now).await?;
-    let mut core = snapshot.scheduler(config);
+/// The nodes each of `gprs` holds.
+pub(super) async fn load_links(db: &impl ConnectionTrait, gprs: Vec<i64>) -> Result<BTreeMap<i64, Vec<i64>>> {
+    let mut links: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+    for chunk in gprs.chunks(1000) {
+        for link in gpr_node::Entity::find().filter(gpr_node::Column::GprId.is_in(chunk.to_vec())).all(db).await? {
+            links.entry(link.gpr_id).or_default().push(link.node_id);
+        }
+    }
+    Ok(links)
+}
+
+/// "Get wait time" for a request that is not stored: on the leader, against a copy of its
+/// scheduler; elsewhere against the current stored state.
+pub async fn wait_time(
+    db: &impl ConnectionTrait,
+    handle: &super::SchedulerHandle,
+    request: &Request,
+    now: DateTime<Utc>,
+) -> Result<Vec<scheduler::PoolEstimate>> {
+    let mut core = match handle.scheduler_copy(db).await {
+        Some(core) => core,
+        None => Snapshot::load(db, now).await?.scheduler(&handle.planning),
+    };
     // The pass fills in plans and expected windows; admissions it makes stay in this copy.
     core.plan(now.timestamp());
     Ok(core.wait_time(request, now.timestamp()))

@@ -63,7 +63,7 @@ pub struct SliceSpec {
 }
 
 /// What a GPR asks for, as the scheduler sees it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Request {
     pub id: GprId,
     pub slice: SliceId,
@@ -812,6 +812,31 @@ impl Scheduler {
         self.dirty
     }
 
+    /// Whether a GPR waits in the queue.
+    pub fn is_pending(&self, id: GprId) -> bool {
+        self.pending.contains_key(&id)
+    }
+
+    /// What a waiting GPR asks for, as the core plans it.
+    pub fn pending_request(&self, id: GprId) -> Option<&Request> {
+        self.pending.get(&id).map(|p| &p.request)
+    }
+
+    /// Where a GPR that holds nodes is in its lifecycle; `None` when it holds none.
+    pub fn holding(&self, id: GprId) -> Option<Holding> {
+        self.running.get(&id).map(|r| r.spec.holding)
+    }
+
+    /// A GPR that holds nodes, as the core plans around it.
+    pub fn running(&self, id: GprId) -> Option<&RunningSpec> {
+        self.running.get(&id).map(|r| &r.spec)
+    }
+
+    /// Whether a node counts as capacity, and the GPR holding it; `None` for an unknown node.
+    pub fn node(&self, id: NodeId) -> Option<(bool, Option<GprId>)> {
+        self.nodes.get(&id).map(|n| (n.healthy, n.holder))
+    }
+
     pub fn pending_len(&self) -> usize {
         self.pending.len()
     }
@@ -928,6 +953,17 @@ impl Scheduler {
     /// A node's health changed at `now`. A failed node inside a running GPR is replaced from
     /// the same pool when one is free, otherwise the GPR runs degraded.
     pub fn set_node_health(&mut self, node: NodeId, healthy: bool, now: Time) -> Vec<Decision> {
+        self.change_node_health(node, healthy, now, true)
+    }
+
+    /// [`Scheduler::set_node_health`] without a replacement: the node leaves (or rejoins) the
+    /// pool's capacity, and a GPR holding it keeps it (one still provisioning is judged by its
+    /// precheck; one releasing gives it back anyway).
+    pub fn mark_node(&mut self, node: NodeId, healthy: bool, now: Time) {
+        self.change_node_health(node, healthy, now, false);
+    }
+
+    fn change_node_health(&mut self, node: NodeId, healthy: bool, now: Time, replace: bool) -> Vec<Decision> {
         let Some(state) = self.nodes.get(&node).cloned() else { return Vec::new() };
         if state.healthy == healthy {
             return Vec::new();
@@ -942,6 +978,10 @@ impl Scheduler {
         let Some(back) = self.running.get(&holder).map(|r| r.spec.nodes_back_by(self.config.release_allowance)) else { return Vec::new() };
         if healthy {
             self.pools[pool].plan.add(now, back.max(now), 1);
+            return Vec::new();
+        }
+        if !replace {
+            self.pools[pool].plan.add(now, back.max(now), -1);
             return Vec::new();
         }
         let spare = self.pools[pool].nodes.iter().copied().find(|n| self.nodes.get(n).is_some_and(|s| s.healthy && s.holder.is_none()));

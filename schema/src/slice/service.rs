@@ -139,6 +139,12 @@ async fn insert_namespace(db: &impl ConnectionTrait, slice_id: i64, ns: &Namespa
     let linked = slice_cluster::Entity::find_by_id((slice_id, ns.cluster_id)).one(db).await?;
     if linked.is_none() {
         slice_cluster::ActiveModel { slice_id: Set(slice_id), cluster_id: Set(ns.cluster_id) }.insert(db).await?;
+        // The scheduler reads slices changed since its last look: this one may use a new cluster.
+        slice::Entity::update_many()
+            .col_expr(slice::Column::UpdatedAt, sea_orm::sea_query::Expr::value(Utc::now()))
+            .filter(slice::Column::Id.eq(slice_id))
+            .exec(db)
+            .await?;
     }
     Ok(slice_namespace::ActiveModel {
         slice_id: Set(slice_id),
