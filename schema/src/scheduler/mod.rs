@@ -482,7 +482,11 @@ impl Scheduler {
                     expected_planned: Reservations::default(),
                 });
                 self.pool_index.insert(spec.pool.clone(), self.pools.len() - 1);
-                self.pools.len() - 1
+                let index = self.pools.len() - 1;
+                // Waiting GPRs may use the new pool too.
+                let waiting: Vec<GprId> = self.pending.keys().copied().collect();
+                self.rematch(waiting);
+                index
             }
         };
         if let Some(existing) = self.nodes.get(&spec.id) {
@@ -509,7 +513,36 @@ impl Scheduler {
         slice.clusters = spec.clusters;
         slice.evictable = spec.evictable;
         slice.shapes = spec.shapes;
+        let waiting = slice.pending.clone();
+        self.rematch(waiting);
         self.dirty = true;
+    }
+
+    /// Matches waiting GPRs against today's pools and slices again (a pool appeared, a slice
+    /// gained or lost a cluster or shape). A plan in a pool the GPR may no longer use is
+    /// voided as lost capacity.
+    fn rematch(&mut self, ids: Vec<GprId>) {
+        for id in ids {
+            let Some(p) = self.pending.get(&id) else { continue };
+            let pools = self.matching_pools(&p.request);
+            if pools == p.pools {
+                continue;
+            }
+            match p.plan {
+                Some(plan) if !pools.contains(&plan.pool) => {
+                    let (request, promised) = (p.request.clone(), p.promised);
+                    let hold = Hold { pool: self.pools[plan.pool].key.clone(), start: plan.start };
+                    self.remove_pending(id);
+                    self.restore_pending(request, Some(hold), promised);
+                }
+                _ => {
+                    if let Some(p) = self.pending.get_mut(&id) {
+                        p.pools = pools;
+                    }
+                }
+            }
+            self.dirty = true;
+        }
     }
 
     /// Adds to a slice's recent use (GPU-seconds at `at`); fair share forgets it over time.

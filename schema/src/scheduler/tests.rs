@@ -1351,3 +1351,26 @@ fn a_pass_leaves_nothing_for_the_next_one() {
     core.plan(5 * 3600);
     assert!(!core.is_dirty());
 }
+
+#[test]
+fn waiting_gprs_match_pools_that_appear_and_lose_plans_in_pools_their_slice_leaves() {
+    let mut core = Scheduler::new(Config::default());
+    slices(&mut core, &[1], &[1, 2], false);
+    // Restored before any node of its shape is known: nothing matches yet.
+    core.add_pending(request(10, 1, 2, 100, 100), None);
+    assert!(core.plan(0).is_empty());
+    // The pool appears (nodes registered later): the waiting GPR is planned in it at once.
+    let p = pool_key(1, "H100");
+    add_nodes(&mut core, &p, 1..=2);
+    let decisions = core.plan(1);
+    assert!(matches!(decisions.as_slice(), [Decision::Admit { gpr: 10, .. }]), "{decisions:?}");
+
+    // A second GPR is planned behind it in the same pool; the slice then loses that cluster.
+    core.submit(request(11, 1, 2, 100, 100), 2).expect("fits");
+    assert!(promise(&core, 11).is_some());
+    core.upsert_slice(SliceSpec { id: 1, clusters: vec![2], evictable: false, shapes: Vec::new() });
+    core.plan(3);
+    assert_eq!(promise(&core, 11), None, "no pool of the slice's clusters is left");
+    let moves = core.take_moves();
+    assert!(moves.iter().any(|m| m.gpr == 11 && m.cause == Cause::CapacityLost { pool: p.clone() }), "{moves:?}");
+}
