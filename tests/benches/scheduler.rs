@@ -338,4 +338,236 @@ fn main() {
     }
     black_box(positions);
     line("Scheduler::position_of (map + rank)", format!("{:.0} ns/op", t.elapsed().as_nanos() as f64 / (QUEUE_KEYS / 7 + 1) as f64), "O(log n)");
+    tick_cost(seed, &live);
+}
+
+/// The gateway tick on a real database (SQLite in a temp dir): what taking the lease costs
+/// (reading everything and building the core, as every tick did before the driver), and what
+/// a tick's look at the stored changes costs with none and with a hundred edited GPRs.
+fn tick_cost(seed: u64, live: &Config) {
+    use chrono::{DateTime, Utc};
+    use egs_entities::*;
+    use egs_schema::lifecycle::driver::Driver;
+    use sea_orm::{ConnectionTrait, EntityTrait, IntoActiveModel};
+
+    const RUNNING_PER_POOL: i64 = 9;
+    const RUNNING_NODES: i64 = 10;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    runtime.block_on(async {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("tick.db").display());
+        let db = sea_orm::Database::connect(&url).await.expect("sqlite");
+        egs_api::db::migrate(&db).await.expect("migrations");
+        let now: DateTime<Utc> = Utc::now();
+        let mut rng = Rng(seed | 1);
+        let insert = |sql: String| {
+            let db = &db;
+            async move { db.execute_unprepared(&sql).await.expect("insert") }
+        };
+        let t = Instant::now();
+        insert(format!("INSERT INTO projects (id, name, created_at) VALUES (1, 'bench', '{now}')")).await;
+        let clusters: Vec<cluster::Model> = (1..=CLUSTERS)
+            .map(|id| cluster::Model {
+                id,
+                project_id: 1,
+                name: format!("c{id}"),
+                provider: ClusterProvider::Simulated,
+                cloud: None,
+                region: None,
+                registration_status: RegistrationStatus::Registered,
+                health: Health::Healthy,
+                last_contact_at: Some(now),
+                credentials: None,
+                pod_placement: PodPlacement::AdmissionPlugins,
+                created_at: now,
+                updated_at: now,
+            })
+            .collect();
+        cluster::Entity::insert_many(clusters.into_iter().map(IntoActiveModel::into_active_model)).exec(&db).await.expect("clusters");
+        let mut nodes = Vec::new();
+        for cluster in 1..=CLUSTERS {
+            for (shape, (gpu_shape, instance_type, memory)) in SHAPES.iter().enumerate() {
+                for n in 0..NODES_PER_POOL {
+                    let id = ((cluster - 1) * SHAPES.len() as i64 + shape as i64) * NODES_PER_POOL + n + 1;
+                    nodes.push(node::Model {
+                        id,
+                        cluster_id: cluster,
+                        name: format!("c{cluster}-{gpu_shape}-{n}"),
+                        instance_type: (*instance_type).into(),
+                        gpu_shape: (*gpu_shape).into(),
+                        gpus_per_node: GPUS_PER_NODE as i32,
+                        zone: None,
+                        gpu_memory_mib: *memory,
+                        health: Health::Healthy,
+                        state: NodeState::Available,
+                        allocated_gpr_id: None,
+                        power_threshold_watts: None,
+                        temperature_threshold_celsius: None,
+                        driver_version: None,
+                        cuda_version: None,
+                        last_heartbeat_at: None,
+                        created_at: now,
+                        updated_at: now,
+                    });
+                }
+            }
+        }
+        for chunk in nodes.chunks(500) {
+            node::Entity::insert_many(chunk.iter().cloned().map(IntoActiveModel::into_active_model)).exec(&db).await.expect("nodes");
+        }
+        let mut slices = Vec::new();
+        let mut links = Vec::new();
+        for id in 1..=SLICES {
+            slices.push(slice::Model {
+                id,
+                project_id: 1,
+                name: format!("s{id}"),
+                description: None,
+                policy: SlicePolicy::default(),
+                auto_gpr_template_id: None,
+                auto_gpr_enabled: false,
+                created_at: now,
+                updated_at: now,
+            });
+            for cluster in 1..=CLUSTERS {
+                if cluster == 1 + id % CLUSTERS || rng.chance(0.3) {
+                    links.push(slice_cluster::Model { slice_id: id, cluster_id: cluster });
+                }
+            }
+        }
+        for chunk in slices.chunks(500) {
+            slice::Entity::insert_many(chunk.iter().cloned().map(IntoActiveModel::into_active_model)).exec(&db).await.expect("slices");
+        }
+        for chunk in links.chunks(1000) {
+            slice_cluster::Entity::insert_many(chunk.iter().cloned().map(IntoActiveModel::into_active_model)).exec(&db).await.expect("links");
+        }
+        let gpr_row = |id: i64, slice_id: i64, nodes: i32, shape: Option<&str>, phase: GprPhase| gpr::Model {
+            id,
+            slice_id,
+            name: format!("g{id}"),
+            requester_id: None,
+            node_count: nodes,
+            gpus_per_node: None,
+            min_gpu_memory_mib: None,
+            gpu_shape: shape.map(str::to_owned),
+            instance_type: None,
+            preferred_cluster_ids: IdList::default(),
+            priority: 100,
+            duration_secs: 8 * HOUR,
+            idle_timeout_secs: None,
+            preemptible: false,
+            requeue_on_failure: false,
+            earliest_start_at: None,
+            labels: Labels::default(),
+            phase,
+            reason: None,
+            approval: ApprovalState::NotRequired,
+            approval_reason: None,
+            queue_position: None,
+            start_no_later_than: None,
+            estimated_start_at: None,
+            assigned_cluster_id: None,
+            assigned_instance_type: None,
+            assigned_gpu_shape: None,
+            provisioned_at: None,
+            exit_at: None,
+            completed_at: None,
+            release_reason: None,
+            preempted_by_id: None,
+            holding_since: None,
+            holds_until: None,
+            milestones_done: 0,
+            version: 1,
+            source_uid: None,
+            source_ref: None,
+            created_at: now,
+            updated_at: now,
+        };
+        // Running: nine GPRs of ten nodes in every pool, each of its own slice on that cluster.
+        let (mut gprs, mut held) = (Vec::new(), Vec::new());
+        let mut id = 0;
+        for cluster in 1..=CLUSTERS {
+            for (shape, (gpu_shape, instance_type, _)) in SHAPES.iter().enumerate() {
+                for r in 0..RUNNING_PER_POOL {
+                    id += 1;
+                    // Slice `cluster + k·CLUSTERS` always has the cluster.
+                    let slice = cluster + CLUSTERS * ((shape as i64 * RUNNING_PER_POOL + r) % (SLICES / CLUSTERS));
+                    let mut g = gpr_row(id, slice, RUNNING_NODES as i32, Some(gpu_shape), GprPhase::Provisioned);
+                    let started = now - chrono::Duration::seconds(rng.range(0, 4 * HOUR));
+                    g.provisioned_at = Some(started);
+                    g.exit_at = Some(started + chrono::Duration::seconds(g.duration_secs));
+                    g.holds_until = g.exit_at;
+                    g.assigned_cluster_id = Some(cluster);
+                    g.assigned_instance_type = Some((*instance_type).into());
+                    g.assigned_gpu_shape = Some((*gpu_shape).into());
+                    let first = ((cluster - 1) * SHAPES.len() as i64 + shape as i64) * NODES_PER_POOL + r * RUNNING_NODES + 1;
+                    held.extend((first..first + RUNNING_NODES).map(|node_id| gpr_node::Model { gpr_id: id, node_id, assigned_at: now }));
+                    gprs.push(g);
+                }
+            }
+        }
+        let running = gprs.len();
+        for _ in 0..PENDING {
+            id += 1;
+            let shape = rng.chance(0.8).then(|| SHAPES[rng.range(0, SHAPES.len() as i64 - 1) as usize].0);
+            let mut g = gpr_row(id, rng.range(1, SLICES), rng.range(1, 8) as i32, shape, GprPhase::Queued);
+            g.priority = rng.range(1, 300) as i32;
+            g.duration_secs = rng.range(HOUR, 72 * HOUR);
+            gprs.push(g);
+        }
+        for chunk in gprs.chunks(400) {
+            gpr::Entity::insert_many(chunk.iter().cloned().map(IntoActiveModel::into_active_model)).exec(&db).await.expect("gprs");
+        }
+        for chunk in held.chunks(1000) {
+            gpr_node::Entity::insert_many(chunk.iter().cloned().map(IntoActiveModel::into_active_model)).exec(&db).await.expect("links");
+        }
+        println!(
+            "gateway tick on SQLite: {} nodes, {SLICES} slices, {running} running, {PENDING} queued GPRs (stored in {:.1} s)",
+            nodes.len(),
+            t.elapsed().as_secs_f64()
+        );
+
+        let mut builds = Vec::new();
+        let mut driver = None;
+        for _ in 0..3 {
+            let t = Instant::now();
+            driver = Some(Driver::build(&db, 1, Utc::now(), live).await.expect("build"));
+            builds.push(t.elapsed());
+        }
+        let Some(mut driver) = driver else { return };
+        builds.sort();
+        line("lease takeover: read all + build the core", format!("{:.1} ms", ms(builds[1])), "(each tick, before the driver)");
+        let t = Instant::now();
+        driver.core.plan(Utc::now().timestamp());
+        line("first pass after a takeover", format!("{:.1} ms", ms(t.elapsed())), "-");
+        let mut quiet = Vec::new();
+        for _ in 0..20 {
+            let t = Instant::now();
+            assert!(driver.look(&db, Utc::now(), live).await.expect("look"));
+            quiet.push(t.elapsed());
+            driver.core.plan(Utc::now().timestamp());
+        }
+        quiet.sort();
+        line("tick look, nothing changed (p50)", format!("{:.2} ms", ms(quiet[quiet.len() / 2])), "≪ takeover");
+        let mut edited = Vec::new();
+        for round in 0..10 {
+            let first = running as i64 + 1 + round * 100;
+            let stamp = Utc::now().to_rfc3339();
+            insert(format!(
+                "UPDATE gprs SET priority = priority + 1, version = version + 1, updated_at = '{stamp}' WHERE id >= {first} AND id < {}",
+                first + 100
+            ))
+            .await;
+            let t = Instant::now();
+            assert!(driver.look(&db, Utc::now(), live).await.expect("look"));
+            let looked = t.elapsed();
+            let t = Instant::now();
+            driver.core.plan(Utc::now().timestamp());
+            edited.push((looked, t.elapsed()));
+        }
+        edited.sort();
+        let (look, pass) = edited[edited.len() / 2];
+        line("tick look, 100 GPRs edited (p50)", format!("{:.2} ms", ms(look)), "≪ takeover");
+        line("  and the pass that follows", format!("{:.1} ms", ms(pass)), "-");
+    });
 }

@@ -17,7 +17,10 @@ use crate::metrics::service::STALE_AFTER_SECS;
 use crate::scheduler::{Config, Decision, Holding, Scheduler};
 use chrono::{DateTime, Duration, Utc};
 use egs_entities::{GprPhase, gpr, node, slice, slice_cluster};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QuerySelect};
+use sea_orm::{
+    AccessMode, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, IsolationLevel, PaginatorTrait, QueryFilter, QuerySelect, TransactionSession,
+    TransactionTrait,
+};
 use std::collections::{BTreeMap, HashMap};
 
 /// How far back each look re-reads: a transaction may commit this long after stamping its rows.
@@ -40,9 +43,16 @@ pub struct Driver {
 
 impl Driver {
     /// The core as storage describes it, with the decisions for failed nodes under running GPRs.
-    pub async fn build(db: &impl ConnectionTrait, epoch: i64, now: DateTime<Utc>, config: &Config) -> Result<Self> {
+    pub async fn build<C: ConnectionTrait + TransactionTrait>(db: &C, epoch: i64, now: DateTime<Utc>, config: &Config) -> Result<Self> {
         let cursor = Utc::now();
-        let state = Snapshot::load(db, now).await?;
+        // One consistent read: tables read at different moments could show a GPR without its
+        // slice or its nodes. (SQLite's transactions read one snapshot already.)
+        let txn = match db.get_database_backend() {
+            DbBackend::Postgres => db.begin_with_config(Some(IsolationLevel::RepeatableRead), Some(AccessMode::ReadOnly)).await?,
+            _ => db.begin().await?,
+        };
+        let state = Snapshot::load(&txn, now).await?;
+        txn.commit().await?;
         let mut core = state.scheduler(config);
         let t = now.timestamp();
         let mut failures = Vec::new();

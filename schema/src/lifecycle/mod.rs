@@ -137,7 +137,7 @@ impl SchedulerHandle {
 
     /// How the leader's scheduler, brought up to date, differs from one rebuilt from storage
     /// now (see [`driver::Driver::differences`]); `None` when this replica does not lead.
-    pub async fn drift(&self, db: &impl sea_orm::ConnectionTrait) -> Result<Option<Vec<String>>> {
+    pub async fn drift<C: sea_orm::ConnectionTrait + TransactionTrait>(&self, db: &C) -> Result<Option<Vec<String>>> {
         let mut slot = self.driver.lock().await;
         let Some(driver) = slot.as_mut() else { return Ok(None) };
         let now = self.clock.now();

@@ -513,7 +513,13 @@ impl Scheduler {
         slice.clusters = spec.clusters;
         slice.evictable = spec.evictable;
         slice.shapes = spec.shapes;
-        let waiting = slice.pending.clone();
+        // Its waiting GPRs, including any restored before the slice was known.
+        let waiting: Vec<GprId> = self.pending.values().filter(|p| p.request.slice == spec.id).map(|p| p.request.id).collect();
+        for id in &waiting {
+            if !slice.pending.contains(id) {
+                slice.pending.push(*id);
+            }
+        }
         self.rematch(waiting);
         self.dirty = true;
     }

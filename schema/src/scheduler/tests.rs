@@ -1355,9 +1355,10 @@ fn a_pass_leaves_nothing_for_the_next_one() {
 #[test]
 fn waiting_gprs_match_pools_that_appear_and_lose_plans_in_pools_their_slice_leaves() {
     let mut core = Scheduler::new(Config::default());
-    slices(&mut core, &[1], &[1, 2], false);
-    // Restored before any node of its shape is known: nothing matches yet.
+    // Restored before its slice and any node of its shape are known: nothing matches yet.
     core.add_pending(request(10, 1, 2, 100, 100), None);
+    assert!(core.plan(0).is_empty());
+    slices(&mut core, &[1], &[1, 2], false);
     assert!(core.plan(0).is_empty());
     // The pool appears (nodes registered later): the waiting GPR is planned in it at once.
     let p = pool_key(1, "H100");
