@@ -358,7 +358,8 @@ fn tick_cost(seed: u64, live: &Config) {
         let url = format!("sqlite://{}?mode=rwc", dir.path().join("tick.db").display());
         let db = sea_orm::Database::connect(&url).await.expect("sqlite");
         egs_api::db::migrate(&db).await.expect("migrations");
-        let now: DateTime<Utc> = Utc::now();
+        // Stored an hour ago: a look reads only what changed since (as in steady operation).
+        let now: DateTime<Utc> = Utc::now() - chrono::Duration::hours(1);
         let mut rng = Rng(seed | 1);
         let insert = |sql: String| {
             let db = &db;
