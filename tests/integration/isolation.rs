@@ -211,3 +211,66 @@ async fn a_node_allocated_to_another_slice_does_not_reveal_its_gpr() {
     assert_eq!(as_bob["node"]["allocatedGpr"]["name"], "bob-job");
     app.finish().await;
 }
+
+/// Reports `node` of `cluster` with the given GPU UUIDs, as `token`; the mutation's payload.
+async fn report_gpus(app: &TestApp, token: &str, cluster: &str, node: &str, uuids: &[String]) -> Value {
+    let gpus: Vec<Value> = uuids.iter().enumerate().map(|(i, u)| json!({ "uuid": u, "index": i, "model": "H100", "memoryMib": 81559 })).collect();
+    let input = json!({ "clusterId": cluster, "nodes": [{
+        "name": node, "instanceType": "p5.48xlarge", "gpuShape": fixtures::SHAPE_H100, "gpusPerNode": 8, "gpuMemoryMib": 81559, "gpus": gpus,
+    }] });
+    let query = "mutation($input: UpsertNodesInput!) { upsertNodes(input: $input) { nodes { id } userErrors { field message code } } }";
+    app.gql(token, query, json!({ "input": input })).await
+}
+
+/// Where each GPU UUID is stored: its node's name.
+async fn gpu_homes(app: &TestApp) -> std::collections::BTreeMap<String, String> {
+    use sea_orm::EntityTrait;
+    let nodes: std::collections::BTreeMap<i64, String> =
+        egs_entities::node::Entity::find().all(&app.db).await.expect("nodes").into_iter().map(|n| (n.id, n.name)).collect();
+    egs_entities::gpu::Entity::find().all(&app.db).await.expect("gpus").into_iter().map(|g| (g.uuid, nodes[&g.node_id].clone())).collect()
+}
+
+fn error_code(body: &Value) -> Value {
+    match body["errors"][0]["extensions"]["code"].clone() {
+        Value::Null => body["data"]["upsertNodes"]["userErrors"][0]["code"].clone(),
+        code => code,
+    }
+}
+
+#[tokio::test]
+async fn an_agent_cannot_take_the_gpus_of_a_node_it_may_not_write() {
+    let app = TestApp::spawn_with(api_only).await;
+    let c1 = fixtures::register_cluster(&app, "c1").await;
+    let c2 = fixtures::register_cluster(&app, "c2").await;
+    fixtures::add_nodes(&app, &c1, "a", 2, fixtures::SHAPE_H100, 8).await;
+    fixtures::add_nodes(&app, &c2, "b", 1, fixtures::SHAPE_H100, 8).await;
+    let before = gpu_homes(&app).await;
+    let of = |node: &str| before.iter().filter(|(_, n)| n.as_str() == node).map(|(u, _)| u.clone()).collect::<Vec<String>>();
+    let (own, neighbour, foreign) = (of("a-0"), of("a-1"), of("b-0"));
+    assert_eq!((own.len(), neighbour.len(), foreign.len()), (8, 8, 8));
+    let agent = fixtures::agent_token(&app, &c1, "a-0").await;
+
+    // Its own node with a GPU of the node beside it, or of another cluster's node: refused.
+    for stolen in [&neighbour[0], &foreign[0]] {
+        let mut uuids = own[..7].to_vec();
+        uuids.push(stolen.clone());
+        let body = report_gpus(&app, &agent, &c1, "a-0", &uuids).await;
+        assert_eq!(error_code(&body), "FORBIDDEN", "{body}");
+        assert!(!body.to_string().contains("a-1") && !body.to_string().contains("b-0"), "the error names the victim: {body}");
+        assert_eq!(gpu_homes(&app).await, before, "nothing moved, nothing was deleted");
+    }
+    // Its own GPUs, reported again: fine.
+    let body = report_gpus(&app, &agent, &c1, "a-0", &own).await;
+    assert!(body["errors"].is_null() && body["data"]["upsertNodes"]["userErrors"] == json!([]), "{body}");
+
+    // An admin may move a GPU between nodes of one cluster (a card moved), not across clusters.
+    let body = report_gpus(&app, &app.admin_token, &c2, "b-0", &[own[0].clone()]).await;
+    assert_eq!(error_code(&body), "FORBIDDEN", "{body}");
+    assert_eq!(gpu_homes(&app).await, before);
+    let mut uuids = neighbour.clone();
+    uuids[7] = own[7].clone();
+    let body = report_gpus(&app, &app.admin_token, &c1, "a-1", &uuids).await;
+    assert!(body["errors"].is_null() && body["data"]["upsertNodes"]["userErrors"] == json!([]), "{body}");
+    assert_eq!(gpu_homes(&app).await[&own[7]], "a-1");
+    app.finish().await;
+}

@@ -301,7 +301,7 @@ pub async fn upsert_nodes(db: &DatabaseConnection, caller: &Caller, cluster_id: 
         }
         let node = model.save(&txn).await?.try_into_model()?;
         if let Some(gpus) = report.gpus {
-            replace_gpus(&txn, node.id, gpus).await?;
+            replace_gpus(&txn, caller, cluster_id, node.id, gpus).await?;
         }
         saved.push(node);
     }
@@ -309,17 +309,32 @@ pub async fn upsert_nodes(db: &DatabaseConnection, caller: &Caller, cluster_id: 
     Ok(saved)
 }
 
-async fn replace_gpus(txn: &sea_orm::DatabaseTransaction, node_id: i64, gpus: Vec<GpuReport>) -> Result<()> {
+/// Makes a node's GPUs the reported ones. A GPU keeps its row (and history) when it moves
+/// between nodes (a card moved to another machine), but only within one cluster and only when
+/// the caller may write the node it leaves: otherwise `FORBIDDEN` (the caller's transaction is
+/// dropped, so nothing is stored), without saying which node the GPU is on.
+async fn replace_gpus(txn: &sea_orm::DatabaseTransaction, caller: &Caller, cluster_id: i64, node_id: i64, gpus: Vec<GpuReport>) -> Result<()> {
     let now = Utc::now();
     let uuids: Vec<String> = gpus.iter().map(|g| g.uuid.clone()).collect();
+    let known: BTreeMap<String, gpu::Model> =
+        gpu::Entity::find().filter(gpu::Column::Uuid.is_in(uuids.clone())).all(txn).await?.into_iter().map(|g| (g.uuid.clone(), g)).collect();
+    let leaving: Vec<i64> = known.values().filter(|g| g.node_id != node_id).map(|g| g.node_id).collect();
+    if !leaving.is_empty() {
+        let from = node::Entity::find().filter(node::Column::Id.is_in(leaving)).all(txn).await?;
+        let writable = |n: &node::Model| n.cluster_id == cluster_id && (caller.role() == Role::Admin || caller.agent_covers(n.cluster_id, &n.name));
+        if !from.iter().all(writable) {
+            return Err(Error::Forbidden(
+                "a reported GPU UUID belongs to a node this token may not write (GPUs move only between nodes of one cluster that the \
+                 caller may report); nothing was stored"
+                    .into(),
+            ));
+        }
+    }
     gpu::Entity::delete_many()
-        .filter(Condition::all().add(gpu::Column::NodeId.eq(node_id)).add(gpu::Column::Uuid.is_not_in(uuids.clone())))
+        .filter(Condition::all().add(gpu::Column::NodeId.eq(node_id)).add(gpu::Column::Uuid.is_not_in(uuids)))
         .exec(txn)
         .await?;
-    let known: BTreeMap<String, gpu::Model> =
-        gpu::Entity::find().filter(gpu::Column::Uuid.is_in(uuids)).all(txn).await?.into_iter().map(|g| (g.uuid.clone(), g)).collect();
     for report in gpus {
-        // A GPU keeps its row (and history) when it moves between nodes.
         let mut model: gpu::ActiveModel = match known.get(&report.uuid) {
             Some(found) => found.clone().into(),
             None => gpu::ActiveModel { uuid: Set(report.uuid), created_at: Set(now), ..Default::default() },
