@@ -257,8 +257,14 @@ async fn execute(state: AppState, headers: HeaderMap, media: Media, request: asy
             .collect();
         json!({ "errors": errors }).to_string()
     } else {
-        match serde_json::to_string(&response) {
-            Ok(body) => body,
+        let mut body = Capped(Vec::new());
+        match serde_json::to_writer(&mut body, &response) {
+            Ok(()) => String::from_utf8(body.0).unwrap_or_default(),
+            Err(e) if e.is_io() => {
+                let message =
+                    format!("the response is larger than {} MiB; ask for fewer items (`first`) or fewer fields", MAX_RESPONSE_BYTES / (1024 * 1024));
+                return request_error(StatusCode::BAD_REQUEST, media, ErrorCode::TooComplex, &message);
+            }
             Err(e) => {
                 tracing::error!(error = %e, "failed to serialize a GraphQL response");
                 return request_error(StatusCode::INTERNAL_SERVER_ERROR, media, ErrorCode::Internal, "internal error; it has been logged");
@@ -273,6 +279,27 @@ async fn execute(state: AppState, headers: HeaderMap, media: Media, request: asy
     http
 }
 
+/// The backstop behind the output-cost limit (lists longer than their assumed bound): no
+/// response body grows past this; the client gets `TOO_COMPLEX` instead.
+pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
+
+/// A body that refuses to grow past [`MAX_RESPONSE_BYTES`].
+struct Capped(Vec<u8>);
+
+impl std::io::Write for Capped {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if self.0.len() + bytes.len() > MAX_RESPONSE_BYTES {
+            return Err(std::io::Error::other("response too large"));
+        }
+        self.0.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// The `extensions.code` of an error, when it has one.
 fn error_code(error: &async_graphql::ServerError) -> Option<&str> {
     match error.extensions.as_ref()?.get("code")? {
@@ -284,6 +311,17 @@ fn error_code(error: &async_graphql::ServerError) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_response_body_never_grows_past_the_backstop() {
+        let big = serde_json::json!({ "data": { "x": "y".repeat(MAX_RESPONSE_BYTES) } });
+        let mut body = Capped(Vec::new());
+        let error = serde_json::to_writer(&mut body, &big).expect_err("refused");
+        assert!(error.is_io());
+        assert!(body.0.len() <= MAX_RESPONSE_BYTES);
+        let mut small = Capped(Vec::new());
+        serde_json::to_writer(&mut small, &serde_json::json!({ "data": { "x": 1 } })).expect("fits");
+    }
 
     fn accept(value: &str) -> HeaderMap {
         let mut headers = HeaderMap::new();

@@ -35,6 +35,8 @@ pub enum ErrorCode {
     Conflict,
     /// Too many requests; retry later.
     RateLimited,
+    /// The operation could build more than a request may (lists multiplied out); ask for less.
+    TooComplex,
     /// A backing service (the database) cannot be reached; retry shortly.
     ServiceUnavailable,
     /// Our fault; logged on the server.
@@ -50,6 +52,7 @@ impl ErrorCode {
             Self::InvalidInput => "INVALID_INPUT",
             Self::Conflict => "CONFLICT",
             Self::RateLimited => "RATE_LIMITED",
+            Self::TooComplex => "TOO_COMPLEX",
             Self::ServiceUnavailable => "SERVICE_UNAVAILABLE",
             Self::Internal => "INTERNAL",
         }

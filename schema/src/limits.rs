@@ -1,6 +1,7 @@
 //! Abuse limits that need the parsed document or its cost: aliases per document (a 64 KiB
-//! query could otherwise repeat one expensive field thousands of times under new names) and a
-//! per-token budget of query cost (complexity) per second.
+//! query could otherwise repeat one expensive field thousands of times under new names), the
+//! output cost of an operation (what it can build, lists multiplied out: see [`output_cost`])
+//! and a per-token budget of query cost (complexity) per second.
 //!
 //! The budget is a token bucket per access token, in this replica's memory (governor's GCRA):
 //! each operation takes its complexity (at least 1) from its token's bucket, so a client that
@@ -10,7 +11,8 @@
 use crate::auth::Caller;
 use crate::error::ErrorCode;
 use async_graphql::extensions::{Extension, ExtensionContext, ExtensionFactory, NextParseQuery, NextValidation};
-use async_graphql::parser::types::{ExecutableDocument, Selection, SelectionSet};
+use async_graphql::parser::types::{ExecutableDocument, OperationType, Selection, SelectionSet};
+use async_graphql::registry::Registry;
 use async_graphql::{ErrorExtensionValues, ServerError, ServerResult, ValidationResult, Variables};
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
@@ -22,6 +24,17 @@ use std::time::Duration;
 /// Most aliased fields one document may hold (operations and fragments together). The portal's
 /// largest document has none; a dashboard script asking for a few dozen GPUs by alias fits.
 pub const MAX_ALIASES: usize = 64;
+
+/// Most an operation may cost by [`output_cost`]: a page of 100 slices with their clusters,
+/// namespaces and members, or of 100 nodes with every GPU's dozen fields, fits (the portal's
+/// documents are checked against it); lists nested in lists (`nodes → gpus → node → gpus …`)
+/// do not. Lists longer than their assumed bound are caught by the response-size backstop.
+pub const MAX_OUTPUT_COST: u64 = 250_000;
+/// Items a list field without `first`/`last` is counted at, unless [`LIST_BOUNDS`] knows better.
+const LIST_BOUND: u64 = 100;
+/// Fields whose lists have a smaller bound than [`LIST_BOUND`] (by field name).
+const LIST_BOUNDS: [(&str, u64); 2] =
+    [("gpus", crate::inventory::service::MAX_GPUS_PER_NODE as u64), ("labels", crate::gpr::service::MAX_LABELS as u64)];
 
 /// The per-token cost budget: `per_second` refills the bucket, `burst` is its size (at least
 /// the schema's complexity limit, so any valid operation can run on a full bucket).
@@ -101,6 +114,88 @@ pub fn count_aliases(document: &ExecutableDocument) -> usize {
         + document.fragments.values().map(|fragment| walk(&fragment.node.selection_set.node)).sum::<usize>()
 }
 
+/// What an operation can build: every field counts 1, and a list field multiplies what it
+/// selects by how many items it can return (its `first` or `last`, at most a page; a page by
+/// default for a connection; its bound for a plain list). The costliest operation of the
+/// document counts. Introspection counts 1 a field (it is bounded by the schema's size).
+pub fn output_cost(registry: &Registry, document: &ExecutableDocument, variables: &Variables) -> u64 {
+    let fragments = |name: &str| document.fragments.get(name).map(|f| (f.node.type_condition.node.on.node.to_string(), &f.node.selection_set.node));
+    document
+        .operations
+        .iter()
+        .map(|(_, op)| {
+            let root = match op.node.ty {
+                OperationType::Query => registry.query_type.clone(),
+                OperationType::Mutation => registry.mutation_type.clone().unwrap_or_default(),
+                OperationType::Subscription => registry.subscription_type.clone().unwrap_or_default(),
+            };
+            set_cost(registry, &fragments, variables, &op.node.selection_set.node, &root, 0)
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Deeper than any valid document (the depth limit is 16): a guard against fragment cycles.
+const MAX_WALK: usize = 64;
+
+fn set_cost<'d>(
+    registry: &Registry,
+    fragments: &impl Fn(&str) -> Option<(String, &'d SelectionSet)>,
+    variables: &Variables,
+    set: &'d SelectionSet,
+    parent: &str,
+    depth: usize,
+) -> u64 {
+    if depth > MAX_WALK {
+        return u64::MAX;
+    }
+    let mut cost: u64 = 0;
+    for item in &set.items {
+        let item_cost = match &item.node {
+            Selection::Field(field) => {
+                let field = &field.node;
+                let name = field.name.node.as_str();
+                let meta = registry.types.get(parent).and_then(|t| t.field_by_name(name));
+                match meta {
+                    Some(meta) if !name.starts_with("__") => {
+                        let ty = meta.ty.as_str();
+                        let named: String = ty.chars().filter(|c| !matches!(c, '[' | ']' | '!')).collect();
+                        let paged = ["first", "last"].iter().find_map(|arg| {
+                            let value = field.get_argument(arg)?;
+                            let value = value.node.clone().into_const_with(|v| variables.get(&v).cloned().ok_or(())).ok()?;
+                            match value {
+                                async_graphql::Value::Number(n) => n.as_u64().or(Some(0)),
+                                _ => None,
+                            }
+                        });
+                        let in_connection = parent.ends_with("Connection") && matches!(name, "edges" | "nodes");
+                        let items = match paged {
+                            Some(n) => n.min(crate::pagination::MAX_PAGE_SIZE),
+                            None if in_connection => 1,
+                            None if named.ends_with("Connection") => crate::pagination::DEFAULT_PAGE_SIZE,
+                            None if ty.starts_with('[') => LIST_BOUNDS.iter().find(|(f, _)| *f == name).map_or(LIST_BOUND, |(_, b)| *b),
+                            None => 1,
+                        };
+                        let inner = set_cost(registry, fragments, variables, &field.selection_set.node, &named, depth + 1);
+                        1u64.saturating_add(items.saturating_mul(inner))
+                    }
+                    _ => 1,
+                }
+            }
+            Selection::InlineFragment(fragment) => {
+                let on = fragment.node.type_condition.as_ref().map_or_else(|| parent.to_owned(), |c| c.node.on.node.to_string());
+                set_cost(registry, fragments, variables, &fragment.node.selection_set.node, &on, depth + 1)
+            }
+            Selection::FragmentSpread(spread) => match fragments(spread.node.fragment_name.node.as_str()) {
+                Some((on, set)) => set_cost(registry, fragments, variables, set, &on, depth + 1),
+                None => 0,
+            },
+        };
+        cost = cost.saturating_add(item_cost);
+    }
+    cost
+}
+
 /// The schema extension enforcing [`Limits`].
 pub struct Enforce(pub Arc<Limits>);
 
@@ -122,6 +217,17 @@ impl Extension for LimitsExtension {
         next: NextParseQuery<'_>,
     ) -> ServerResult<ExecutableDocument> {
         let document = next.run(ctx, query, variables).await?;
+        let cost = output_cost(&ctx.schema_env.registry, &document, variables);
+        if cost > MAX_OUTPUT_COST {
+            return Err(refused(
+                ErrorCode::TooComplex,
+                format!(
+                    "this operation could build {} objects and fields (lists multiplied out); at most {MAX_OUTPUT_COST} are allowed: ask for fewer items with `first`, or fewer nested lists",
+                    if cost == u64::MAX { "unboundedly many".to_owned() } else { cost.to_string() }
+                ),
+                None,
+            ));
+        }
         let aliases = count_aliases(&document);
         if aliases > MAX_ALIASES {
             return Err(refused(
@@ -136,15 +242,12 @@ impl Extension for LimitsExtension {
     async fn validation(&self, ctx: &ExtensionContext<'_>, next: NextValidation<'_>) -> Result<ValidationResult, Vec<ServerError>> {
         let result = next.run(ctx).await?;
         let token = ctx.data_opt::<Caller>().map_or(ANONYMOUS, |caller| caller.record.token_id);
-        match self.0.spend(token, result.complexity) {
+        let cost = result.complexity;
+        match self.0.spend(token, cost) {
             Ok(()) => Ok(result),
             Err(Refusal::Later(wait)) => Err(vec![refused(
                 ErrorCode::RateLimited,
-                format!(
-                    "this token's query budget is spent (this operation costs {}); retry in {} ms",
-                    result.complexity.max(1),
-                    wait.as_millis().max(1)
-                ),
+                format!("this token's query budget is spent (this operation costs {}); retry in {} ms", cost.max(1), wait.as_millis().max(1)),
                 Some(wait),
             )]),
             Err(Refusal::Never { cost, burst }) => Err(vec![refused(
@@ -176,6 +279,68 @@ mod tests {
         assert!(limits.spend(2, 100).is_ok(), "another token has its own bucket");
         assert!(matches!(limits.spend(3, 101), Err(Refusal::Never { .. })), "more than the burst never fits");
         assert!(Limits::new(None).spend(1, 1_000_000).is_ok());
+    }
+
+    /// The schema with only the limits: documents are judged before anything executes.
+    fn schema() -> async_graphql::Schema<crate::Query, crate::Mutation, crate::Subscription> {
+        async_graphql::Schema::build(crate::Query::default(), crate::Mutation::default(), crate::Subscription::default())
+            .extension(Enforce(Limits::new(None)))
+            .finish()
+    }
+
+    async fn too_complex(query: &str) -> Option<String> {
+        let response = schema().execute(query).await;
+        let error =
+            response.errors.iter().find(|e| e.extensions.as_ref().and_then(|x| x.get("code")) == Some(&async_graphql::Value::from("TOO_COMPLEX")));
+        error.map(|e| e.message.clone())
+    }
+
+    #[tokio::test]
+    async fn nested_lists_are_refused_for_what_they_could_build() {
+        // The review's query: five levels of nodes → gpus → node → gpus.
+        let attack = "{ nodes(first: 100) { nodes { gpus { node { gpus { node { gpus { node { gpus { node { gpus { uuid } } } } } } } } } } } }";
+        let message = too_complex(attack).await.expect("refused");
+        assert!(message.contains("first"), "says how to ask for less: {message}");
+        // Two levels is already more than a request may build; a plain page of nodes with their GPUs is not.
+        assert!(too_complex("{ nodes(first: 100) { nodes { gpus { node { gpus { uuid } } } } } }").await.is_some());
+        assert!(too_complex("{ nodes(first: 100) { nodes { name gpus { uuid index model memoryMib } } } }").await.is_none());
+        // `first` counts, through variables too, and is capped at a page.
+        let fewer = "query($n: Int) { nodes(first: $n) { nodes { gpus { node { gpus { uuid } } } } } }";
+        let request = |n: i64| async_graphql::Request::new(fewer).variables(async_graphql::Variables::from_json(serde_json::json!({ "n": n })));
+        let refused = |r: async_graphql::Response| r.errors.iter().any(|e| e.message.contains("objects and fields"));
+        assert!(!refused(schema().execute(request(2)).await), "two nodes' GPUs of GPUs fit");
+        assert!(refused(schema().execute(request(1_000_000)).await), "a huge first is a page");
+        // Fragments and inline fragments count where they are spread.
+        let spread = "query { nodes(first: 100) { nodes { ...G } } } fragment G on GpuNode { gpus { node { gpus { uuid } } } }";
+        assert!(too_complex(spread).await.is_some());
+    }
+
+    /// Every document the portal sends (with all its fragments) fits.
+    #[tokio::test]
+    async fn every_portal_document_fits_the_output_cost() {
+        fn documents(dir: &std::path::Path, found: &mut Vec<String>) {
+            for entry in std::fs::read_dir(dir).expect("portal sources").flatten() {
+                let path = entry.path();
+                if path.is_dir() && path.file_name().is_some_and(|n| n != "gql") {
+                    documents(&path, found);
+                } else if path.extension().is_some_and(|e| e == "ts" || e == "tsx") {
+                    let text = std::fs::read_to_string(&path).expect("source");
+                    for part in text.split("graphql(`").skip(1) {
+                        found.extend(part.split('`').next().map(str::to_owned));
+                    }
+                }
+            }
+        }
+        let mut found = Vec::new();
+        documents(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../web/portal/src"), &mut found);
+        assert!(found.len() > 30, "found the portal's documents: {}", found.len());
+        let (fragments, operations): (Vec<&String>, Vec<&String>) = found.iter().partition(|d| d.trim_start().starts_with("fragment"));
+        let fragments = fragments.iter().map(|f| f.as_str()).collect::<Vec<_>>().join("\n");
+        for operation in operations {
+            let used: String = fragments.clone();
+            let document = format!("{operation}\n{used}");
+            assert_eq!(too_complex(&document).await, None, "the portal's document is refused:\n{operation}");
+        }
     }
 
     #[test]

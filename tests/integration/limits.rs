@@ -88,3 +88,23 @@ async fn documents_with_too_many_aliases_are_refused_before_anything_runs() {
     assert!(body["errors"][0]["message"].as_str().is_some_and(|m| m.contains("65 aliases")), "{body}");
     app.finish().await;
 }
+
+#[tokio::test]
+async fn nested_lists_are_refused_before_anything_runs_for_what_they_could_build() {
+    let app = TestApp::spawn().await;
+    let two = two_slices(&app).await; // four nodes of eight GPUs
+    // The review's query, by a USER token: five levels of nodes → gpus → node → gpus.
+    let attack = "{ nodes(first: 100) { nodes { gpus { node { gpus { node { gpus { node { gpus { node { gpus { uuid } } } } } } } } } } } }";
+    let started = std::time::Instant::now();
+    let response = app.post(Some(&two.token_a), json!({ "query": attack })).await;
+    let elapsed = started.elapsed();
+    assert_eq!(response.status(), 400, "a request error (graphql-response+json)");
+    let body: Value = response.json().await.expect("json");
+    assert_eq!(body["errors"][0]["extensions"]["code"], "TOO_COMPLEX", "{body}");
+    assert!(body.get("data").is_none(), "nothing ran: {body}");
+    assert!(elapsed < std::time::Duration::from_millis(200), "refused at once: {elapsed:?}");
+    // A page of nodes with their GPUs is fine.
+    let page = app.ok(&two.token_a, "{ nodes(first: 100) { nodes { name gpus { uuid index } } } }", json!({})).await;
+    assert_eq!(page["nodes"]["nodes"].as_array().map(Vec::len), Some(4), "{page}");
+    app.finish().await;
+}

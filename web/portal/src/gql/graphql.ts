@@ -412,6 +412,8 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   /** A backing service (the database) cannot be reached; retry shortly. */
   | 'SERVICE_UNAVAILABLE'
+  /** The operation could build more than a request may (lists multiplied out); ask for less. */
+  | 'TOO_COMPLEX'
   /** No valid token was presented. */
   | 'UNAUTHENTICATED';
 
