@@ -24,10 +24,40 @@ pub fn admin_token_path(data_dir: &Path) -> PathBuf {
     data_dir.join("admin.token")
 }
 
+/// Creates a directory (and its parents) that only its owner may enter (0700): the data dir
+/// holds the database, the signing key and tokens.
+pub fn create_private_dir(dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("failed to create {}", dir.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).with_context(|| format!("failed to restrict {}", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// Makes existing files only their owner's (0600); missing ones are skipped.
+pub fn restrict_files(paths: &[PathBuf]) -> anyhow::Result<()> {
+    #[cfg(unix)]
+    for path in paths.iter().filter(|p| p.exists()) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).with_context(|| format!("failed to restrict {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Creates an empty file only its owner can read, unless it exists.
+pub fn write_private_file_if_missing(path: &Path) -> anyhow::Result<()> {
+    if !path.exists() {
+        write_private_file(path, "")?;
+    }
+    Ok(())
+}
+
 /// Writes a file only its owner can read, replacing any old one.
 pub fn write_private_file(path: &Path, contents: &str) -> anyhow::Result<()> {
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).with_context(|| format!("failed to create {}", parent.display()))?;
+        create_private_dir(parent)?;
     }
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);

@@ -41,8 +41,14 @@ pub fn database_url(storage: &StorageArgs) -> String {
 pub async fn connect(storage: &StorageArgs, counter: &StatementCounter) -> anyhow::Result<DatabaseConnection> {
     let url = database_url(storage);
     let sqlite = url.starts_with("sqlite:");
-    if sqlite {
-        std::fs::create_dir_all(&storage.data_dir).with_context(|| format!("failed to create the data dir {}", storage.data_dir.display()))?;
+    if sqlite && storage.database_url.is_none() {
+        crate::bootstrap::create_private_dir(&storage.data_dir)?;
+        // The database and its journals are the owner's only: SQLite gives the WAL and shared
+        // memory files the main file's mode, so it is created 0600 before SQLite opens it.
+        let file = storage.data_dir.join("egs.db");
+        crate::bootstrap::write_private_file_if_missing(&file)?;
+        let journals = ["egs.db", "egs.db-wal", "egs.db-shm"].map(|f| storage.data_dir.join(f));
+        crate::bootstrap::restrict_files(&journals)?;
     }
     let mut options = ConnectOptions::new(url);
     let (max_connections, acquire_timeout) =

@@ -129,3 +129,20 @@ async fn replicas_starting_together_apply_the_migrations_once() {
         egs_tests::drop_postgres_database(&name).await;
     }
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn the_data_dir_database_and_tokens_are_the_owners_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let app = TestApp::spawn_with(|s| s.demo = true).await;
+    let mode = |path: &std::path::Path| std::fs::metadata(path).map(|m| m.permissions().mode() & 0o777).ok();
+    assert_eq!(mode(&app.data_dir), Some(0o700), "the data dir");
+    assert_eq!(mode(&app.data_dir.join("demo-tokens")), Some(0o700), "the demo tokens' dir");
+    assert_eq!(mode(&app.data_dir.join("signing.key")), Some(0o600));
+    if app.backend == "sqlite" {
+        for file in ["egs.db", "egs.db-wal", "egs.db-shm"] {
+            assert_eq!(mode(&app.data_dir.join(file)), Some(0o600), "{file}");
+        }
+    }
+    app.finish().await;
+}
