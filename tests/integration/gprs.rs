@@ -303,3 +303,37 @@ async fn an_approved_gpr_edited_over_policy_needs_approval_again() {
     assert!(last["message"].as_str().is_some_and(|m| m.contains("again") && m.contains("asks for 4 nodes")), "{last}");
     app.finish().await;
 }
+
+#[tokio::test]
+async fn preferred_clusters_and_earliest_starts_are_bounded_and_nothing_is_stored_when_refused() {
+    let app = TestApp::spawn_with(api_only).await;
+    let two = fixtures::two_slices(&app).await;
+    let create = "mutation($input: CreateGprInput!) { createGpr(input: $input) { gpr { id } userErrors { field message code } } }";
+    let base = json!({ "sliceId": two.slice_a, "name": "bounded", "nodeCount": 1, "gpuShape": SHAPE_H100, "duration": "1h" });
+    let with = |extra: Value| {
+        let mut input = base.clone();
+        if let (Some(i), Some(e)) = (input.as_object_mut(), extra.as_object()) {
+            i.extend(e.clone());
+        }
+        input
+    };
+    let far = (chrono::Utc::now() + chrono::Duration::days(400)).to_rfc3339();
+    let cases = [
+        (json!({ "preferredClusterIds": vec![two.cluster.clone(); 20_000] }), "preferredClusterIds", "at most 32"),
+        (json!({ "preferredClusterIds": [two.cluster, two.cluster] }), "preferredClusterIds", "twice"),
+        (json!({ "earliestStartAt": "9999-12-31T00:00:00Z" }), "earliestStartAt", "a year"),
+        (json!({ "earliestStartAt": far }), "earliestStartAt", "a year"),
+    ];
+    for (extra, field, says) in cases {
+        let payload = app.ok(&two.token_a, create, json!({ "input": with(extra) })).await["createGpr"].clone();
+        let error = &payload["userErrors"][0];
+        assert_eq!((error["field"][1].as_str(), error["code"].as_str()), (Some(field), Some("INVALID_INPUT")), "{payload}");
+        assert!(error["message"].as_str().is_some_and(|m| m.contains(says)), "{payload}");
+        assert!(payload["gpr"].is_null());
+    }
+    let listed = app.ok(&two.token_a, "query($id: ID!) { slice(id: $id) { gprs { totalCount } } }", json!({ "id": two.slice_a })).await;
+    assert_eq!(listed["slice"]["gprs"]["totalCount"], 0, "nothing stored: {listed}");
+    let ok = app.mutate(&two.token_a, "createGpr", create, with(json!({ "preferredClusterIds": [two.cluster] }))).await;
+    assert!(ok["gpr"]["id"].is_string(), "{ok}");
+    app.finish().await;
+}

@@ -27,6 +27,10 @@ pub const MIN_DURATION_SECS: i64 = 60;
 /// Longest reserved window regardless of policy.
 pub const MAX_DURATION_SECS: i64 = 366 * 24 * 3600;
 pub const MAX_LABELS: usize = 32;
+/// Most clusters a GPR may prefer.
+pub const MAX_PREFERRED_CLUSTERS: usize = 32;
+/// How far ahead an earliest start may be.
+pub const MAX_EARLIEST_START_SECS: i64 = 366 * 24 * 3600;
 /// How far in the past an `earliestStartAt` may be (clock skew between client and server).
 const EARLIEST_START_SKEW_SECS: i64 = 60;
 
@@ -305,6 +309,17 @@ fn check_spec_fields(spec: &GprSpec, now: Option<DateTime<Utc>>, errors: &mut Ve
         && at < now - Duration::seconds(EARLIEST_START_SKEW_SECS)
     {
         errors.push(UserError::invalid("earliestStartAt", "is in the past; leave it out to start as soon as possible"));
+    }
+    if let Some(at) = spec.earliest_start_at
+        && let Some(now) = now
+        && at > now + Duration::seconds(MAX_EARLIEST_START_SECS)
+    {
+        errors.push(UserError::invalid("earliestStartAt", "is more than a year ahead; GPRs are planned at most a year out"));
+    }
+    if spec.preferred_cluster_ids.len() > MAX_PREFERRED_CLUSTERS {
+        errors.push(UserError::invalid("preferredClusterIds", format!("at most {MAX_PREFERRED_CLUSTERS} clusters")));
+    } else if spec.preferred_cluster_ids.iter().collect::<std::collections::BTreeSet<_>>().len() != spec.preferred_cluster_ids.len() {
+        errors.push(UserError::invalid("preferredClusterIds", "names a cluster twice"));
     }
     if spec.labels.len() > MAX_LABELS {
         errors.push(UserError::invalid("labels", format!("at most {MAX_LABELS} labels")));
