@@ -20,6 +20,8 @@ pub struct Model {
     #[sea_orm(column_type = "JsonBinary", nullable)]
     pub slice_scopes: Option<SliceScopes>,
     pub created_by: Option<i64>,
+    /// The token this one was created with, if any: it expires no later and is revoked with it.
+    pub parent_id: Option<i64>,
     pub created_at: DateTimeUtc,
     pub expires_at: DateTimeUtc,
     pub revoked_at: Option<DateTimeUtc>,

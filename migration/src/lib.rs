@@ -11,6 +11,7 @@ mod m20261126_000001_gpu_workloads;
 mod m20261127_000001_kubernetes;
 mod m20261128_000001_gpr_holding_bounds;
 mod m20261129_000001_change_cursors;
+mod m20261130_000001_token_parents;
 
 pub struct Migrator;
 
@@ -26,6 +27,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_000001_kubernetes::Migration),
             Box::new(m20261128_000001_gpr_holding_bounds::Migration),
             Box::new(m20261129_000001_change_cursors::Migration),
+            Box::new(m20261130_000001_token_parents::Migration),
         ]
     }
 }

@@ -266,3 +266,54 @@ async fn introspection_can_be_switched_off() {
     open.finish().await;
     closed.finish().await;
 }
+
+#[tokio::test]
+async fn a_token_minted_with_a_token_expires_with_it_is_revoked_with_it_and_a_scoped_one_manages_only_itself() {
+    let app = TestApp::spawn().await;
+    let two = fixtures::two_slices(&app).await;
+    let create =
+        "mutation($input: CreateTokenInput!) { createToken(input: $input) { secret token { id expiresAt } userErrors { field code message } } }";
+    let mint = |token: String, input: Value| {
+        let app = &app;
+        async move { app.mutate(&token, "createToken", create, input).await }
+    };
+    let tokens = |token: String| {
+        let app = &app;
+        async move {
+            let data = app.ok(&token, "{ tokens(first: 50) { nodes { id } } }", json!({})).await;
+            data["tokens"]["nodes"].as_array().expect("tokens").iter().map(|t| t["id"].as_str().expect("id").to_owned()).collect::<Vec<_>>()
+        }
+    };
+    // A two-minute token mints a two-year one: the child lives no longer than its parent.
+    let short = mint(two.token_a.clone(), json!({ "name": "short", "role": "USER", "ttl": "2m" })).await;
+    let short_secret = short["secret"].as_str().expect("secret").to_owned();
+    let long = mint(short_secret.clone(), json!({ "name": "long", "role": "USER", "ttl": "730d" })).await;
+    let long_secret = long["secret"].as_str().expect("secret").to_owned();
+    let (short_end, long_end) = (short["token"]["expiresAt"].as_str().expect("at"), long["token"]["expiresAt"].as_str().expect("at"));
+    let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).expect("time");
+    assert!(parse(long_end) <= parse(short_end), "the child outlives its parent: {long_end} > {short_end}");
+    assert_eq!(status_with(&app, &long_secret).await.0, 200);
+
+    // The parent's revocation takes the child (and its children) with it.
+    let grandchild = mint(long_secret.clone(), json!({ "name": "grandchild", "role": "USER" })).await["secret"].as_str().expect("secret").to_owned();
+    let revoke = "mutation($input: RevokeTokenInput!) { revokeToken(input: $input) { token { id } userErrors { code } } }";
+    app.mutate(&app.admin_token, "revokeToken", revoke, json!({ "id": short["token"]["id"] })).await;
+    assert_eq!(status_with(&app, &long_secret).await.0, 401, "the child is revoked with its parent");
+    assert_eq!(status_with(&app, &grandchild).await.0, 401, "and its child too");
+
+    // A viewer-scoped token lists only itself and what it minted, and cannot revoke the others.
+    let viewer =
+        mint(two.token_a.clone(), json!({ "name": "viewer", "role": "USER", "sliceScopes": [{ "sliceId": two.slice_a, "role": "VIEWER" }] })).await;
+    let viewer_secret = viewer["secret"].as_str().expect("secret").to_owned();
+    let all = tokens(two.token_a.clone()).await;
+    assert!(all.len() >= 4, "alice's own token sees all her tokens: {all:?}");
+    let seen = tokens(viewer_secret.clone()).await;
+    assert_eq!(seen, vec![viewer["token"]["id"].as_str().expect("id").to_owned()], "the viewer token sees only itself");
+    let others = app.ok(&two.token_a, "{ viewer { token { id } } }", json!({})).await["viewer"]["token"]["id"].clone();
+    let body = app.gql(&viewer_secret, revoke, json!({ "input": { "id": others } })).await;
+    let code = body["data"]["revokeToken"]["userErrors"][0]["code"].clone();
+    let code = if code.is_null() { body["errors"][0]["extensions"]["code"].clone() } else { code };
+    assert_eq!(code, "NOT_FOUND", "{body}");
+    assert_eq!(status_with(&app, &two.token_a).await.0, 200, "alice's main token still works");
+    app.finish().await;
+}

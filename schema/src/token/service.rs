@@ -3,10 +3,10 @@
 use crate::auth::{Caller, Claims, RevocationBroadcast, TOKEN_AUDIENCE, TOKEN_ISSUER, TokenCache, TokenKeys, agent_subject};
 use crate::error::{Error, Result, UserError};
 use crate::validate;
-use chrono::{Duration, Utc};
+use chrono::{DateTime, Duration, Utc};
 use egs_entities::{Role, SliceScope, SliceScopes, access_token, cluster, slice, user};
 use rand::Rng;
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter, Select, Set};
+use sea_orm::{ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter, Select, Set};
 
 /// Lifetime of a token when none is asked for.
 pub const DEFAULT_TOKEN_TTL_SECS: i64 = 90 * 24 * 3600;
@@ -38,6 +38,17 @@ fn new_jti() -> String {
 
 /// Checks and issues a token; no caller checks (bootstrap, CLI, and [`create_token`]).
 pub async fn issue_token(db: &impl ConnectionTrait, keys: &TokenKeys, spec: IssueToken) -> Result<IssuedToken> {
+    issue_token_under(db, keys, spec, None).await
+}
+
+/// The token a new one is minted with: its id and when it expires.
+pub struct Parent {
+    pub id: i64,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// [`issue_token`] for a token minted with `parent`: it expires no later than the parent.
+async fn issue_token_under(db: &impl ConnectionTrait, keys: &TokenKeys, spec: IssueToken, parent: Option<Parent>) -> Result<IssuedToken> {
     let mut errors: Vec<UserError> = Vec::new();
     validate::text("name", &spec.name, 128, &mut errors);
     validate::range("ttl", spec.ttl_secs, 60, MAX_TOKEN_TTL_SECS, &mut errors);
@@ -88,7 +99,10 @@ pub async fn issue_token(db: &impl ConnectionTrait, keys: &TokenKeys, spec: Issu
     validate::finish(errors)?;
 
     let now = Utc::now();
-    let expires_at = now + Duration::seconds(spec.ttl_secs);
+    let mut expires_at = now + Duration::seconds(spec.ttl_secs);
+    if let Some(parent) = &parent {
+        expires_at = expires_at.min(parent.expires_at);
+    }
     let jti = new_jti();
     let subject = match &owner {
         Some(owner) => owner.name.clone(),
@@ -115,6 +129,7 @@ pub async fn issue_token(db: &impl ConnectionTrait, keys: &TokenKeys, spec: Issu
         node_name: Set(spec.node_name),
         slice_scopes: Set(spec.slice_scopes.map(SliceScopes)),
         created_by: Set(spec.created_by),
+        parent_id: Set(parent.map(|p| p.id)),
         created_at: Set(now),
         expires_at: Set(expires_at),
         revoked_at: Set(None),
@@ -147,7 +162,9 @@ pub async fn create_token(db: &DatabaseConnection, keys: &TokenKeys, caller: &Ca
         }
         spec.slice_scopes = Some(scopes);
     }
-    issue_token(db, keys, spec).await
+    // Made with a token (not by the system): it lives no longer than that token, and dies with it.
+    let parent = (caller.record.token_id > 0).then(|| Parent { id: caller.record.token_id, expires_at: caller.record.expires_at });
+    issue_token_under(db, keys, spec, parent).await
 }
 
 async fn caller_scopes(db: &DatabaseConnection, caller: &Caller) -> Result<Vec<SliceScope>> {
@@ -162,11 +179,18 @@ async fn caller_scopes(db: &DatabaseConnection, caller: &Caller) -> Result<Vec<S
     Ok(scopes)
 }
 
-/// Tokens the caller may see: all for admins, their own for users.
+/// Tokens the caller may see: all for admins, their own for users. A token limited to slices
+/// sees only itself and the tokens it minted, so a leaked viewer token cannot list or revoke
+/// the user's other tokens.
 pub fn tokens_select(caller: &Caller) -> Result<Select<access_token::Entity>> {
     caller.require_person()?;
     Ok(if caller.is_admin() {
         access_token::Entity::find()
+    } else if caller.record.scopes.is_some() {
+        let own = caller.record.token_id;
+        access_token::Entity::find()
+            .filter(access_token::Column::UserId.eq(caller.record.user_id.unwrap_or_default()))
+            .filter(Condition::any().add(access_token::Column::Id.eq(own)).add(access_token::Column::ParentId.eq(own)))
     } else {
         access_token::Entity::find().filter(access_token::Column::UserId.eq(caller.record.user_id.unwrap_or_default()))
     })
@@ -188,10 +212,25 @@ pub async fn revoke_token(
     if found.revoked_at.is_some() {
         return Ok(found);
     }
+    let now = Utc::now();
     let mut model: access_token::ActiveModel = found.into();
-    model.revoked_at = Set(Some(Utc::now()));
+    model.revoked_at = Set(Some(now));
     let revoked = model.update(db).await?;
     cache.forget(&revoked.jti);
     others.token_revoked(&revoked.jti);
+    // Every token minted with it, and theirs, goes with it.
+    let mut parents = vec![revoked.id];
+    while !parents.is_empty() {
+        let children = access_token::Entity::find().filter(access_token::Column::ParentId.is_in(parents)).all(db).await?;
+        parents = children.iter().map(|c| c.id).collect();
+        for child in children.into_iter().filter(|c| c.revoked_at.is_none()) {
+            let jti = child.jti.clone();
+            let mut model: access_token::ActiveModel = child.into();
+            model.revoked_at = Set(Some(now));
+            model.update(db).await?;
+            cache.forget(&jti);
+            others.token_revoked(&jti);
+        }
+    }
     Ok(revoked)
 }
