@@ -22,6 +22,7 @@ pub mod loaders;
 pub mod metrics;
 pub mod operation;
 pub mod pagination;
+pub mod redaction;
 pub mod relay;
 pub mod scalars;
 pub mod scheduler;

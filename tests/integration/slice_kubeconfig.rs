@@ -157,3 +157,19 @@ async fn only_admins_and_slice_owners_get_one_and_bad_asks_are_user_errors() {
     assert!(owner_ok["kubeconfig"].is_string());
     app.finish().await;
 }
+
+#[tokio::test]
+async fn a_proxy_password_in_a_kubeconfig_never_reaches_an_error() {
+    let app = TestApp::spawn().await;
+    let fake = FakeKube::start().await;
+    fake.add_namespace("team-a");
+    // The cluster is reached through a proxy that is not there, with a password in its URL.
+    let kubeconfig = fake.kubeconfig().replace("    server:", "    proxy-url: http://alice:s3cret-proxy@127.0.0.1:9\n    server:");
+    let cluster = fixtures::register_kube_cluster(&app, "kube", &kubeconfig, "ADMISSION_PLUGINS").await;
+    let slice = fixtures::create_slice(&app, "team-a", &cluster, json!({})).await;
+    let body = app.gql(&app.admin_token, ISSUE, json!({ "input": { "sliceId": slice, "clusterId": cluster } })).await;
+    let text = body.to_string();
+    assert!(body["data"]["sliceKubeconfig"]["userErrors"][0]["message"].is_string() || body["errors"][0].is_object(), "it fails: {body}");
+    assert!(!text.contains("s3cret-proxy") && !text.contains("alice:"), "the proxy password is echoed: {body}");
+    app.finish().await;
+}

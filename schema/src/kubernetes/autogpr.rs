@@ -55,7 +55,7 @@ pub async fn run(ctx: Arc<ControllerContext>, cluster: cluster::Model, client: k
             tokio::select! {
                 event = stream.next() => match event {
                     Some(Ok(_)) => {}
-                    Some(Err(error)) => tracing::warn!(cluster = %cluster.name, %error, "auto-GPR: watching Pending pods failed; retrying"),
+                    Some(Err(error)) => tracing::warn!(cluster = %cluster.name, error = %crate::redaction::scrubbed(&error), "auto-GPR: watching Pending pods failed; retrying"),
                     None => break,
                 },
                 _ = tick.tick() => state.check(&ctx, &cluster, &client, reader.state()).await,
@@ -110,7 +110,7 @@ impl AutoGpr {
                     tracing::warn!(cluster = %cluster.name, slice = %owner.name, reason = %why, retry_in_s = wait.as_secs(), "auto-GPR: no GPR created");
                     let message = format!("EGS could not ask for GPU nodes for slice `{}`: {why} (retrying in {}s)", owner.name, wait.as_secs());
                     if let Err(error) = emit(client, pod_ref(trigger), "GPRNotCreated", &message, "Warning").await {
-                        tracing::warn!(cluster = %cluster.name, %error, "auto-GPR: cannot post the Event");
+                        tracing::warn!(cluster = %cluster.name, error = %crate::redaction::scrubbed(&error), "auto-GPR: cannot post the Event");
                     }
                 }
             }
@@ -221,7 +221,7 @@ impl AutoGpr {
             owner.name
         );
         if let Err(error) = emit(client, pod_ref(trigger), "GPRCreated", &message, "Normal").await {
-            tracing::warn!(cluster = %cluster.name, %error, "auto-GPR: cannot post the Event");
+            tracing::warn!(cluster = %cluster.name, error = %crate::redaction::scrubbed(&error), "auto-GPR: cannot post the Event");
         }
         Ok(())
     }

@@ -104,7 +104,7 @@ async fn supervise(ctx: Arc<ControllerContext>) {
                             running.insert(row.id, (credentials, Owned(tokio::spawn(run_cluster(ctx.clone(), row, client)))));
                         }
                         Err(error) => {
-                            tracing::warn!(cluster = %row.name, %error, "cannot reach the cluster");
+                            tracing::warn!(cluster = %row.name, error = %crate::redaction::scrubbed(&error), "cannot reach the cluster");
                             let status = if row.registration_status == RegistrationStatus::Registered {
                                 RegistrationStatus::Registered
                             } else {
@@ -120,7 +120,7 @@ async fn supervise(ctx: Arc<ControllerContext>) {
                     }
                 }
             }
-            Err(error) => tracing::warn!(%error, "cannot list the Kubernetes clusters"),
+            Err(error) => tracing::warn!(error = %crate::redaction::scrubbed(&error), "cannot list the Kubernetes clusters"),
         }
         tokio::time::sleep(ctx.config.cluster_poll).await;
     }

@@ -120,7 +120,7 @@ impl NodeSync {
                     None => Ok(false),
                 },
                 Err(error) => {
-                    tracing::warn!(cluster = self.cluster_id, %error, "watching the cluster's nodes failed; retrying");
+                    tracing::warn!(cluster = self.cluster_id, error = %crate::redaction::scrubbed(&error), "watching the cluster's nodes failed; retrying");
                     self.contact(false).await;
                     continue;
                 }
@@ -203,7 +203,7 @@ impl NodeSync {
             update.col_expr(cluster::Column::Health, Expr::value(Health::Unhealthy))
         };
         if let Err(error) = update.exec(&self.db).await {
-            tracing::warn!(cluster = self.cluster_id, %error, "could not record the cluster's contact status");
+            tracing::warn!(cluster = self.cluster_id, error = %crate::redaction::scrubbed(&error), "could not record the cluster's contact status");
         }
     }
 }

@@ -144,8 +144,9 @@ struct Endpoint {
 /// through its own service account, the in-cluster address and CA).
 async fn endpoint_of(clusters: &KubeClusters, row: &cluster::Model) -> Result<Endpoint, ProviderError> {
     let Some(sealed) = &row.credentials else {
-        let config =
-            kube::Config::incluster().map_err(|e| ProviderError::Permanent(format!("no kubeconfig stored and not running in a cluster: {e}")))?;
+        let config = kube::Config::incluster().map_err(|e| {
+            ProviderError::Permanent(format!("no kubeconfig stored and not running in a cluster: {}", crate::redaction::scrubbed(&e)))
+        })?;
         let ca = config.root_cert.map(|certs| STANDARD.encode(certs.iter().map(|der| pem(der)).collect::<String>()));
         return Ok(Endpoint {
             server: config.cluster_url.to_string().trim_end_matches('/').to_owned(),

@@ -99,11 +99,20 @@ impl KubeClusters {
         }
         let config = match &row.credentials {
             Some(sealed) => {
-                let yaml = self.cipher.open(sealed).map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {e}", row.name)))?;
-                config_from_kubeconfig(&yaml).await.map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {e}", row.name)))?
+                let yaml = self
+                    .cipher
+                    .open(sealed)
+                    .map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {}", row.name, crate::redaction::scrubbed(&e))))?;
+                config_from_kubeconfig(&yaml)
+                    .await
+                    .map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {}", row.name, crate::redaction::scrubbed(&e))))?
             }
             None => kube::Config::incluster().map_err(|e| {
-                ProviderError::Permanent(format!("cluster `{}` has no kubeconfig and EGS is not running in a cluster: {e}", row.name))
+                ProviderError::Permanent(format!(
+                    "cluster `{}` has no kubeconfig and EGS is not running in a cluster: {}",
+                    row.name,
+                    crate::redaction::scrubbed(&e)
+                ))
             })?,
         };
         // kube retries 429/503/504 itself, up to 15 times over minutes: an eviction refused by a
@@ -111,7 +120,8 @@ impl KubeClusters {
         // own terms (release backoff, the next tick for other steps, watchers' backoff).
         let mut config = config;
         config.default_retry = false;
-        let client = kube::Client::try_from(config).map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {e}", row.name)))?;
+        let client = kube::Client::try_from(config)
+            .map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {}", row.name, crate::redaction::scrubbed(&e))))?;
         if let Ok(mut clients) = self.clients.lock() {
             clients.insert(row.id, (row.credentials.clone(), client.clone()));
         }
@@ -132,7 +142,7 @@ pub async fn config_from_kubeconfig(yaml: &str) -> Result<kube::Config, String> 
 /// The first line of an error, at most 200 characters: enough to act on, too little to leak a
 /// token a parser quoted.
 fn redact(error: &dyn std::fmt::Display) -> String {
-    let text = error.to_string();
+    let text = crate::redaction::scrubbed(error);
     let line = text.lines().next().unwrap_or_default();
     line.chars().take(200).collect()
 }
@@ -145,7 +155,7 @@ pub fn classify(context: &str, error: kube::Error) -> ProviderError {
             ProviderError::Permanent(format!("{context}: {} ({})", status.message, status.code))
         }
         kube::Error::Api(status) => ProviderError::Transient(format!("{context}: {} ({})", status.message, status.code)),
-        _ => ProviderError::Transient(format!("{context}: {error}")),
+        _ => ProviderError::Transient(format!("{context}: {}", crate::redaction::scrubbed(&error))),
     }
 }
 

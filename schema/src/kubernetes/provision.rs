@@ -64,13 +64,13 @@ impl ClusterProvider for KubernetesProvider {
             // not keep the slice's label, taint or placement.
             for name in &job.node_names {
                 if let Err(error) = take_node_back(&nodes, name, &job.slice_name).await {
-                    tracing::warn!(node = %name, %error, "could not undo a failed provisioning");
+                    tracing::warn!(node = %name, error = %crate::redaction::scrubbed(&error), "could not undo a failed provisioning");
                 }
             }
             let namespaces: Api<Namespace> = Api::all(client.clone());
             for ns in &job.namespaces {
                 if let Err(error) = unsteer_namespace(&namespaces, ns).await {
-                    tracing::warn!(namespace = %ns, %error, "could not undo a failed provisioning");
+                    tracing::warn!(namespace = %ns, error = %crate::redaction::scrubbed(&error), "could not undo a failed provisioning");
                 }
             }
         }
@@ -289,7 +289,7 @@ async fn inform(client: &kube::Client, object: ObjectReference, reason: &str, me
     match emit(client, object, reason, message, kind).await {
         Ok(()) => true,
         Err(error) => {
-            tracing::info!(reason, %error, "could not post a Kubernetes Event");
+            tracing::info!(reason, error = %crate::redaction::scrubbed(&error), "could not post a Kubernetes Event");
             false
         }
     }

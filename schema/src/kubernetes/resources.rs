@@ -209,7 +209,9 @@ pub async fn run(ctx: Arc<ControllerContext>, cluster: cluster::Model, client: k
             if let Err(error) = result {
                 match &error {
                     kube::runtime::controller::Error::ReconcilerFailed(..) => {}
-                    other => tracing::debug!(cluster = %cluster_name, error = %other, "GPUProvisioningRequest controller"),
+                    other => {
+                        tracing::debug!(cluster = %cluster_name, error = %crate::redaction::scrubbed(&other), "GPUProvisioningRequest controller")
+                    }
                 }
             }
             futures_util::future::ready(())
@@ -234,7 +236,7 @@ fn error_policy(resource: Arc<GPUProvisioningRequest>, error: &ReconcileError, r
     tracing::warn!(
         cluster = %r.cluster.name,
         resource = %format!("{}/{}", resource.namespace().unwrap_or_default(), resource.name_any()),
-        %error,
+        error = %crate::redaction::scrubbed(&error),
         "could not reconcile a GPUProvisioningRequest; retrying"
     );
     Action::requeue(r.ctx.config.status_resync)
@@ -308,7 +310,7 @@ impl Reconciler {
                 tracing::info!(cluster = %self.cluster.name, resource = %format!("{ns}/{name}"), gpr = %gpr_id, slice = %owner.name, "GPR created from a GPUProvisioningRequest");
                 let message = format!("GPR {gpr_id} created for slice `{}` ({})", owner.name, created.phase.as_str());
                 if let Err(error) = emit(&self.client, object_ref(resource), "Accepted", &message, "Normal").await {
-                    tracing::debug!(%error, "could not post the Accepted event");
+                    tracing::debug!(error = %crate::redaction::scrubbed(&error), "could not post the Accepted event");
                 }
                 notes.observed_generation = generation;
                 notes.spec_applied = Some((true, "Applied", String::new()));
@@ -397,7 +399,7 @@ impl Reconciler {
             let message =
                 format!("GPR {} {} as the resource is being deleted", ids::encode(Kind::Gpr, found.id).0, found.phase.as_str().to_lowercase());
             if let Err(error) = emit(&self.client, object_ref(resource), "Deleting", &message, "Normal").await {
-                tracing::debug!(%error, "could not post the Deleting event");
+                tracing::debug!(error = %crate::redaction::scrubbed(&error), "could not post the Deleting event");
             }
         }
         let current = resource.status.clone().unwrap_or_default();
@@ -423,7 +425,7 @@ impl Reconciler {
         if has_finalizer(resource)
             && let Err(error) = self.remove_finalizer(api, resource).await
         {
-            tracing::debug!(%error, "could not remove the finalizer of a refused GPUProvisioningRequest");
+            tracing::debug!(error = %crate::redaction::scrubbed(&error), "could not remove the finalizer of a refused GPUProvisioningRequest");
         }
         let current = resource.status.clone().unwrap_or_default();
         let now = now_text();

@@ -74,10 +74,10 @@ where
 #[derive(Debug, thiserror::Error)]
 pub enum ProviderError {
     /// Worth retrying later (API server unreachable, eviction blocked).
-    #[error("{0}")]
+    #[error("{}", crate::redaction::scrub_credentials(.0))]
     Transient(String),
     /// Will not work as asked (precheck failed, provider missing).
-    #[error("{0}")]
+    #[error("{}", crate::redaction::scrub_credentials(.0))]
     Permanent(String),
 }
 
