@@ -135,3 +135,34 @@ async fn slice_owners_manage_members_but_editors_cannot() {
     assert_eq!(as_viewer["errors"][0]["extensions"]["code"], "FORBIDDEN", "the demotion took effect at once: {as_viewer}");
     app.finish().await;
 }
+
+#[tokio::test]
+async fn the_last_owner_stays_and_a_users_memberships_show_their_own_roles() {
+    let app = TestApp::spawn().await;
+    let cluster = fixtures::register_cluster(&app, "c1").await;
+    let slice = fixtures::create_slice(&app, "team", &cluster, json!({})).await;
+    let (owner_id, owner) = fixtures::member(&app, "olga", &slice, "OWNER").await;
+    let (viewer_id, _) = fixtures::member(&app, "vic", &slice, "VIEWER").await;
+    let add = "mutation($input: AddSliceMemberInput!) { addSliceMember(input: $input) { slice { id } userErrors { field code message } } }";
+    let remove = "mutation($input: RemoveSliceMemberInput!) { removeSliceMember(input: $input) { slice { id } userErrors { field code message } } }";
+    // The only owner can neither demote nor remove themselves (nor can an admin leave the slice ownerless).
+    for (token, query, input) in [
+        (&owner, add, json!({ "sliceId": slice, "userId": owner_id, "role": "EDITOR" })),
+        (&owner, remove, json!({ "sliceId": slice, "userId": owner_id })),
+        (&app.admin_token, add, json!({ "sliceId": slice, "userId": owner_id, "role": "VIEWER" })),
+    ] {
+        let body = app.ok(token, query, json!({ "input": input })).await;
+        let payload = body.as_object().and_then(|o| o.values().next()).cloned().unwrap_or_default();
+        assert_eq!(payload["userErrors"][0]["code"], "CONFLICT", "{body}");
+    }
+    // With a second owner, the first may step down.
+    app.mutate(&owner, "addSliceMember", add, json!({ "sliceId": slice, "userId": viewer_id, "role": "OWNER" })).await;
+    app.mutate(&owner, "addSliceMember", add, json!({ "sliceId": slice, "userId": owner_id, "role": "EDITOR" })).await;
+
+    // Looking at another member, the role shown is theirs, not the caller's.
+    let seen = app.ok(&owner, "query($id: ID) { slice(id: $id) { members { user { name memberships { role } } } } }", json!({ "id": slice })).await;
+    let members = seen["slice"]["members"].as_array().expect("members");
+    let vic = members.iter().find(|m| m["user"]["name"] == "vic").expect("vic");
+    assert_eq!(vic["user"]["memberships"], json!([{ "role": "OWNER" }]), "vic's role, not olga's (EDITOR): {seen}");
+    app.finish().await;
+}

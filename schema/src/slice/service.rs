@@ -318,6 +318,23 @@ async fn upsert_member(db: &impl ConnectionTrait, slice_id: i64, member: &Member
     Ok(())
 }
 
+/// Refuses to take the owner role from `user_id` when they are the slice's only owner: a
+/// slice without an owner could only be managed by admins again.
+async fn keep_an_owner(db: &impl ConnectionTrait, slice_id: i64, user_id: i64) -> Result<()> {
+    let owners: Vec<i64> = slice_member::Entity::find()
+        .filter(slice_member::Column::SliceId.eq(slice_id))
+        .filter(slice_member::Column::Role.eq(SliceRole::Owner))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|m| m.user_id)
+        .collect();
+    if owners == [user_id] {
+        return Err(Error::conflict("userId", "this is the slice's last owner; make someone else an owner first"));
+    }
+    Ok(())
+}
+
 /// Adds a member or changes their role (admins and slice owners).
 pub async fn add_slice_member(db: &DatabaseConnection, caller: &Caller, slice_id: i64, member: MemberSpec) -> Result<slice::Model> {
     caller.require_person()?;
@@ -325,6 +342,9 @@ pub async fn add_slice_member(db: &DatabaseConnection, caller: &Caller, slice_id
     let found = slice::Entity::find_by_id(slice_id).one(db).await?.ok_or(Error::NotFound("slice"))?;
     if user::Entity::find_by_id(member.user_id).one(db).await?.is_none() {
         return Err(Error::invalid("userId", "no such user"));
+    }
+    if member.role != SliceRole::Owner {
+        keep_an_owner(db, slice_id, member.user_id).await?;
     }
     upsert_member(db, slice_id, &member).await?;
     Ok(found)
@@ -334,6 +354,7 @@ pub async fn remove_slice_member(db: &DatabaseConnection, caller: &Caller, slice
     caller.require_person()?;
     caller.require_slice_role(db, slice_id, SliceRole::Owner, "slice").await?;
     let found = slice::Entity::find_by_id(slice_id).one(db).await?.ok_or(Error::NotFound("slice"))?;
+    keep_an_owner(db, slice_id, user_id).await?;
     let deleted = slice_member::Entity::delete_by_id((slice_id, user_id)).exec(db).await?;
     if deleted.rows_affected == 0 {
         return Err(Error::invalid("userId", "that user is not a member of the slice"));

@@ -75,10 +75,16 @@ pub async fn list_memberships(db: &DatabaseConnection, caller: &Caller, user_id:
     if caller.is_admin() {
         return Ok(rows);
     }
+    // Slices the caller can see; for the caller's own memberships, the role its token may
+    // use there (a scoped token's, which may be less than the membership's); for another
+    // user's, that user's role.
+    let own = caller.record.user_id == Some(user_id);
     let mut visible = Vec::with_capacity(rows.len());
     for mut row in rows {
         if let Some(role) = caller.slice_role(db, row.slice_id).await? {
-            row.role = role;
+            if own {
+                row.role = role;
+            }
             visible.push(row);
         }
     }
