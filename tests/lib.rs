@@ -104,6 +104,7 @@ async fn drop_database(server_url: &str, name: &str) {
 fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> ServeArgs {
     ServeArgs {
         listen: "127.0.0.1:0".parse().expect("addr"),
+        metrics_listen: None,
         storage: StorageArgs { data_dir, database_url: database_url.map(Secret::from), signing_key: None },
         redis_url: std::env::var("EGS_TEST_REDIS_URL").ok().filter(|u| !u.is_empty()).map(Secret::from),
         demo: false,

@@ -8,7 +8,7 @@ use crate::{admission, bootstrap, demo, graphql_http, graphql_ws, health, playgr
 use anyhow::Context;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::http::{HeaderValue, Method, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::routing::get;
 use egs_schema::alerts::hub::AlertHub;
 use egs_schema::alerts::webhook::Webhook;
@@ -48,6 +48,8 @@ pub struct AppState {
 pub struct Application {
     listener: TcpListener,
     router: Router,
+    /// `--metrics-listen`: `/metrics` without a token, on a private address.
+    metrics: Option<(TcpListener, Router)>,
     state: AppState,
     /// The bootstrap admin token, when this start created the admin (first start).
     pub admin_token: Option<String>,
@@ -178,12 +180,24 @@ impl Application {
         };
         let router = router(state.clone(), &settings)?;
         let listener = TcpListener::bind(settings.listen).await.with_context(|| format!("failed to listen on {}", settings.listen))?;
+        let metrics = match settings.metrics_listen {
+            Some(address) => {
+                let listener = TcpListener::bind(address).await.with_context(|| format!("failed to listen on {address} for /metrics"))?;
+                Some((listener, Router::new().route("/metrics", get(health::metrics)).with_state(state.clone())))
+            }
+            None => None,
+        };
         let alert_sweep = std::time::Duration::from_millis(settings.alerts.sweep_interval_ms);
-        Ok(Self { listener, router, state, admin_token, lifecycle, webhook, alert_sweep, clock, demo_telemetry: settings.demo })
+        Ok(Self { listener, router, metrics, state, admin_token, lifecycle, webhook, alert_sweep, clock, demo_telemetry: settings.demo })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
         self.listener.local_addr().unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    /// Where `/metrics` is served without a token, with `--metrics-listen`.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics.as_ref().and_then(|(listener, _)| listener.local_addr().ok())
     }
 
     pub fn state(&self) -> &AppState {
@@ -214,6 +228,10 @@ impl Application {
         let webhook = self.webhook.map(|webhook| tokio::spawn(webhook.run(until_stopped())));
         let lifecycle = self.lifecycle.map(|lifecycle| tokio::spawn(lifecycle.run(until_stopped())));
         let demo = self.demo_telemetry.then(|| tokio::spawn(demo::telemetry::run(services.clone(), until_stopped())));
+        let metrics = self.metrics.map(|(listener, router)| {
+            let stopped = until_stopped();
+            tokio::spawn(async move { axum::serve(listener, router).with_graceful_shutdown(stopped).await })
+        });
         let served = axum::serve(self.listener, self.router)
             .with_graceful_shutdown(self.state.sockets.shut_down_on(shutdown))
             .await
@@ -227,6 +245,9 @@ impl Application {
         }
         if let Some(demo) = demo {
             let _ = demo.await;
+        }
+        if let Some(metrics) = metrics {
+            let _ = metrics.await;
         }
         if let Some(task) = lifecycle
             && let Err(error) = task.await
@@ -296,7 +317,15 @@ fn router(state: AppState, settings: &ServeArgs) -> anyhow::Result<Router> {
         .route("/graphql/assets/{file}", get(playground::asset).layer(CompressionLayer::new()))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
-        .route("/metrics", get(health::metrics))
+        .route(
+            "/metrics",
+            if settings.metrics_listen.is_some() {
+                // Served on its own listener: not here at all.
+                get(|| async { StatusCode::NOT_FOUND })
+            } else {
+                get(health::metrics_for_admins)
+            },
+        )
         .route("/kubernetes/clusters/{cluster}/mutate", axum::routing::post(admission::mutate))
         .fallback(portal::fallback)
         .layer(DefaultBodyLimit::max(settings.max_body_bytes))

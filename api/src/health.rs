@@ -49,6 +49,33 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
     (code, axum::Json(body)).into_response()
 }
 
+/// `/metrics` on the main listener: every slice's GPR names and GPU samples are in it, so only
+/// an admin token may scrape it there (or run a separate `--metrics-listen`).
+pub async fn metrics_for_admins(State(state): State<AppState>, headers: axum::http::HeaderMap) -> Response {
+    let token = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .map(str::trim)
+        .filter(|t| !t.is_empty());
+    let services = &state.services;
+    let caller = match token {
+        Some(token) => egs_schema::auth::authenticate(&services.db, &services.keys, &services.token_cache, token).await.ok(),
+        None => None,
+    };
+    match caller {
+        Some(caller) if caller.is_admin() => metrics(State(state)).await,
+        Some(_) => (StatusCode::FORBIDDEN, "/metrics needs an admin token\n").into_response(),
+        None => {
+            let mut response =
+                (StatusCode::UNAUTHORIZED, "/metrics needs an admin token (Authorization: Bearer <token>), or scrape --metrics-listen\n")
+                    .into_response();
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            response
+        }
+    }
+}
+
 pub async fn metrics(State(state): State<AppState>) -> Response {
     match state.metrics.render(&state.services.db).await {
         Ok(text) => {

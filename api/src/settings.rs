@@ -118,6 +118,10 @@ pub struct StorageArgs {
 pub struct ServeArgs {
     #[arg(long, env = "EGS_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
+    /// Serve `/metrics` (without a token) on this address instead, for the platform's Prometheus
+    /// on a private network. Without it, `/metrics` on `--listen` needs an admin token.
+    #[arg(long, env = "EGS_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
     #[command(flatten)]
     pub storage: StorageArgs,
     /// Redis URL for cross-replica fan-out; default: none (in-process).

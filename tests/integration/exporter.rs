@@ -196,7 +196,7 @@ fn uuid_of(cluster: &str, name: &str, index: i32) -> String {
 }
 
 async fn scrape(app: &TestApp) -> Exposition {
-    let response = app.client.get(app.url("/metrics")).send().await.expect("the gateway answers");
+    let response = app.client.get(app.url("/metrics")).bearer_auth(&app.admin_token).send().await.expect("the gateway answers");
     assert_eq!(response.status().as_u16(), 200);
     let content_type = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
     assert!(content_type.starts_with("application/openmetrics-text"), "{content_type}");

@@ -36,11 +36,39 @@ async fn metrics_count_requests_by_operation_and_gprs_by_phase() {
     let two = egs_tests::fixtures::two_slices(&app).await;
     egs_tests::fixtures::create_gpr(&app, &two.token_a, &two.slice_a, "one", json!({})).await;
     app.ok(&app.admin_token, "query WhoAmI { viewer { id } }", json!({})).await;
-    let text = app.client.get(app.url("/metrics")).send().await.expect("answer").text().await.expect("text");
+    let text = app.client.get(app.url("/metrics")).bearer_auth(&app.admin_token).send().await.expect("answer").text().await.expect("text");
     assert!(text.contains("egs_graphql_requests_total{operation=\"WhoAmI\",type=\"query\",outcome=\"ok\"} 1"), "{text}");
     assert!(text.contains("egs_graphql_request_duration_seconds_bucket{"), "{text}");
     assert!(text.contains("egs_gprs{phase=\"QUEUED\"} 1"), "{text}");
     assert!(text.contains("egs_gprs{phase=\"PROVISIONED\"} 0"), "{text}");
     assert!(text.contains("egs_db_statements_total "), "{text}");
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn metrics_need_an_admin_token_on_the_public_listener_or_a_private_listener() {
+    let app = TestApp::spawn().await;
+    let two = egs_tests::fixtures::two_slices(&app).await;
+    let get = |token: Option<&str>| {
+        let mut request = app.client.get(app.url("/metrics"));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        async move { request.send().await.expect("answer").status().as_u16() }
+    };
+    assert_eq!(get(None).await, 401, "no token");
+    assert_eq!(get(Some("garbage")).await, 401, "a bad token");
+    assert_eq!(get(Some(&two.token_a)).await, 403, "a user's token");
+    assert_eq!(get(Some(&app.admin_token)).await, 200, "an admin's token");
+
+    // With --metrics-listen, /metrics is served there without a token and not on the public listener.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port").local_addr().expect("addr").port();
+    let private = app.spawn_replica_with(|s| s.metrics_listen = Some(format!("127.0.0.1:{port}").parse().expect("addr"))).await;
+    let scraped = app.client.get(format!("http://127.0.0.1:{port}/metrics")).send().await.expect("answer");
+    assert_eq!(scraped.status().as_u16(), 200);
+    assert!(scraped.text().await.expect("text").contains("egs_"), "the exposition");
+    let public = app.client.get(private.url("/metrics")).bearer_auth(&app.admin_token).send().await.expect("answer");
+    assert_eq!(public.status().as_u16(), 404, "not on the public listener");
+    private.finish().await;
     app.finish().await;
 }
