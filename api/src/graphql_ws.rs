@@ -189,6 +189,9 @@ pub enum InitError {
 pub type InitHook = Arc<dyn Fn(Option<Value>) -> BoxFuture<'static, Result<Data, InitError>> + Send + Sync>;
 /// Runs one operation with the connection's session data.
 pub type OperationHook<E> = Arc<dyn Fn(&E, Request, Arc<Data>) -> BoxStream<'static, Response> + Send + Sync>;
+/// Checks now and then that an acknowledged connection may go on (its token not revoked or
+/// expired); a `Forbidden` closes it with 4403.
+pub type RecheckHook = (Duration, Arc<dyn Fn(Arc<Data>) -> BoxFuture<'static, Result<(), InitError>> + Send + Sync>);
 
 /// The transport for one executor; cheap to clone, one clone per connection.
 #[derive(Clone)]
@@ -197,6 +200,7 @@ pub struct GraphqlWs<E> {
     config: WsConfig,
     on_init: InitHook,
     on_operation: OperationHook<E>,
+    on_recheck: Option<RecheckHook>,
     going_away: Option<watch::Receiver<bool>>,
 }
 
@@ -209,6 +213,7 @@ impl<E: Executor> GraphqlWs<E> {
             config,
             on_init: Arc::new(|_| async { Ok(Data::default()) }.boxed()),
             on_operation: Arc::new(|executor: &E, request, session| executor.execute_stream(request, Some(session))),
+            on_recheck: None,
             going_away: None,
         }
     }
@@ -229,6 +234,17 @@ impl<E: Executor> GraphqlWs<E> {
         F: Fn(&E, Request, Arc<Data>) -> BoxStream<'static, Response> + Send + Sync + 'static,
     {
         self.on_operation = Arc::new(hook);
+        self
+    }
+
+    /// Every `every`, asks `hook` whether the connection may go on; `Forbidden` closes it with
+    /// 4403 (a revoked or expired token must not keep streaming).
+    pub fn recheck_every<F, Fut>(mut self, every: Duration, hook: F) -> Self
+    where
+        F: Fn(Arc<Data>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), InitError>> + Send + 'static,
+    {
+        self.on_recheck = Some((every, Arc::new(move |session| hook(session).boxed())));
         self
     }
 
@@ -279,6 +295,7 @@ impl<E: Executor> GraphqlWs<E> {
             closing: closing_rx,
             init: Init::Waiting,
             keep_alive: None,
+            recheck: None,
             operations: HashMap::new(),
             tasks: JoinSet::new(),
             early_starts: Vec::new(),
@@ -545,6 +562,7 @@ enum Event {
     Authenticated(Result<Data, InitError>),
     Finished(Result<(tokio::task::Id, ()), JoinError>),
     KeepAlive,
+    Recheck,
     Received(Option<Result<Message, axum::Error>>),
 }
 
@@ -557,6 +575,8 @@ struct Connection<E> {
     init: Init,
     init_deadline: Instant,
     keep_alive: Option<Interval>,
+    /// When the session is next checked (see [`GraphqlWs::recheck_every`]).
+    recheck: Option<Interval>,
     /// Running operations by client id; a finished one is removed by its task id, so an id the
     /// client has already reused is not touched.
     operations: HashMap<String, AbortHandle>,
@@ -577,6 +597,7 @@ impl<E: Executor> Connection<E> {
                 result = authenticated(&mut self.init) => Event::Authenticated(result),
                 Some(done) = self.tasks.join_next_with_id() => Event::Finished(done),
                 () = tick(&mut self.keep_alive) => Event::KeepAlive,
+                () = tick(&mut self.recheck) => Event::Recheck,
                 message = stream.next() => Event::Received(message),
             };
             if self.handle(event).await.is_break() {
@@ -607,6 +628,17 @@ impl<E: Executor> Connection<E> {
                     self.outbox.offer(text);
                 }
                 ControlFlow::Continue(())
+            }
+            Event::Recheck => {
+                let (Init::Ready(session), Some((_, hook))) = (&self.init, &self.ws.on_recheck) else { return ControlFlow::Continue(()) };
+                match hook(session.clone()).await {
+                    Err(InitError::Forbidden(why)) => {
+                        tracing::debug!(%why, "a WebSocket connection's token is no longer valid");
+                        self.close(close_code::FORBIDDEN, "Forbidden")
+                    }
+                    // The database is away: the next check decides.
+                    Ok(()) | Err(InitError::Unavailable(_)) => ControlFlow::Continue(()),
+                }
             }
             Event::Received(None) => ControlFlow::Break(()),
             Event::Received(Some(Err(error))) => {
@@ -719,6 +751,11 @@ impl<E: Executor> Connection<E> {
         let mut keep_alive = tokio::time::interval_at(Instant::now() + period, period);
         keep_alive.set_missed_tick_behavior(MissedTickBehavior::Delay);
         self.keep_alive = Some(keep_alive);
+        if let Some((every, _)) = &self.ws.on_recheck {
+            let mut recheck = tokio::time::interval_at(Instant::now() + *every, *every);
+            recheck.set_missed_tick_behavior(MissedTickBehavior::Delay);
+            self.recheck = Some(recheck);
+        }
         for (id, request) in std::mem::take(&mut self.early_starts) {
             self.start(id, request).await;
         }
@@ -829,12 +866,27 @@ pub async fn graphql_ws(State(state): State<AppState>, upgrade: Result<WebSocket
         }
     };
     let init_services = state.services.clone();
+    let recheck_services = state.services.clone();
     let services = state.services.clone();
     GraphqlWs::new(state.schema.clone(), state.sockets.config.clone())
         .on_connection_init(move |payload| authenticate_connection(init_services.clone(), payload))
         .on_operation(move |schema, request, session| execute_operation(schema, &services, request, &session))
+        .recheck_every(RECHECK_TOKEN, move |session| recheck_token(recheck_services.clone(), session))
         .going_away(state.sockets.subscribe())
         .upgrade(upgrade)
+}
+
+/// How often a connection's token is checked again: a revoked one is forgotten by every
+/// replica's cache at once (Redis), an expired one fails the check, so streams end within this.
+const RECHECK_TOKEN: Duration = Duration::from_secs(2);
+
+/// Whether the connection's token still authenticates (not revoked, not expired).
+async fn recheck_token(services: Services, session: Arc<Data>) -> Result<(), InitError> {
+    let token = session.get(&TypeId::of::<ConnectionToken>()).and_then(|data| data.downcast_ref::<ConnectionToken>()).map(|t| t.0.clone());
+    match token {
+        Some(token) => verify(&services, &token).await.map(|_| ()),
+        None => Err(InitError::Forbidden("the connection is not authenticated".into())),
+    }
 }
 
 /// The token from `connection_init`: `{"authorization": "Bearer <token>"}` (any case of the key
