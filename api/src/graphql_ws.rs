@@ -958,7 +958,12 @@ fn execute_operation(schema: &EgsSchema, services: &Services, request: Request, 
 fn mark_request_errors(mut response: Response) -> Response {
     if is_request_error(&response) {
         for error in &mut response.errors {
-            error.extensions.get_or_insert_with(ErrorExtensionValues::default).set("code", ErrorCode::InvalidInput.as_str());
+            // Parse and validation errors carry no code of their own; refusals (RATE_LIMITED,
+            // TOO_COMPLEX) keep theirs.
+            let extensions = error.extensions.get_or_insert_with(ErrorExtensionValues::default);
+            if extensions.get("code").is_none() {
+                extensions.set("code", ErrorCode::InvalidInput.as_str());
+            }
         }
     }
     response

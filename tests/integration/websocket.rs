@@ -228,3 +228,19 @@ async fn shutting_down_closes_open_sockets_with_1001() {
     assert_eq!(socket.closed().await.0, 1001);
     app.finish().await;
 }
+
+#[tokio::test]
+async fn a_refusal_over_the_socket_keeps_its_own_code() {
+    let app = TestApp::spawn().await;
+    let TwoSlices { token_a, .. } = fixtures::two_slices(&app).await;
+    let mut socket = Socket::ready(&app, &token_a).await;
+    socket.subscribe("1", "{ nodes(first: 100) { nodes { gpus { node { gpus { node { gpus { uuid } } } } } } } }", json!({})).await;
+    let refused = socket.recv().await;
+    assert_eq!((refused["type"].as_str(), refused["id"].as_str()), (Some("error"), Some("1")), "{refused}");
+    assert_eq!(refused["payload"][0]["extensions"]["code"], "TOO_COMPLEX", "not INVALID_INPUT: {refused}");
+    // A document that does not parse still says INVALID_INPUT.
+    socket.subscribe("2", "{ viewer {", json!({})).await;
+    let invalid = socket.recv().await;
+    assert_eq!(invalid["payload"][0]["extensions"]["code"], "INVALID_INPUT", "{invalid}");
+    app.finish().await;
+}
