@@ -149,6 +149,10 @@ async fn the_portal_is_served_at_the_root_and_on_its_routes_with_its_assets() {
     assert_eq!(page.status().as_u16(), 200);
     let csp = page.headers()["content-security-policy"].to_str().unwrap_or_default().to_owned();
     assert!(csp.contains("default-src 'self'") && csp.contains("connect-src 'self' ws: wss:"), "{csp}");
+    assert!(csp.contains("frame-ancestors 'none'"), "the portal cannot be framed: {csp}");
+    let playground = app.client.get(app.url("/graphql")).header("accept", "text/html").send().await.expect("answer");
+    let csp = playground.headers().get("content-security-policy").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    assert!(csp.contains("frame-ancestors 'none'"), "nor can the playground: {csp}");
     assert_eq!(page.headers()["cache-control"], "no-cache");
     let html = page.text().await.expect("html");
     assert!(!html.contains("https://") && !html.contains("http://"), "the portal loads nothing from the internet: {html}");

@@ -166,3 +166,18 @@ async fn the_last_owner_stays_and_a_users_memberships_show_their_own_roles() {
     assert_eq!(vic["user"]["memberships"], json!([{ "role": "OWNER" }]), "vic's role, not olga's (EDITOR): {seen}");
     app.finish().await;
 }
+
+#[tokio::test]
+async fn the_clusters_own_namespaces_are_never_a_slices() {
+    let app = TestApp::spawn().await;
+    let cluster = fixtures::register_cluster(&app, "c1").await;
+    let create = "mutation($input: CreateSliceInput!) { createSlice(input: $input) { slice { id } userErrors { field code message } } }";
+    for name in ["default", "kube-system", "kube-public"] {
+        let input = json!({ "name": format!("team-{}", name.len()), "namespaces": [{ "clusterId": cluster, "name": name }] });
+        let payload = app.ok(&app.admin_token, create, json!({ "input": input })).await["createSlice"].clone();
+        assert_eq!(payload["userErrors"][0]["code"], "INVALID_INPUT", "{name}: {payload}");
+        assert!(payload["userErrors"][0]["message"].as_str().is_some_and(|m| m.contains("reserved")), "{payload}");
+        assert!(payload["slice"].is_null());
+    }
+    app.finish().await;
+}

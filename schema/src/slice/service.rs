@@ -122,6 +122,17 @@ async fn ensure_clusters_exist(db: &impl ConnectionTrait, field: &str, ids: &BTr
     Ok(())
 }
 
+/// Namespaces the cluster itself uses: a slice handed one could run pods beside the control
+/// plane or read what the cluster keeps there.
+fn refuse_reserved(field: &str, name: &str, errors: &mut Vec<UserError>) {
+    if name == "default" || name.starts_with("kube-") {
+        errors.push(UserError::invalid(
+            field,
+            format!("`{name}` is reserved for the cluster itself (`default` and `kube-*`); choose another namespace"),
+        ));
+    }
+}
+
 async fn ensure_namespace_free(db: &impl ConnectionTrait, field: &str, ns: &NamespaceSpec) -> Result<()> {
     let taken = slice_namespace::Entity::find()
         .filter(slice_namespace::Column::ClusterId.eq(ns.cluster_id))
@@ -166,6 +177,7 @@ pub async fn create_slice(db: &DatabaseConnection, caller: &Caller, input: Creat
     }
     for (i, ns) in input.namespaces.iter().enumerate() {
         validate::dns_label(&format!("namespaces.{i}.name"), &ns.name, 63, &mut errors);
+        refuse_reserved(&format!("namespaces.{i}.name"), &ns.name, &mut errors);
     }
     check_policy(&input.policy, &mut errors);
     validate::finish(errors)?;
@@ -279,6 +291,7 @@ pub async fn add_slice_namespace(db: &DatabaseConnection, caller: &Caller, slice
     let found = load_slice_for_admin(db, caller, slice_id).await?;
     let mut errors = Vec::new();
     validate::dns_label("name", &ns.name, 63, &mut errors);
+    refuse_reserved("name", &ns.name, &mut errors);
     validate::finish(errors)?;
     let txn = db.begin().await?;
     ensure_clusters_exist(&txn, "clusterId", &BTreeSet::from([ns.cluster_id])).await?;
