@@ -1,13 +1,24 @@
-//! `POST /kubernetes/clusters/{cluster}/mutate`: the mutating admission webhook Kubernetes
-//! clusters with `podPlacement: WEBHOOK` call for pods created in slice namespaces (see
-//! `egs_schema::kubernetes::webhook`). The API server must reach it over HTTPS: put the
-//! gateway behind a TLS Service or ingress and give that CA in the webhook configuration.
+//! `POST /kubernetes/clusters/{cluster}/mutate/{key}`: the mutating admission webhook
+//! Kubernetes clusters with `podPlacement: WEBHOOK` call for pods created in slice namespaces
+//! (see `egs_schema::kubernetes::webhook`). The key (`Cluster.webhookPath`, for admins) is
+//! derived from the signing key and the cluster's name: without it the route answers 404, so
+//! nobody but the API server learns which slice owns a namespace. The API server must reach it
+//! over HTTPS: put the gateway behind a TLS Service or ingress and give that CA in the webhook
+//! configuration.
 
 use crate::app::AppState;
 use axum::Json;
 use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-pub async fn mutate(State(state): State<AppState>, Path(cluster): Path<String>, Json(review): Json<Value>) -> Json<Value> {
-    Json(egs_schema::kubernetes::webhook::review(&state.services.db, &cluster, review).await)
+pub async fn mutate(State(state): State<AppState>, Path((cluster, key)): Path<(String, String)>, Json(review): Json<Value>) -> Response {
+    let expected = egs_schema::auth::webhook_key(&state.services.keys, &cluster);
+    // Compared in constant time: the key is a secret.
+    let matches = key.len() == expected.len() && key.bytes().zip(expected.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0;
+    if !matches {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    Json(egs_schema::kubernetes::webhook::review(&state.services.db, &cluster, review).await).into_response()
 }

@@ -326,7 +326,7 @@ fn router(state: AppState, settings: &ServeArgs) -> anyhow::Result<Router> {
                 get(health::metrics_for_admins)
             },
         )
-        .route("/kubernetes/clusters/{cluster}/mutate", axum::routing::post(admission::mutate))
+        .route("/kubernetes/clusters/{cluster}/mutate/{key}", axum::routing::post(admission::mutate))
         .fallback(portal::fallback)
         .layer(DefaultBodyLimit::max(settings.max_body_bytes))
         .with_state(state);

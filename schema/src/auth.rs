@@ -48,6 +48,7 @@ pub struct TokenKeys {
     validation: Validation,
     deployment: String,
     credentials_key: [u8; 32],
+    webhook_key: [u8; 32],
 }
 
 /// HMAC-SHA256(key, label): a one-way derivation, so each use gets its own key.
@@ -56,6 +57,13 @@ fn derive(secret: &[u8], label: &[u8]) -> [u8; 32] {
     let mut mac = <Hmac<sha2::Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes keys of any length");
     mac.update(label);
     mac.finalize().into_bytes().into()
+}
+
+/// The secret path segment of cluster `name`'s admission webhook
+/// (`/kubernetes/clusters/<name>/mutate/<key>`): only the API server it was configured in
+/// knows it, so nobody else can ask which slice owns a namespace. 32 hex digits.
+pub fn webhook_key(keys: &TokenKeys, name: &str) -> String {
+    derive(&keys.webhook_key, name.as_bytes()).iter().take(16).map(|b| format!("{b:02x}")).collect()
 }
 
 /// 16 hex digits of a derivation: a one-way fingerprint of the key.
@@ -77,6 +85,7 @@ impl TokenKeys {
             validation,
             deployment: deployment_of(secret),
             credentials_key: derive(secret, b"egs cluster credentials v1"),
+            webhook_key: derive(secret, b"egs admission webhook v1"),
         }
     }
 

@@ -292,11 +292,25 @@ async fn the_webhook_steers_the_slices_pods_while_it_holds_nodes() {
             }
         })
     };
+    // The webhook's path carries a secret only admins can read; without it there is nothing there.
+    let clusters = app.ok(&app.admin_token, "{ clusters { name webhookPath } }", json!({})).await;
+    let path = clusters["clusters"].as_array().expect("clusters").iter().find(|c| c["name"] == "k8s").expect("k8s")["webhookPath"]
+        .as_str()
+        .expect("a path")
+        .to_owned();
+    assert!(path.starts_with("/kubernetes/clusters/k8s/mutate/") && path.len() > 40, "{path}");
+    for guess in ["/kubernetes/clusters/k8s/mutate".to_owned(), "/kubernetes/clusters/k8s/mutate/00000000000000000000000000000000".to_owned()] {
+        let response = app.client.post(app.url(&guess)).json(&review("team-a")).send().await.expect("answer");
+        assert_eq!(response.status(), 404, "{guess}");
+    }
+    let hidden = app.gql(&k.token, "{ clusters { webhookPath } }", json!({})).await;
+    assert_eq!(hidden["errors"][0]["extensions"]["code"], "FORBIDDEN", "{hidden}");
     let post = |ns: &'static str| {
         let app = &app;
         let body = review(ns);
+        let path = path.clone();
         async move {
-            let response = app.client.post(app.url("/kubernetes/clusters/k8s/mutate")).json(&body).send().await.expect("webhook");
+            let response = app.client.post(app.url(&path)).json(&body).send().await.expect("webhook");
             assert_eq!(response.status(), 200);
             response.json::<Value>().await.expect("json")["response"].clone()
         }

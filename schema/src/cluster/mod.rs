@@ -43,6 +43,14 @@ impl Cluster {
     async fn pod_placement(&self) -> PodPlacement {
         self.0.pod_placement
     }
+    /// Admins: the path the cluster's API server calls the admission webhook on
+    /// (`podPlacement: WEBHOOK`), secret included: put it in the MutatingWebhookConfiguration.
+    async fn webhook_path(&self, ctx: &Context<'_>) -> Result<String> {
+        let (caller, _) = crate::session(ctx)?;
+        caller.require_admin()?;
+        let key = crate::auth::webhook_key(&crate::services(ctx)?.keys, &self.0.name);
+        Ok(format!("/kubernetes/clusters/{}/mutate/{key}", self.0.name))
+    }
     async fn registration_status(&self) -> RegistrationStatus {
         self.0.registration_status
     }

@@ -215,6 +215,11 @@ export type Cluster = Node & {
   provider: ClusterProvider;
   region?: Maybe<Scalars['String']['output']>;
   registrationStatus: RegistrationStatus;
+  /**
+   * Admins: the path the cluster's API server calls the admission webhook on
+   * (`podPlacement: WEBHOOK`), secret included: put it in the MutatingWebhookConfiguration.
+   */
+  webhookPath: Scalars['String']['output'];
 };
 
 
