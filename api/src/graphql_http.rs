@@ -108,8 +108,25 @@ async fn caller_from(state: &AppState, headers: &HeaderMap, media: Media) -> Res
     })
 }
 
-pub async fn graphql_post(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn graphql_post(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Response {
     let Some(media) = negotiate(&headers) else { return not_acceptable() };
+    // A body over the limit (or one that cannot be read) is a request error in JSON like any other.
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => {
+            let status = rejection.status();
+            let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
+                "the request body is larger than this server accepts (EGS_MAX_BODY_BYTES)".to_owned()
+            } else {
+                format!("the request body cannot be read: {}", rejection.body_text())
+            };
+            return request_error(status, media, ErrorCode::InvalidInput, &message);
+        }
+    };
     let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
     let essence = content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
     if essence != "application/json" {

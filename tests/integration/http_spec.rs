@@ -113,6 +113,9 @@ async fn oversized_bodies_are_413_and_deep_or_costly_queries_are_refused_before_
     let huge = format!("{{ viewer {{ id }} }} #{}", "x".repeat(2 * 1024 * 1024));
     let response = app.post(Some(&app.admin_token), json!({ "query": huge })).await;
     assert_eq!(response.status().as_u16(), 413);
+    assert!(response.headers()["content-type"].to_str().unwrap_or_default().contains("json"), "a JSON body");
+    let body: Value = response.json().await.expect("JSON, not plain text");
+    assert_eq!(body["errors"][0]["extensions"]["code"], "INVALID_INPUT", "{body}");
 
     let deep = format!("{{ gprs {{ edges {{ node {{ {} id {} }} }} }} }}", "slice { gprs { edges { node { ".repeat(6), "} } } } ".repeat(6));
     let (status, _, body) = read(app.post(Some(&app.admin_token), json!({ "query": deep })).await).await;
