@@ -25,11 +25,13 @@ use std::time::Duration;
 /// largest document has none; a dashboard script asking for a few dozen GPUs by alias fits.
 pub const MAX_ALIASES: usize = 64;
 
-/// Most an operation may cost by [`output_cost`]: a page of 100 slices with their clusters,
-/// namespaces and members, or of 100 nodes with every GPU's dozen fields, fits (the portal's
-/// documents are checked against it); lists nested in lists (`nodes → gpus → node → gpus …`)
-/// do not. Lists longer than their assumed bound are caught by the response-size backstop.
-pub const MAX_OUTPUT_COST: u64 = 250_000;
+/// Most an operation may cost by [`output_cost`]. The count is a worst case (every list at its
+/// bound, GPUs at 64 a node where 8 is usual), so the limit is set where a page of 100 GPRs
+/// with their nodes and those nodes' GPUs still fits (about 1.3 million by this count) and the
+/// portal's documents fit (checked by a test), while lists nested three deep (`nodes → gpus →
+/// node → gpus → node → gpus`: 27 million) do not. Lists longer than their bound, and
+/// anything else that grows too big, are caught by the response-size backstop.
+pub const MAX_OUTPUT_COST: u64 = 2_000_000;
 /// Items a list field without `first`/`last` is counted at, unless [`LIST_BOUNDS`] knows better.
 const LIST_BOUND: u64 = 100;
 /// Fields whose lists have a smaller bound than [`LIST_BOUND`] (by field name).
@@ -301,17 +303,19 @@ mod tests {
         let attack = "{ nodes(first: 100) { nodes { gpus { node { gpus { node { gpus { node { gpus { node { gpus { uuid } } } } } } } } } } } }";
         let message = too_complex(attack).await.expect("refused");
         assert!(message.contains("first"), "says how to ask for less: {message}");
-        // Two levels is already more than a request may build; a plain page of nodes with their GPUs is not.
-        assert!(too_complex("{ nodes(first: 100) { nodes { gpus { node { gpus { uuid } } } } } }").await.is_some());
+        // Three levels is more than a request may build; a page of nodes with their GPUs, or of GPRs
+        // with their nodes and GPUs, is not.
+        assert!(too_complex("{ nodes(first: 100) { nodes { gpus { node { gpus { node { gpus { uuid } } } } } } } }").await.is_some());
         assert!(too_complex("{ nodes(first: 100) { nodes { name gpus { uuid index model memoryMib } } } }").await.is_none());
+        assert!(too_complex("{ gprs(first: 100) { nodes { id nodes { name cluster { name } gpus { id uuid } } } } }").await.is_none());
         // `first` counts, through variables too, and is capped at a page.
-        let fewer = "query($n: Int) { nodes(first: $n) { nodes { gpus { node { gpus { uuid } } } } } }";
+        let fewer = "query($n: Int) { nodes(first: $n) { nodes { gpus { node { gpus { node { gpus { uuid } } } } } } } }";
         let request = |n: i64| async_graphql::Request::new(fewer).variables(async_graphql::Variables::from_json(serde_json::json!({ "n": n })));
         let refused = |r: async_graphql::Response| r.errors.iter().any(|e| e.message.contains("objects and fields"));
-        assert!(!refused(schema().execute(request(2)).await), "two nodes' GPUs of GPUs fit");
+        assert!(!refused(schema().execute(request(2)).await), "two nodes' three levels fit");
         assert!(refused(schema().execute(request(1_000_000)).await), "a huge first is a page");
         // Fragments and inline fragments count where they are spread.
-        let spread = "query { nodes(first: 100) { nodes { ...G } } } fragment G on GpuNode { gpus { node { gpus { uuid } } } }";
+        let spread = "query { nodes(first: 100) { nodes { ...G } } } fragment G on GpuNode { gpus { node { gpus { node { gpus { uuid } } } } } }";
         assert!(too_complex(spread).await.is_some());
     }
 
