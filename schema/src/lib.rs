@@ -223,7 +223,16 @@ pub(crate) fn inventory_changed(ctx: &Context<'_>) {
 
 /// Turns a DataLoader failure into our error.
 pub(crate) fn loaded<T>(result: Result<T, Arc<sea_orm::DbErr>>) -> Result<T> {
-    result.map_err(|e| Error::Internal(anyhow::anyhow!("data loader failed: {e}")))
+    result.map_err(|e| {
+        // The loader shares its error; an unreachable database must still read as one
+        // (SERVICE_UNAVAILABLE, retry), not as our fault.
+        if error::connection_lost(&e) {
+            tracing::warn!(error = %e, "a data loader could not reach the database");
+            Error::Database(sea_orm::DbErr::ConnectionAcquire(sea_orm::ConnAcquireErr::ConnectionClosed))
+        } else {
+            Error::Internal(anyhow::anyhow!("data loader failed: {e}"))
+        }
+    })
 }
 
 /// Declares a mutation payload: the changed object (absent on failure) and `userErrors`.
@@ -303,5 +312,18 @@ mod tests {
             checked_in == current,
             "schema/schema.graphql is out of date; regenerate it with `cargo run -p egs-api --bin egs -- print-schema > schema/schema.graphql`"
         );
+    }
+}
+
+#[cfg(test)]
+mod loaded_tests {
+    use super::*;
+
+    #[test]
+    fn an_unreachable_database_behind_a_loader_reads_as_unavailable() {
+        let lost = Arc::new(sea_orm::DbErr::ConnectionAcquire(sea_orm::ConnAcquireErr::Timeout));
+        assert_eq!(loaded::<()>(Err(lost)).err().map(|e| e.code()), Some(error::ErrorCode::ServiceUnavailable));
+        let failed = Arc::new(sea_orm::DbErr::Custom("a query failed".into()));
+        assert_eq!(loaded::<()>(Err(failed)).err().map(|e| e.code()), Some(error::ErrorCode::Internal));
     }
 }
