@@ -165,7 +165,8 @@ pub fn connection_lost(error: &sea_orm::DbErr) -> bool {
         _ => return false,
     };
     match sqlx.as_ref() {
-        Sqlx::Io(_) | Sqlx::Tls(_) | Sqlx::PoolTimedOut | Sqlx::PoolClosed | Sqlx::WorkerCrashed => true,
+        // A protocol error is a stream cut mid-message (the link went away), not a bad statement.
+        Sqlx::Io(_) | Sqlx::Tls(_) | Sqlx::Protocol(_) | Sqlx::PoolTimedOut | Sqlx::PoolClosed | Sqlx::WorkerCrashed => true,
         // 57P01–57P03: the server is shutting down or starting; 08xxx: connection exceptions.
         Sqlx::Database(db) => db.code().is_some_and(|code| code.starts_with("57P") || code.starts_with("08")),
         _ => false,
