@@ -99,7 +99,8 @@ impl Application {
             Some(redis) => MetricsStore::with_fanout(redis.clone()),
             None => MetricsStore::new(),
         });
-        let webhook = match settings.alerts.webhook_url.as_ref().filter(|url| !url.expose().trim().is_empty()) {
+        let webhook_url = settings.alerts.webhook_url()?;
+        let webhook = match webhook_url.as_ref().filter(|url| !url.expose().trim().is_empty()) {
             Some(url) => {
                 let webhook = Webhook::new(url.expose())?;
                 tracing::info!(webhook = %webhook.shown(), "alerts are posted to a webhook");

@@ -211,9 +211,14 @@ impl Default for KubernetesArgs {
 #[derive(Args, Debug, Clone)]
 pub struct AlertArgs {
     /// Slack-compatible incoming webhook every alert raise and clear is POSTed to (JSON with
-    /// `text` and `attachments`); default: none. Logged as its scheme and host only.
-    #[arg(long = "alert-webhook-url", env = "EGS_ALERT_WEBHOOK_URL", hide_env_values = true)]
+    /// `text` and `attachments`); default: none. Logged as its scheme and host only. Given by
+    /// `EGS_ALERT_WEBHOOK_URL` or `--alert-webhook-url-file`, never on the command line, where
+    /// every local user could read it in the process list.
+    #[arg(skip)]
     pub webhook_url: Option<Secret>,
+    /// A file holding the alert webhook URL (a mounted Secret), instead of `EGS_ALERT_WEBHOOK_URL`.
+    #[arg(long = "alert-webhook-url-file", env = "EGS_ALERT_WEBHOOK_URL_FILE")]
+    pub webhook_url_file: Option<std::path::PathBuf>,
     /// How often the time-driven alert rules (stale nodes, idle GPRs, quiet periods) run, in ms.
     #[arg(long = "alert-sweep-interval-ms", env = "EGS_ALERT_SWEEP_INTERVAL_MS", default_value_t = AlertArgs::DEFAULT_SWEEP_INTERVAL_MS, value_parser = clap::value_parser!(u64).range(50..=600_000), hide = true)]
     pub sweep_interval_ms: u64,
@@ -222,11 +227,25 @@ pub struct AlertArgs {
 impl AlertArgs {
     /// Well under the 30 s after which a silent agent's node is stale.
     pub const DEFAULT_SWEEP_INTERVAL_MS: u64 = 5000;
+
+    /// The webhook URL: as set in code (tests), else from its file, else from
+    /// `EGS_ALERT_WEBHOOK_URL`; `None` when none is configured.
+    pub fn webhook_url(&self) -> anyhow::Result<Option<Secret>> {
+        if let Some(url) = &self.webhook_url {
+            return Ok(Some(url.clone()));
+        }
+        if let Some(path) = &self.webhook_url_file {
+            let text =
+                std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read the alert webhook URL from {}: {e}", path.display()))?;
+            return Ok(Some(Secret::from(text.trim().to_owned())));
+        }
+        Ok(std::env::var("EGS_ALERT_WEBHOOK_URL").ok().map(Secret::from))
+    }
 }
 
 impl Default for AlertArgs {
     fn default() -> Self {
-        Self { webhook_url: None, sweep_interval_ms: Self::DEFAULT_SWEEP_INTERVAL_MS }
+        Self { webhook_url: None, webhook_url_file: None, sweep_interval_ms: Self::DEFAULT_SWEEP_INTERVAL_MS }
     }
 }
 
@@ -300,5 +319,27 @@ impl std::str::FromStr for Secret {
 impl From<String> for Secret {
     fn from(value: String) -> Self {
         Self(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_alert_webhook_url_is_never_an_argument_and_comes_from_a_file() {
+        // On the command line every local user could read it: refused.
+        assert!(Cli::try_parse_from(["egs", "serve", "--alert-webhook-url", "https://hooks.example/secret"]).is_err());
+        let dir = std::env::temp_dir().join(format!("egs-webhook-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let file = dir.join("webhook-url");
+        std::fs::write(&file, "https://hooks.example/T000/B000/secret\n").expect("write");
+        let cli = Cli::try_parse_from(["egs", "serve", "--alert-webhook-url-file", file.to_str().expect("path")]).expect("parses");
+        let Command::Serve(serve) = cli.command else { panic!("serve") };
+        let url = serve.alerts.webhook_url().expect("readable").expect("a URL");
+        assert_eq!(url.expose(), "https://hooks.example/T000/B000/secret");
+        let missing = AlertArgs { webhook_url_file: Some(dir.join("absent")), ..AlertArgs::default() };
+        assert!(missing.webhook_url().is_err(), "a missing file is an error, not silence");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -1,4 +1,4 @@
-//! Posting alert transitions to a Slack-compatible incoming webhook (`--alert-webhook-url`).
+//! Posting alert transitions to a Slack-compatible incoming webhook (`EGS_ALERT_WEBHOOK_URL` or `--alert-webhook-url-file`).
 //!
 //! Ingestion never waits for it: transitions go into a bounded in-memory queue
 //! ([`QUEUE_CAPACITY`]; when full, the oldest is dropped with a warning) that one task drains
