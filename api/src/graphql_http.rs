@@ -81,11 +81,18 @@ fn not_acceptable() -> Response {
     )
 }
 
+/// The token of an `Authorization: Bearer <token>` header, if it has a usable one.
+pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")).map(str::trim).filter(|t| !t.is_empty())
+}
+
 /// Authenticates the bearer token, if one is presented.
 async fn caller_from(state: &AppState, headers: &HeaderMap, media: Media) -> Result<Option<Caller>, Response> {
-    let Some(value) = headers.get(header::AUTHORIZATION) else { return Ok(None) };
-    let token =
-        value.to_str().ok().and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer "))).map(str::trim).filter(|t| !t.is_empty());
+    if headers.get(header::AUTHORIZATION).is_none() {
+        return Ok(None);
+    }
+    let token = bearer_token(headers);
     let result = match token {
         Some(token) => authenticate(&state.services.db, &state.services.keys, &state.services.token_cache, token).await,
         None => Err(egs_schema::error::Error::Unauthenticated("send the token as `Authorization: Bearer <token>`".into())),

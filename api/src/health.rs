@@ -52,12 +52,7 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
 /// `/metrics` on the main listener: every slice's GPR names and GPU samples are in it, so only
 /// an admin token may scrape it there (or run a separate `--metrics-listen`).
 pub async fn metrics_for_admins(State(state): State<AppState>, headers: axum::http::HeaderMap) -> Response {
-    let token = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-        .map(str::trim)
-        .filter(|t| !t.is_empty());
+    let token = crate::graphql_http::bearer_token(&headers);
     let services = &state.services;
     let caller = match token {
         Some(token) => egs_schema::auth::authenticate(&services.db, &services.keys, &services.token_cache, token).await.ok(),
