@@ -251,8 +251,8 @@ impl Driver {
     /// Brings each node's standing in the core in line with its stored health, silence and
     /// state (see [`Snapshot::usable`]); failed nodes under running GPRs become decisions.
     fn judge_nodes(&mut self, t: i64) {
-        let usable = self.state.usable();
-        let failed: std::collections::HashSet<i64> = self.state.failed_links().into_iter().map(|(_, n)| n).collect();
+        let (usable, failed) = self.state.usable_and_failed();
+        let failed: std::collections::HashSet<i64> = failed.into_iter().map(|(_, n)| n).collect();
         // Capacity first, so a node back from silence can replace one that just failed.
         for (&id, &usable) in &usable {
             let wanted = usable && !failed.contains(&id);

@@ -185,8 +185,19 @@ impl Snapshot {
     /// Failed nodes a provisioned GPR still holds, as `(gpr, node)`. The tick turns each into a
     /// replacement or a degraded GPR and unlinks the node, so each is handled once.
     pub fn failed_links(&self) -> Vec<(i64, i64)> {
-        let holders = self.provisioned_holders();
+        self.failed_links_among(&self.provisioned_holders())
+    }
+
+    /// [`Snapshot::failed_links`] for holders already gathered.
+    fn failed_links_among(&self, holders: &HashMap<i64, i64>) -> Vec<(i64, i64)> {
         self.nodes.iter().filter(|n| self.failed(n)).filter_map(|n| holders.get(&n.id).map(|g| (*g, n.id))).collect()
+    }
+
+    /// Each node's standing ([`Snapshot::usable`]) and the failed nodes under provisioned GPRs
+    /// ([`Snapshot::failed_links`]), from one pass over the holders.
+    pub fn usable_and_failed(&self) -> (HashMap<i64, bool>, Vec<(i64, i64)>) {
+        let holders = self.provisioned_holders();
+        (self.usable_among(&holders), self.failed_links_among(&holders))
     }
 
     /// Whether the core should count each node as capacity. A node under a provisioned GPR
@@ -194,7 +205,10 @@ impl Snapshot {
     /// [`Snapshot::failed_links`] reports it, so that the core replaces it. Any other node
     /// counts when healthy, not silent and not cordoned or draining.
     pub fn usable(&self) -> HashMap<i64, bool> {
-        let holders = self.provisioned_holders();
+        self.usable_among(&self.provisioned_holders())
+    }
+
+    fn usable_among(&self, holders: &HashMap<i64, i64>) -> HashMap<i64, bool> {
         self.nodes
             .iter()
             .map(|n| {
