@@ -117,6 +117,7 @@ fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> Ser
         no_scheduler: false,
         simulated_step_ms: 20,
         ws: Default::default(),
+        per_user: Default::default(),
         alerts: Default::default(),
         // Fast enough that tests against the fake API server do not wait on timers.
         kubernetes: egs_api::settings::KubernetesArgs {
@@ -132,6 +133,13 @@ fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> Ser
 /// rules on pending GPRs that must not be provisioned underneath them.
 pub fn api_only(settings: &mut ServeArgs) {
     settings.no_scheduler = true;
+}
+
+/// Settings for a bench whose one test user stands in for a crowd: no per-user bound on
+/// WebSocket connections and live operations (a real fleet's subscribers are many users).
+pub fn one_user_for_many(settings: &mut ServeArgs) {
+    settings.per_user.connections = 0;
+    settings.per_user.subscriptions = 0;
 }
 
 /// A gateway serving in the background.

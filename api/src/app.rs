@@ -43,6 +43,8 @@ pub struct AppState {
     pub redis: Option<Arc<replicas::RedisHealth>>,
     /// Open GraphQL WebSockets: their settings, and closing them on shutdown.
     pub sockets: Arc<graphql_ws::Sockets>,
+    /// What each user holds open on this replica (connections, live operations).
+    pub per_user: Arc<crate::per_user::PerUser>,
 }
 
 pub struct Application {
@@ -156,6 +158,7 @@ impl Application {
             Lifecycle::new(db.clone(), scheduler.clone(), providers, config, events.clone())
         });
         let services = Services {
+            queue_views: egs_schema::gpr::queue_views::QueueViews::new(db.clone(), events.clone()),
             db,
             keys: Arc::new(keys),
             token_cache,
@@ -172,12 +175,20 @@ impl Application {
         }
         let sockets = Arc::new(graphql_ws::Sockets::new(graphql_ws::WsConfig::from_settings(&settings)));
         let state = AppState {
-            schema: build_schema(services.clone(), SchemaOptions { introspection: !settings.no_introspection, cost_budget: settings.cost_budget() }),
+            schema: build_schema(
+                services.clone(),
+                SchemaOptions {
+                    introspection: !settings.no_introspection,
+                    cost_budget: settings.cost_budget(),
+                    max_tokens_per_user: (settings.per_user.tokens > 0).then_some(settings.per_user.tokens),
+                },
+            ),
             services,
             metrics: Arc::new(Metrics::new(statements.0.clone())),
             statements,
             redis,
             sockets,
+            per_user: crate::per_user::PerUser::new(settings.per_user.connections, settings.per_user.subscriptions),
         };
         let router = router(state.clone(), &settings)?;
         let listener = TcpListener::bind(settings.listen).await.with_context(|| format!("failed to listen on {}", settings.listen))?;

@@ -63,7 +63,11 @@ pub async fn create_token(args: TokenCreateArgs) -> anyhow::Result<String> {
         let slice_role = parse_slice_role(role_text)?;
         let system = Caller::system();
         let slice = slices::find_slice_by_name(&db, &system, slice_name).await.map_err(|_| anyhow::anyhow!("no slice named `{slice_name}`"))?;
-        slices::add_slice_member(&db, &system, slice.id, slices::MemberSpec { user_id: user.id, role: slice_role }).await.map_err(schema_error)?;
+        // A running gateway reads the new access version when its token cache expires.
+        let news = egs_schema::auth::AccessNews { cache: &Default::default(), others: &egs_schema::auth::NoReplicas };
+        slices::add_slice_member(&db, &system, news, slice.id, slices::MemberSpec { user_id: user.id, role: slice_role })
+            .await
+            .map_err(schema_error)?;
         scopes = Some(vec![SliceScope { slice_id: slice.id, role: slice_role }]);
     }
     let issued = issue_token(

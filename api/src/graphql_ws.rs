@@ -14,6 +14,7 @@
 
 use crate::app::AppState;
 use crate::graphql_http::MAX_QUERY_BYTES;
+use crate::per_user::{Hold, PerUser};
 use crate::settings::ServeArgs;
 use async_graphql::{Data, ErrorExtensionValues, Executor, Request, Response, ServerError};
 use axum::extract::State;
@@ -23,6 +24,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response as HttpResponse};
 use egs_schema::auth::{Caller, authenticate};
 use egs_schema::error::ErrorCode;
+use egs_schema::limits::Principal;
 use egs_schema::{EgsSchema, Services};
 use futures_util::future::BoxFuture;
 use futures_util::stream::{BoxStream, SplitSink, SplitStream};
@@ -63,6 +65,7 @@ pub mod close_code {
     pub const NORMAL: u16 = 1000;
     pub const GOING_AWAY: u16 = 1001;
     pub const PROTOCOL_ERROR: u16 = 1002;
+    pub const POLICY_VIOLATION: u16 = 1008;
     pub const MESSAGE_TOO_BIG: u16 = 1009;
     pub const INTERNAL_ERROR: u16 = 1011;
     pub const TRY_AGAIN_LATER: u16 = 1013;
@@ -183,6 +186,8 @@ pub enum InitError {
     Forbidden(String),
     /// Could not decide (the database is down): closed with 1011; the client should retry.
     Unavailable(String),
+    /// The user holds as many connections as allowed: closed with 1008 (policy violation).
+    TooMany(String),
 }
 
 /// Checks `connection_init`'s payload; the data returned is every operation's session data.
@@ -637,7 +642,7 @@ impl<E: Executor> Connection<E> {
                         self.close(close_code::FORBIDDEN, "Forbidden")
                     }
                     // The database is away: the next check decides.
-                    Ok(()) | Err(InitError::Unavailable(_)) => ControlFlow::Continue(()),
+                    Ok(()) | Err(InitError::Unavailable(_) | InitError::TooMany(_)) => ControlFlow::Continue(()),
                 }
             }
             Event::Received(None) => ControlFlow::Break(()),
@@ -733,6 +738,7 @@ impl<E: Executor> Connection<E> {
                 let (code, reason, why) = match refusal {
                     InitError::Forbidden(why) => (close_code::FORBIDDEN, "Forbidden".to_owned(), why),
                     InitError::Unavailable(why) => (close_code::INTERNAL_ERROR, why.clone(), why),
+                    InitError::TooMany(why) => (close_code::POLICY_VIOLATION, why.clone(), why),
                 };
                 let last = match self.protocol {
                     Protocol::TransportWs => None,
@@ -852,6 +858,13 @@ async fn run_operation(id: String, protocol: Protocol, mut responses: BoxStream<
 /// while a socket is open stops working there as soon as on HTTP.
 struct ConnectionToken(String);
 
+/// The highest `access_version` of the connection's user seen by the token checks: an
+/// operation started under a lower one ends (see [`end_when_access_shrinks`]).
+struct AccessSeen(watch::Sender<i64>);
+
+/// The connection's place among what its user may hold open; given back when it closes.
+struct ConnectionHold(#[allow(dead_code)] Hold);
+
 /// `GET /graphql/ws`: GraphQL over WebSocket for the EGS schema. Tokens come in
 /// `connection_init`, never from cookies, so a cross-site page cannot ride a user's session.
 pub async fn graphql_ws(State(state): State<AppState>, upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>) -> HttpResponse {
@@ -865,12 +878,12 @@ pub async fn graphql_ws(State(state): State<AppState>, upgrade: Result<WebSocket
             return refuse(rejection.status(), &message);
         }
     };
-    let init_services = state.services.clone();
+    let (init_services, init_per_user) = (state.services.clone(), state.per_user.clone());
     let recheck_services = state.services.clone();
-    let services = state.services.clone();
+    let (services, per_user) = (state.services.clone(), state.per_user.clone());
     GraphqlWs::new(state.schema.clone(), state.sockets.config.clone())
-        .on_connection_init(move |payload| authenticate_connection(init_services.clone(), payload))
-        .on_operation(move |schema, request, session| execute_operation(schema, &services, request, &session))
+        .on_connection_init(move |payload| authenticate_connection(init_services.clone(), init_per_user.clone(), payload))
+        .on_operation(move |schema, request, session| execute_operation(schema, &services, &per_user, request, &session))
         .recheck_every(RECHECK_TOKEN, move |session| recheck_token(recheck_services.clone(), session))
         .going_away(state.sockets.subscribe())
         .upgrade(upgrade)
@@ -878,15 +891,25 @@ pub async fn graphql_ws(State(state): State<AppState>, upgrade: Result<WebSocket
 
 /// How often a connection's token is checked again: a revoked one is forgotten by every
 /// replica's cache at once (Redis), an expired one fails the check, so streams end within this.
+/// The same check sees that the user lost slice access.
 const RECHECK_TOKEN: Duration = Duration::from_secs(2);
 
-/// Whether the connection's token still authenticates (not revoked, not expired).
+fn session_data<T: 'static>(session: &Data) -> Option<&T> {
+    session.get(&TypeId::of::<T>()).and_then(|data| data.downcast_ref::<T>())
+}
+
+/// Whether the connection's token still authenticates (not revoked, not expired); passes on
+/// the user's access version to the running operations.
 async fn recheck_token(services: Services, session: Arc<Data>) -> Result<(), InitError> {
-    let token = session.get(&TypeId::of::<ConnectionToken>()).and_then(|data| data.downcast_ref::<ConnectionToken>()).map(|t| t.0.clone());
-    match token {
-        Some(token) => verify(&services, &token).await.map(|_| ()),
-        None => Err(InitError::Forbidden("the connection is not authenticated".into())),
+    let Some(token) = session_data::<ConnectionToken>(&session).map(|t| t.0.clone()) else {
+        return Err(InitError::Forbidden("the connection is not authenticated".into()));
+    };
+    let caller = verify(&services, &token).await?;
+    if let Some(seen) = session_data::<AccessSeen>(&session) {
+        let now = caller.record.access_version;
+        seen.0.send_if_modified(|seen| (now > *seen).then(|| *seen = now).is_some());
     }
+    Ok(())
 }
 
 /// The token from `connection_init`: `{"authorization": "Bearer <token>"}` (any case of the key
@@ -903,14 +926,17 @@ fn token_from(payload: Option<&Value>) -> Option<String> {
     Some(token.trim()).filter(|t| !t.is_empty()).map(str::to_owned)
 }
 
-async fn authenticate_connection(services: Services, payload: Option<Value>) -> Result<Data, InitError> {
+async fn authenticate_connection(services: Services, per_user: Arc<PerUser>, payload: Option<Value>) -> Result<Data, InitError> {
     let Some(token) = token_from(payload.as_ref()) else {
         return Err(InitError::Forbidden("send the token in `connection_init`: {\"authorization\": \"Bearer <token>\"}".into()));
     };
     let caller = verify(&services, &token).await?;
+    let hold = per_user.connection(Principal::of(Some(&caller))).map_err(InitError::TooMany)?;
     let mut session = Data::default();
+    session.insert(AccessSeen(watch::Sender::new(caller.record.access_version)));
     session.insert(caller);
     session.insert(ConnectionToken(token));
+    session.insert(ConnectionHold(hold));
     Ok(session)
 }
 
@@ -925,32 +951,91 @@ async fn verify(services: &Services, token: &str) -> Result<Caller, InitError> {
     })
 }
 
+/// One error response with `code`, as an operation's whole answer.
+fn refused_operation(message: String, code: ErrorCode) -> BoxStream<'static, Response> {
+    let mut error = ServerError::new(message, None);
+    let mut extensions = ErrorExtensionValues::default();
+    extensions.set("code", code.as_str());
+    error.extensions = Some(extensions);
+    futures_util::stream::once(async move { Response::from_errors(vec![error]) }).boxed()
+}
+
 /// Runs an operation the way HTTP does (fresh DataLoaders, a fresh caller whose memberships
-/// load once per operation), after checking the connection's token again.
-fn execute_operation(schema: &EgsSchema, services: &Services, request: Request, session: &Data) -> BoxStream<'static, Response> {
-    let token = session.get(&TypeId::of::<ConnectionToken>()).and_then(|data| data.downcast_ref::<ConnectionToken>()).map(|t| t.0.clone());
-    let (schema, services) = (schema.clone(), services.clone());
+/// load once per operation), after checking the connection's token again. It holds one of its
+/// user's places for live operations while it runs, and ends when the user loses slice access.
+fn execute_operation(
+    schema: &EgsSchema,
+    services: &Services,
+    per_user: &Arc<PerUser>,
+    request: Request,
+    session: &Data,
+) -> BoxStream<'static, Response> {
+    let token = session_data::<ConnectionToken>(session).map(|t| t.0.clone());
+    let access = session_data::<AccessSeen>(session).map(|seen| seen.0.subscribe());
+    let (schema, services, per_user) = (schema.clone(), services.clone(), per_user.clone());
     futures_util::stream::once(async move {
         let caller = match token {
             Some(token) => verify(&services, &token).await,
             None => Err(InitError::Forbidden("the connection is not authenticated".into())),
         };
         match caller {
-            Ok(caller) => egs_schema::execute_stream(&schema, &services, request, Some(caller)).map(mark_request_errors).boxed(),
-            Err(refusal) => {
-                let (message, code) = match refusal {
-                    InitError::Forbidden(why) => (why, ErrorCode::Unauthenticated),
-                    InitError::Unavailable(why) => (why, ErrorCode::Internal),
+            Ok(caller) => {
+                let hold = match per_user.operation(Principal::of(Some(&caller))) {
+                    Ok(hold) => hold,
+                    Err(why) => return refused_operation(why, ErrorCode::LimitExceeded),
                 };
-                let mut error = ServerError::new(message, None);
-                let mut extensions = ErrorExtensionValues::default();
-                extensions.set("code", code.as_str());
-                error.extensions = Some(extensions);
-                futures_util::stream::once(async move { Response::from_errors(vec![error]) }).boxed()
+                let started = caller.record.access_version;
+                let responses = egs_schema::execute_stream(&schema, &services, request, Some(caller)).map(mark_request_errors);
+                let responses = match access {
+                    Some(access) => end_when_access_shrinks(responses, access, started),
+                    None => responses.boxed(),
+                };
+                // The place is given back when the stream is dropped, however it ends.
+                responses
+                    .map(move |response| {
+                        let _held = &hold;
+                        response
+                    })
+                    .boxed()
             }
+            Err(InitError::Forbidden(why)) => refused_operation(why, ErrorCode::Unauthenticated),
+            Err(InitError::Unavailable(why) | InitError::TooMany(why)) => refused_operation(why, ErrorCode::Internal),
         }
     })
     .flatten()
+    .boxed()
+}
+
+/// Passes `responses` on until the user's access version rises above `started` (they were
+/// removed from a slice, given a lower role, or a slice of theirs was deleted), then ends with
+/// a `FORBIDDEN` error: what it streams was decided under access the user no longer has. A
+/// new subscription is judged afresh.
+fn end_when_access_shrinks(
+    responses: impl futures_util::Stream<Item = Response> + Send + 'static,
+    mut access: watch::Receiver<i64>,
+    started: i64,
+) -> BoxStream<'static, Response> {
+    let shrunk: BoxFuture<'static, ()> = async move {
+        // A dropped sender means the connection is closing: nothing to say.
+        if access.wait_for(|now| *now > started).await.is_err() {
+            pending::<()>().await;
+        }
+    }
+    .boxed();
+    futures_util::stream::unfold(Some((responses.boxed(), shrunk)), |state| async move {
+        let (mut responses, mut shrunk) = state?;
+        tokio::select! {
+            biased;
+            () = &mut shrunk => {
+                let mut error = ServerError::new("your access to slices changed since this operation started; start it again to see what you may see now", None);
+                let mut extensions = ErrorExtensionValues::default();
+                extensions.set("code", ErrorCode::Forbidden.as_str());
+                error.extensions = Some(extensions);
+                Some((Response::from_errors(vec![error]), None))
+            }
+            next = responses.next() => next.map(|response| (response, Some((responses, shrunk)))),
+        }
+    })
     .boxed()
 }
 

@@ -11,6 +11,7 @@ pub mod graphql_http;
 pub mod graphql_ws;
 pub mod health;
 pub mod metrics;
+pub mod per_user;
 pub mod playground;
 pub mod portal;
 pub mod replay;

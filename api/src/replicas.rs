@@ -66,13 +66,24 @@ impl RevocationBroadcast for RedisRevocations {
             }
         });
     }
+
+    fn access_reduced(&self, user_id: i64) {
+        // On the same channel, told apart by the prefix (a token id is hex).
+        self.token_revoked(&format!("{USER_PREFIX}{user_id}"));
+    }
 }
+
+/// Marks a revocation message that names a user who lost slice access, not a token.
+const USER_PREFIX: &str = "user:";
 
 /// Listens for revocations until the process ends, reconnecting with backoff.
 pub fn spawn_revocation_listener(client: redis::Client, deployment: &str, cache: Arc<TokenCache>) {
     spawn_listener(client, channel(deployment, REVOKED_TOKENS_CHANNEL), move |message| {
         if let Ok(jti) = message.get_payload::<String>() {
-            cache.forget(&jti);
+            match jti.strip_prefix(USER_PREFIX).map(str::parse::<i64>) {
+                Some(Ok(user_id)) => cache.forget_user(user_id),
+                _ => cache.forget(&jti),
+            }
         }
     });
 }

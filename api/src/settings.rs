@@ -146,12 +146,13 @@ pub struct ServeArgs {
     /// playground then has no schema to browse. The SDL stays available from `egs print-schema`.
     #[arg(long, env = "EGS_NO_INTROSPECTION")]
     pub no_introspection: bool,
-    /// Query cost (complexity) each access token may spend per second on this replica; an
+    /// Query cost (complexity) each user may spend per second on this replica (agent tokens,
+    /// which belong to no user, each have their own); an
     /// operation over budget is refused with `RATE_LIMITED` (HTTP 429 with `Retry-After`).
     /// 0 switches the budget off.
     #[arg(long, env = "EGS_RATE_LIMIT", default_value_t = ServeArgs::DEFAULT_RATE_LIMIT)]
     pub rate_limit: u32,
-    /// How much cost a token may spend at once (its bucket); at least the complexity limit.
+    /// How much cost a user may spend at once (their bucket); at least the complexity limit.
     #[arg(long, env = "EGS_RATE_LIMIT_BURST", default_value_t = ServeArgs::DEFAULT_RATE_LIMIT_BURST, value_parser = clap::value_parser!(u32).range(egs_schema::MAX_QUERY_COMPLEXITY as i64..))]
     pub rate_limit_burst: u32,
     /// Seconds a scheduler leader that stops renewing keeps the lease; another replica takes
@@ -161,6 +162,8 @@ pub struct ServeArgs {
     pub lease_ttl_secs: u64,
     #[command(flatten)]
     pub ws: WsArgs,
+    #[command(flatten)]
+    pub per_user: PerUserArgs,
     #[command(flatten)]
     pub alerts: AlertArgs,
     #[command(flatten)]
@@ -173,7 +176,7 @@ impl ServeArgs {
     pub const DEFAULT_RATE_LIMIT_BURST: u32 = egs_schema::MAX_QUERY_COMPLEXITY as u32;
     pub const DEFAULT_LEASE_TTL_SECS: u64 = 6;
 
-    /// The per-token cost budget the schema enforces.
+    /// The per-user cost budget the schema enforces.
     pub fn cost_budget(&self) -> Option<egs_schema::limits::CostBudget> {
         let per_second = std::num::NonZeroU32::new(self.rate_limit)?;
         let burst = std::num::NonZeroU32::new(self.rate_limit_burst.max(self.rate_limit))?;
@@ -269,6 +272,37 @@ impl WsArgs {
 impl Default for WsArgs {
     fn default() -> Self {
         Self { init_timeout_secs: Self::DEFAULT_INIT_TIMEOUT_SECS, keep_alive_secs: Self::DEFAULT_KEEP_ALIVE_SECS }
+    }
+}
+
+/// What one user may hold at once, so no team can crowd out the others: WebSocket connections
+/// and live operations per replica, and unexpired tokens. 0 switches a limit off.
+#[derive(Args, Debug, Clone)]
+pub struct PerUserArgs {
+    /// WebSocket connections one user (or agent token) may hold open on this replica.
+    #[arg(long = "max-connections-per-user", env = "EGS_MAX_CONNECTIONS_PER_USER", default_value_t = PerUserArgs::DEFAULT_CONNECTIONS)]
+    pub connections: u32,
+    /// Operations (mostly subscriptions) one user may run at once over WebSocket on this
+    /// replica, across all their connections.
+    #[arg(long = "max-subscriptions-per-user", env = "EGS_MAX_SUBSCRIPTIONS_PER_USER", default_value_t = PerUserArgs::DEFAULT_SUBSCRIPTIONS)]
+    pub subscriptions: u32,
+    /// Unexpired, unrevoked tokens one user may hold; creating another is refused.
+    #[arg(long = "max-tokens-per-user", env = "EGS_MAX_TOKENS_PER_USER", default_value_t = PerUserArgs::DEFAULT_TOKENS)]
+    pub tokens: u32,
+}
+
+impl PerUserArgs {
+    /// A person with a few portal tabs and scripts; a tab opens one connection.
+    pub const DEFAULT_CONNECTIONS: u32 = 32;
+    /// A dashboard runs a handful of subscriptions; a fleet script watching every GPR of a
+    /// big slice a few hundred.
+    pub const DEFAULT_SUBSCRIPTIONS: u32 = 500;
+    pub const DEFAULT_TOKENS: u32 = 100;
+}
+
+impl Default for PerUserArgs {
+    fn default() -> Self {
+        Self { connections: Self::DEFAULT_CONNECTIONS, subscriptions: Self::DEFAULT_SUBSCRIPTIONS, tokens: Self::DEFAULT_TOKENS }
     }
 }
 

@@ -13,6 +13,8 @@ pub struct Model {
     pub email: Option<String>,
     pub role: Role,
     pub created_at: DateTimeUtc,
+    /// Goes up whenever the user loses slice access; live subscriptions started before end.
+    pub access_version: i64,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

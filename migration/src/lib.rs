@@ -12,6 +12,7 @@ mod m20261127_000001_kubernetes;
 mod m20261128_000001_gpr_holding_bounds;
 mod m20261129_000001_change_cursors;
 mod m20261130_000001_token_parents;
+mod m20261201_000001_access_versions;
 
 pub struct Migrator;
 
@@ -28,6 +29,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000001_gpr_holding_bounds::Migration),
             Box::new(m20261129_000001_change_cursors::Migration),
             Box::new(m20261130_000001_token_parents::Migration),
+            Box::new(m20261201_000001_access_versions::Migration),
         ]
     }
 }

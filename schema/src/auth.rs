@@ -5,7 +5,8 @@ use crate::error::{Error, Result};
 use chrono::{DateTime, Utc};
 use egs_entities::{Role, SliceRole, SliceScope, access_token, slice_member, user};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
+use sea_orm::sea_query::Expr;
+use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -141,6 +142,9 @@ pub struct TokenRecord {
     pub agent_node_name: Option<String>,
     pub expires_at: DateTime<Utc>,
     pub revoked: bool,
+    /// The user's `access_version` when read: a later, higher one means the user lost slice
+    /// access since, and streams started before must end.
+    pub access_version: i64,
 }
 
 /// Short-lived cache of token records, so an authenticated request does not always cost a
@@ -171,12 +175,20 @@ impl TokenCache {
     pub fn forget(&self, jti: &str) {
         self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(jti);
     }
+
+    /// Forgets every token of a user, so their next use reads the user's new access version.
+    pub fn forget_user(&self, user_id: i64) {
+        let mut entries = self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        entries.retain(|_, (_, record)| record.as_ref().is_none_or(|r| r.user_id != Some(user_id)));
+    }
 }
 
 /// Tells other gateway replicas that a token was revoked, so they drop their cached record at
 /// once instead of after [`TOKEN_CACHE_TTL`]. The embedded mode has no other replicas.
 pub trait RevocationBroadcast: Send + Sync {
     fn token_revoked(&self, jti: &str);
+    /// The user lost slice access: drop their cached token records (see [`reduce_access`]).
+    fn access_reduced(&self, user_id: i64);
 }
 
 /// For a single process: nothing to tell.
@@ -184,6 +196,34 @@ pub struct NoReplicas;
 
 impl RevocationBroadcast for NoReplicas {
     fn token_revoked(&self, _jti: &str) {}
+    fn access_reduced(&self, _user_id: i64) {}
+}
+
+/// Where news of lost access goes: this replica's token cache and the other replicas.
+#[derive(Clone, Copy)]
+pub struct AccessNews<'a> {
+    pub cache: &'a TokenCache,
+    pub others: &'a dyn RevocationBroadcast,
+}
+
+/// Records that `users` lost slice access (removed from a slice, given a lower role, the slice
+/// deleted): their `access_version` goes up, and every replica forgets their cached tokens, so
+/// each open WebSocket sees the new version at its next check (every 2 s) and ends the
+/// operations it started before, which may show what the user no longer may see.
+pub async fn reduce_access(db: &impl ConnectionTrait, news: AccessNews<'_>, users: &[i64]) -> Result<()> {
+    if users.is_empty() {
+        return Ok(());
+    }
+    user::Entity::update_many()
+        .col_expr(user::Column::AccessVersion, sea_orm::sea_query::ExprTrait::add(Expr::col(user::Column::AccessVersion), 1))
+        .filter(user::Column::Id.is_in(users.iter().copied()))
+        .exec(db)
+        .await?;
+    for &user_id in users {
+        news.cache.forget_user(user_id);
+        news.others.access_reduced(user_id);
+    }
+    Ok(())
 }
 
 /// Verifies a bearer token and loads its record: the one entry point for HTTP and WebSocket.
@@ -229,6 +269,7 @@ async fn load_token_record(db: &DatabaseConnection, jti: &str) -> Result<Option<
         agent_node_name: token.node_name,
         expires_at: token.expires_at,
         revoked: token.revoked_at.is_some(),
+        access_version: user.as_ref().map_or(0, |u| u.access_version),
     }))
 }
 
@@ -263,6 +304,7 @@ impl Caller {
             agent_node_name: None,
             expires_at: DateTime::<Utc>::MAX_UTC,
             revoked: false,
+            access_version: 0,
         }))
     }
 

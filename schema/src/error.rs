@@ -12,7 +12,8 @@
 //! | `NOT_FOUND`       | no such object, or one the caller may not see                   | 200 (a field error)                           |
 //! | `INVALID_INPUT`   | a value the caller can correct (also in `userErrors`)           | 200; 400 when the document fails validation   |
 //! | `CONFLICT`        | a stale `version`, a duplicate name, a wrong phase              | 200 (in `userErrors`)                         |
-//! | `RATE_LIMITED`    | the token's query cost budget is spent (`retryAfterMs` says when) | 429 with `Retry-After`                      |
+//! | `RATE_LIMITED`    | the user's query cost budget is spent (`retryAfterMs` says when) | 429 with `Retry-After`                     |
+//! | `LIMIT_EXCEEDED`  | the user holds as many connections, subscriptions or tokens as allowed; free one | 200 (in `userErrors` or the operation's error) |
 //! | `SERVICE_UNAVAILABLE` | the database cannot be reached; retry shortly               | 503 with `Retry-After`                        |
 //! | `INTERNAL`        | our fault; logged with its cause, never detailed to the caller  | 200 (a field error)                           |
 
@@ -35,6 +36,9 @@ pub enum ErrorCode {
     Conflict,
     /// Too many requests; retry later.
     RateLimited,
+    /// The user already holds as many of something (WebSocket connections, live
+    /// subscriptions, tokens) as allowed; close or revoke one first.
+    LimitExceeded,
     /// The operation could build more than a request may (lists multiplied out); ask for less.
     TooComplex,
     /// A backing service (the database) cannot be reached; retry shortly.
@@ -52,6 +56,7 @@ impl ErrorCode {
             Self::InvalidInput => "INVALID_INPUT",
             Self::Conflict => "CONFLICT",
             Self::RateLimited => "RATE_LIMITED",
+            Self::LimitExceeded => "LIMIT_EXCEEDED",
             Self::TooComplex => "TOO_COMPLEX",
             Self::ServiceUnavailable => "SERVICE_UNAVAILABLE",
             Self::Internal => "INTERNAL",

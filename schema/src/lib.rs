@@ -105,6 +105,15 @@ pub struct Services {
     pub inventory: Arc<inventory::live::InventoryFeed>,
     /// Clients for the registered Kubernetes clusters, and the cipher for their credentials.
     pub kubernetes: Arc<kubernetes::KubeClusters>,
+    /// Live queue views, one reader per distinct view (`queueChanged`).
+    pub queue_views: Arc<gpr::queue_views::QueueViews>,
+}
+
+impl Services {
+    /// Where news that users lost slice access goes (see [`auth::reduce_access`]).
+    pub fn access_news(&self) -> auth::AccessNews<'_> {
+        auth::AccessNews { cache: &self.token_cache, others: self.revocations.as_ref() }
+    }
 }
 
 /// Tells the other replicas that something was stored, so they look at once instead of at
@@ -125,13 +134,15 @@ impl Announce for Alone {
 pub struct SchemaOptions {
     /// Without it, `__schema` and `__type` are refused.
     pub introspection: bool,
-    /// Per-token query cost budget; `None` for none.
+    /// Per-user query cost budget; `None` for none.
     pub cost_budget: Option<limits::CostBudget>,
+    /// Unexpired tokens one user may hold; `None` for no limit.
+    pub max_tokens_per_user: Option<u32>,
 }
 
 impl Default for SchemaOptions {
     fn default() -> Self {
-        Self { introspection: true, cost_budget: None }
+        Self { introspection: true, cost_budget: None, max_tokens_per_user: None }
     }
 }
 
@@ -140,6 +151,7 @@ impl Default for SchemaOptions {
 pub fn build_schema(services: Services, options: SchemaOptions) -> EgsSchema {
     let builder = Schema::build(Query::default(), Mutation::default(), Subscription::default())
         .data(services)
+        .data(token::TokenLimit(options.max_tokens_per_user))
         .extension(operation::RecordOperation)
         .extension(limits::Enforce(limits::Limits::new(options.cost_budget)))
         .limit_depth(MAX_QUERY_DEPTH)

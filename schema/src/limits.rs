@@ -1,12 +1,13 @@
 //! Abuse limits that need the parsed document or its cost: aliases per document (a 64 KiB
 //! query could otherwise repeat one expensive field thousands of times under new names), the
 //! output cost of an operation (what it can build, lists multiplied out: see [`output_cost`])
-//! and a per-token budget of query cost (complexity) per second.
+//! and a per-user budget of query cost (complexity) per second.
 //!
-//! The budget is a token bucket per access token, in this replica's memory (governor's GCRA):
-//! each operation takes its complexity (at least 1) from its token's bucket, so a client that
-//! sends cheap queries can send many and one that sends whole-inventory pages fewer. Calls
-//! without a token share one bucket. Behind N replicas a token can spend up to N budgets.
+//! The budget is a token bucket per user (per token for agents, which belong to no user), in
+//! this replica's memory (governor's GCRA): each operation takes its complexity (at least 1)
+//! from its user's bucket, so a client that sends cheap queries can send many and one that
+//! sends whole-inventory pages fewer, and minting more tokens buys no more. Calls without a
+//! token share one bucket. Behind N replicas a user can spend up to N budgets.
 
 use crate::auth::Caller;
 use crate::error::ErrorCode;
@@ -38,7 +39,28 @@ const LIST_BOUND: u64 = 100;
 const LIST_BOUNDS: [(&str, u64); 2] =
     [("gpus", crate::inventory::service::MAX_GPUS_PER_NODE as u64), ("labels", crate::gpr::service::MAX_LABELS as u64)];
 
-/// The per-token cost budget: `per_second` refills the bucket, `burst` is its size (at least
+/// Whom a per-user limit counts against: the user, or the token for agent tokens (which
+/// belong to no user; each speaks for one node or one cluster's DaemonSet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Principal {
+    Anonymous,
+    User(i64),
+    Token(i64),
+}
+
+impl Principal {
+    pub fn of(caller: Option<&Caller>) -> Self {
+        match caller {
+            None => Self::Anonymous,
+            Some(caller) => match caller.record.user_id {
+                Some(user) => Self::User(user),
+                None => Self::Token(caller.record.token_id),
+            },
+        }
+    }
+}
+
+/// The per-user cost budget: `per_second` refills the bucket, `burst` is its size (at least
 /// the schema's complexity limit, so any valid operation can run on a full bucket).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CostBudget {
@@ -48,14 +70,12 @@ pub struct CostBudget {
 
 /// The limits the schema enforces before executing anything.
 pub struct Limits {
-    budget: Option<(CostBudget, DefaultKeyedRateLimiter<i64>)>,
+    budget: Option<(CostBudget, DefaultKeyedRateLimiter<Principal>)>,
     clock: DefaultClock,
     /// Operations seen, to forget full buckets now and then.
     spent: AtomicU64,
 }
 
-/// The bucket of calls without a token (token ids start at 1).
-const ANONYMOUS: i64 = -1;
 /// How many operations pass between sweeps of full buckets.
 const FORGET_EVERY: u64 = 4096;
 
@@ -66,15 +86,15 @@ impl Limits {
         Arc::new(Self { budget, clock: DefaultClock::default(), spent: AtomicU64::new(0) })
     }
 
-    /// Takes `cost` from `token`'s bucket; on refusal, how long until it would fit.
-    fn spend(&self, token: i64, cost: usize) -> Result<(), Refusal> {
+    /// Takes `cost` from `who`'s bucket; on refusal, how long until it would fit.
+    fn spend(&self, who: Principal, cost: usize) -> Result<(), Refusal> {
         let Some((budget, limiter)) = &self.budget else { return Ok(()) };
         // Buckets that are full again say nothing; dropping them keeps idle tokens free.
         if self.spent.fetch_add(1, Ordering::Relaxed) % FORGET_EVERY == FORGET_EVERY - 1 {
             limiter.retain_recent();
         }
         let cost = NonZeroU32::new(u32::try_from(cost.max(1)).unwrap_or(u32::MAX)).unwrap_or(NonZeroU32::MIN);
-        match limiter.check_key_n(&token, cost) {
+        match limiter.check_key_n(&who, cost) {
             Ok(Ok(())) => Ok(()),
             Ok(Err(not_until)) => Err(Refusal::Later(not_until.wait_time_from(self.clock.now()))),
             Err(_) => Err(Refusal::Never { cost, burst: budget.burst }),
@@ -243,18 +263,18 @@ impl Extension for LimitsExtension {
 
     async fn validation(&self, ctx: &ExtensionContext<'_>, next: NextValidation<'_>) -> Result<ValidationResult, Vec<ServerError>> {
         let result = next.run(ctx).await?;
-        let token = ctx.data_opt::<Caller>().map_or(ANONYMOUS, |caller| caller.record.token_id);
+        let who = Principal::of(ctx.data_opt::<Caller>());
         let cost = result.complexity;
-        match self.0.spend(token, cost) {
+        match self.0.spend(who, cost) {
             Ok(()) => Ok(result),
             Err(Refusal::Later(wait)) => Err(vec![refused(
                 ErrorCode::RateLimited,
-                format!("this token's query budget is spent (this operation costs {}); retry in {} ms", cost.max(1), wait.as_millis().max(1)),
+                format!("your query budget is spent (this operation costs {}); retry in {} ms", cost.max(1), wait.as_millis().max(1)),
                 Some(wait),
             )]),
             Err(Refusal::Never { cost, burst }) => Err(vec![refused(
                 ErrorCode::RateLimited,
-                format!("this operation costs {cost}, more than a token may spend at once ({burst}); ask for fewer items"),
+                format!("this operation costs {cost}, more than a user may spend at once ({burst}); ask for fewer items"),
                 None,
             )]),
         }
@@ -270,17 +290,19 @@ mod tests {
     }
 
     #[test]
-    fn a_bucket_is_per_token_and_refuses_with_the_wait() {
+    fn a_bucket_is_per_user_and_refuses_with_the_wait() {
         let limits = Limits::new(budget(10, 100));
-        assert!(limits.spend(1, 60).is_ok());
-        assert!(limits.spend(1, 40).is_ok());
-        match limits.spend(1, 20) {
+        let (alice, bob) = (Principal::User(1), Principal::User(2));
+        assert!(limits.spend(alice, 60).is_ok());
+        assert!(limits.spend(alice, 40).is_ok());
+        match limits.spend(alice, 20) {
             Err(Refusal::Later(wait)) => assert!(wait > Duration::from_millis(1000) && wait <= Duration::from_millis(2000), "{wait:?}"),
             _ => panic!("an empty bucket refuses"),
         }
-        assert!(limits.spend(2, 100).is_ok(), "another token has its own bucket");
-        assert!(matches!(limits.spend(3, 101), Err(Refusal::Never { .. })), "more than the burst never fits");
-        assert!(Limits::new(None).spend(1, 1_000_000).is_ok());
+        assert!(limits.spend(bob, 100).is_ok(), "another user has their own bucket");
+        assert!(limits.spend(Principal::Token(1), 100).is_ok(), "an agent token is not user 1");
+        assert!(matches!(limits.spend(Principal::User(3), 101), Err(Refusal::Never { .. })), "more than the burst never fits");
+        assert!(Limits::new(None).spend(alice, 1_000_000).is_ok());
     }
 
     /// The schema with only the limits: documents are judged before anything executes.

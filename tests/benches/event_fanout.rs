@@ -159,14 +159,18 @@ fn main() {
     runtime.block_on(async {
         let subscribers = env("EGS_BENCH_SUBSCRIBERS", 1000);
         let rounds = env("EGS_BENCH_ROUNDS", 50);
-        let app = TestApp::spawn_with(egs_tests::api_only).await;
+        let app = TestApp::spawn_with(|s| {
+            egs_tests::api_only(s);
+            egs_tests::one_user_for_many(s);
+        })
+        .await;
         println!("backend={} subscribers={subscribers} rounds={rounds}", app.backend);
         let setup = two_slices(&app).await;
         let gpr = create_gpr(&app, &setup.token_a, &setup.slice_a, "watched", json!({})).await["id"].as_str().expect("id").to_owned();
         run_once(&app, &app, "mutation -> subscriber, one replica", &setup.token_a, &gpr, subscribers, rounds).await;
         println!("{:<44} target p99 <= 50 ms with 1,000 subscribers", "");
         if std::env::var_os("EGS_TEST_REDIS_URL").is_some() && app.backend == "postgres" {
-            let replica = app.spawn_replica().await;
+            let replica = app.spawn_replica_with(egs_tests::one_user_for_many).await;
             run_once(&app, &replica, "mutation on A -> subscriber on B (Redis)", &setup.token_a, &gpr, subscribers, rounds).await;
             println!("{:<44} target p99 <= 100 ms across two replicas", "");
             replica.finish().await;

@@ -82,7 +82,7 @@ fn main() {
 /// Starts the gateway, seeds the inventory and agent tokens, prints them as one JSON line,
 /// and serves until its stdin closes (the driver ended).
 async fn gateway() {
-    let app = TestApp::spawn().await;
+    let app = TestApp::spawn_with(egs_tests::one_user_for_many).await;
     let cluster = fixtures::register_cluster(&app, "load").await;
     let node_ids = fixtures::add_nodes(&app, &cluster, "h100", NODES, SHAPE_H100, GPUS_PER_NODE as i32).await;
     let create = "mutation($input: CreateTokenInput!) { createToken(input: $input) { secret userErrors { message } } }";

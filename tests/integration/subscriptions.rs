@@ -222,6 +222,42 @@ async fn queue_views_update_live_as_gprs_join_the_queue() {
     app.finish().await;
 }
 
+/// SQL statements the gateway sends in the 1.5 s after a change that wakes the queue views.
+async fn statements_after_a_change(app: &TestApp, gpr: &str, priority: i32) -> u64 {
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let before = app.statements.get();
+    bump(app, gpr, priority).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    app.statements.get() - before
+}
+
+#[tokio::test]
+async fn subscribers_of_one_queue_view_share_one_read_per_change() {
+    // No scheduler: the only statements are the change's own and the views' reads.
+    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let setup = two_slices(&app).await;
+    let gpr = gpr_id(&create_gpr(&app, &setup.token_a, &setup.slice_a, "renamed", json!({})).await);
+    let alone = statements_after_a_change(&app, &gpr, 20).await;
+
+    // 80 subscriptions to slice A's view and 20 to slice B's, on three sockets.
+    let query = "subscription($slice: ID) { queueChanged(sliceId: $slice) { id } }";
+    let mut sockets = [Socket::open(&app, &setup.token_a).await, Socket::open(&app, &setup.token_a).await, Socket::open(&app, &setup.token_b).await];
+    for (socket, slice, count) in [(0, &setup.slice_a, 40), (1, &setup.slice_a, 40), (2, &setup.slice_b, 20)] {
+        for n in 0..count {
+            sockets[socket]
+                .send(json!({ "id": n.to_string(), "type": "subscribe", "payload": { "query": query, "variables": { "slice": slice } } }))
+                .await;
+        }
+        for _ in 0..count {
+            assert_eq!(sockets[socket].recv().await["type"], "next", "a first view");
+        }
+    }
+    let watched = statements_after_a_change(&app, &gpr, 21).await;
+    // One read per view (two views), not one per subscriber (100, and as many access checks).
+    assert!(watched <= alone + 6, "{watched} statements with 100 subscribers, {alone} with none");
+    app.finish().await;
+}
+
 #[tokio::test]
 async fn an_event_committed_after_a_higher_one_still_arrives_first() {
     use sea_orm::{ActiveModelTrait, ActiveValue::Set, TransactionTrait};

@@ -244,3 +244,144 @@ async fn a_refusal_over_the_socket_keeps_its_own_code() {
     assert_eq!(invalid["payload"][0]["extensions"]["code"], "INVALID_INPUT", "{invalid}");
     app.finish().await;
 }
+
+const CREATE_TOKEN: &str =
+    "mutation($input: CreateTokenInput!) { createToken(input: $input) { secret token { id } userErrors { field message code } } }";
+const SLICE_EVENTS: &str = "subscription($slice: ID!) { gprEvents(sliceId: $slice) { kind gpr { name } } }";
+
+#[tokio::test]
+async fn a_user_holds_at_most_the_connections_and_operations_allowed_whatever_tokens_they_use() {
+    let app = TestApp::spawn_with(|s| {
+        s.per_user.connections = 2;
+        s.per_user.subscriptions = 2;
+    })
+    .await;
+    let TwoSlices { token_a, token_b, slice_a, .. } = fixtures::two_slices(&app).await;
+    // A second token of the same user counts against the same places.
+    let second = app.mutate(&token_a, "createToken", CREATE_TOKEN, json!({ "name": "second", "role": "USER" })).await;
+    let token_a2 = second["secret"].as_str().expect("secret").to_owned();
+
+    let mut one = Socket::ready(&app, &token_a).await;
+    let mut two = Socket::ready(&app, &token_a2).await;
+    let mut third = Socket::connect(&app, "graphql-transport-ws").await;
+    third.send(json!({ "type": "connection_init", "payload": { "authorization": format!("Bearer {token_a}") } })).await;
+    let (code, reason) = third.closed().await;
+    assert_eq!(code, 1008, "{reason}");
+    assert!(reason.starts_with("LIMIT_EXCEEDED") && reason.contains('2'), "{reason}");
+    // Another user is not crowded out.
+    let mut bob = Socket::ready(&app, &token_b).await;
+    assert_eq!(bob.run("b", "{ viewer { name } }", json!({})).await["data"]["viewer"]["name"], "bob");
+
+    // Two live subscriptions across the two connections; a third operation of any kind is refused.
+    one.subscribe("s1", SLICE_EVENTS, json!({ "slice": slice_a })).await;
+    two.subscribe("s2", SLICE_EVENTS, json!({ "slice": slice_a })).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    one.subscribe("s3", "{ viewer { name } }", json!({})).await;
+    let refused = one.recv().await;
+    assert_eq!((refused["type"].as_str(), refused["id"].as_str()), (Some("error"), Some("s3")), "{refused}");
+    assert_eq!(refused["payload"][0]["extensions"]["code"], "LIMIT_EXCEEDED", "{refused}");
+    assert!(refused["payload"][0]["message"].as_str().is_some_and(|m| m.contains("complete one first")), "{refused}");
+
+    // Completing one gives its place back.
+    one.send(json!({ "id": "s1", "type": "complete" })).await;
+    let mut answered = None;
+    for attempt in 0..20 {
+        one.subscribe(&format!("q{attempt}"), "{ viewer { name } }", json!({})).await;
+        let reply = one.recv().await;
+        if reply["type"] == "next" {
+            answered = Some(reply);
+            assert_eq!(one.recv().await["type"], "complete");
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(answered.expect("a place came back")["payload"]["data"]["viewer"]["name"], "alice");
+
+    // Closing a connection gives its place back too.
+    drop(two);
+    let mut reconnected = None;
+    for _ in 0..40 {
+        let mut socket = Socket::connect(&app, "graphql-transport-ws").await;
+        socket.send(json!({ "type": "connection_init", "payload": { "authorization": format!("Bearer {token_a}") } })).await;
+        let frame = tokio::time::timeout(Duration::from_secs(5), socket.0.next()).await.expect("an answer");
+        if let Some(Ok(Message::Text(text))) = frame {
+            assert_eq!(serde_json::from_str::<Value>(&text).expect("JSON"), json!({ "type": "connection_ack" }));
+            reconnected = Some(socket);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(reconnected.is_some(), "a closed connection's place came back");
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn subscriptions_end_within_seconds_on_every_replica_after_their_user_leaves_the_slice() {
+    let app = TestApp::spawn().await;
+    let TwoSlices { slice_a, .. } = fixtures::two_slices(&app).await;
+    let (dora_id, dora) = fixtures::member(&app, "dora", &slice_a, "VIEWER").await;
+    let (_, carol) = fixtures::member(&app, "carol", &slice_a, "EDITOR").await;
+    let replica = app.spawn_replica().await;
+    let over_redis = std::env::var_os("EGS_TEST_REDIS_URL").is_some();
+
+    let mut here = Socket::ready(&app, &dora).await;
+    let mut there = Socket::ready(&replica, &dora).await;
+    let mut stays = Socket::ready(&app, &carol).await;
+    here.subscribe("1", SLICE_EVENTS, json!({ "slice": slice_a })).await;
+    there.subscribe("1", SLICE_EVENTS, json!({ "slice": slice_a })).await;
+    here.subscribe("queue", "subscription($slice: ID!) { queueChanged(sliceId: $slice) { id } }", json!({ "slice": slice_a })).await;
+    assert_eq!(here.recv().await["id"], "queue", "the queue's first view");
+    stays.subscribe("1", SLICE_EVENTS, json!({ "slice": slice_a })).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    app.mutate(
+        &app.admin_token,
+        "removeSliceMember",
+        "mutation($input: RemoveSliceMemberInput!) { removeSliceMember(input: $input) { slice { id } userErrors { field message code } } }",
+        json!({ "sliceId": slice_a, "userId": dora_id }),
+    )
+    .await;
+    let removed = std::time::Instant::now();
+    let mut ended = Vec::new();
+    for (socket, ids) in [(&mut here, vec!["1", "queue"]), (&mut there, vec!["1"])] {
+        let mut open: Vec<&str> = ids;
+        while !open.is_empty() {
+            let message = socket.recv().await;
+            let id = message["id"].as_str().unwrap_or_default().to_owned();
+            match message["type"].as_str() {
+                Some("next") => {
+                    assert_eq!(message["payload"]["errors"][0]["extensions"]["code"], "FORBIDDEN", "{message}");
+                    assert!(message["payload"]["errors"][0]["message"].as_str().is_some_and(|m| m.contains("access")), "{message}");
+                }
+                Some("complete") => {
+                    open.retain(|open| *open != id);
+                    ended.push(removed.elapsed());
+                }
+                // An operation that had sent nothing yet ends with one `error` message.
+                Some("error") => {
+                    assert_eq!(message["payload"][0]["extensions"]["code"], "FORBIDDEN", "{message}");
+                    open.retain(|open| *open != id);
+                    ended.push(removed.elapsed());
+                }
+                _ => panic!("unexpected: {message}"),
+            }
+        }
+    }
+    let limit = if over_redis { Duration::from_secs(5) } else { Duration::from_secs(8) };
+    assert!(ended.iter().all(|took| *took < limit), "ended after {ended:?} (Redis: {over_redis})");
+
+    // Subscribing again is judged afresh: refused.
+    here.subscribe("2", SLICE_EVENTS, json!({ "slice": slice_a })).await;
+    let refused = here.recv().await;
+    assert_eq!(refused["payload"]["errors"][0]["extensions"]["code"], "NOT_FOUND", "the slice is hidden from her now: {refused}");
+    // Another member's stream goes on.
+    fixtures::create_gpr(&app, &carol, &slice_a, "after-removal", json!({})).await;
+    let event = stays.recv().await;
+    assert_eq!(
+        (event["type"].as_str(), event["payload"]["data"]["gprEvents"]["gpr"]["name"].as_str()),
+        (Some("next"), Some("after-removal")),
+        "{event}"
+    );
+    replica.finish().await;
+    app.finish().await;
+}

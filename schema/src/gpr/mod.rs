@@ -1,6 +1,7 @@
 //! GPU Provision Requests: N whole nodes of a shape for a strict reserved window.
 
 pub mod policy;
+pub mod queue_views;
 pub mod service;
 
 use crate::auth::Caller;
@@ -556,13 +557,11 @@ impl GprSubscription {
     }
 }
 
-/// Queue views re-read at most this often, however busy the scheduler is.
-const QUEUE_COALESCE: std::time::Duration = std::time::Duration::from_millis(250);
-
 #[async_graphql::Subscription]
 impl QueueSubscription {
     /// The queue as `queue(...)` shows it (one slice for its members; any view for admins):
-    /// now, then again whenever a position, promise or estimate in it changes.
+    /// now, then again whenever a position, promise or estimate in it changes. Subscribers of
+    /// the same view share one read per burst of changes (at most one each 250 ms).
     async fn queue_changed(
         &self,
         ctx: &Context<'_>,
@@ -576,31 +575,22 @@ impl QueueSubscription {
         let query = queue_query(slice_id.as_ref(), cluster_id.as_ref(), gpu_shape, instance_type, first)?;
         // Checks access now, so a refused view is an error instead of an empty stream.
         let first_view = service::queue(db, caller, query.clone()).await?;
-        let mut changes = crate::services(ctx)?.events.watch_queue();
-        let (record, db) = (caller.record.clone(), db.clone());
-        let fingerprint = |rows: &[gpr::Model]| -> Vec<_> {
-            rows.iter().map(|g| (g.id, g.queue_position, g.start_no_later_than, g.estimated_start_at, g.priority)).collect()
-        };
+        let mut view = crate::services(ctx)?.queue_views.watch(query, &first_view);
         Ok(async_stream::stream! {
-            let mut last = fingerprint(&first_view);
+            let mut last = queue_views::fingerprint(&first_view);
             yield Ok(first_view.into_iter().map(Gpr).collect());
-            loop {
-                if changes.changed().await.is_err() {
-                    return;
-                }
-                tokio::time::sleep(QUEUE_COALESCE).await;
-                changes.borrow_and_update();
-                // Memberships are read afresh: someone removed from the slice stops seeing it.
-                match service::queue(&db, &Caller::new(record.clone()), query.clone()).await {
+            while view.changed().await.is_ok() {
+                let read = view.borrow_and_update().clone();
+                match &*read {
                     Ok(rows) => {
-                        let now = fingerprint(&rows);
+                        let now = queue_views::fingerprint(rows);
                         if now != last {
                             last = now;
-                            yield Ok(rows.into_iter().map(Gpr).collect());
+                            yield Ok(rows.iter().cloned().map(Gpr).collect());
                         }
                     }
                     Err(error) => {
-                        yield Err(error.into());
+                        yield Err(error.clone());
                         return;
                     }
                 }

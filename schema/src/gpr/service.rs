@@ -84,7 +84,7 @@ pub struct GprChanges {
     pub labels: Option<BTreeMap<String, String>>,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct QueueQuery {
     pub slice_id: Option<i64>,
     pub cluster_id: Option<i64>,
@@ -95,13 +95,18 @@ pub struct QueueQuery {
 
 /// Waiting GPRs in queue order (admins; slice members may see their own slice's queue).
 pub async fn queue(db: &DatabaseConnection, caller: &Caller, query: QueueQuery) -> Result<Vec<gpr::Model>> {
-    use sea_orm::{QueryOrder, QuerySelect};
     match query.slice_id {
         Some(slice_id) if !caller.is_admin() => {
             caller.require_slice_role(db, slice_id, SliceRole::Viewer, "slice").await?;
         }
         _ => caller.require_admin()?,
     }
+    queue_unchecked(db, query).await
+}
+
+/// [`queue`] for a caller whose access was checked already (a shared live view).
+pub async fn queue_unchecked(db: &DatabaseConnection, query: QueueQuery) -> Result<Vec<gpr::Model>> {
+    use sea_orm::{QueryOrder, QuerySelect};
     let mut select = gpr::Entity::find().filter(gpr::Column::Phase.eq(GprPhase::Queued));
     if let Some(slice_id) = query.slice_id {
         select = select.filter(gpr::Column::SliceId.eq(slice_id));

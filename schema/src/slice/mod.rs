@@ -10,7 +10,7 @@ use crate::metrics::{self, GpuSummary};
 use crate::pagination::{Order, Page, PageRequest, keyset_page};
 use crate::scalars::Duration;
 use crate::user::User;
-use crate::{loaded, loaders, payload, session};
+use crate::{loaded, loaders, payload, services, session};
 use async_graphql::{Context, ID, InputObject, MaybeUndefined, Object};
 use chrono::{DateTime, Utc};
 use egs_entities::{SlicePolicy, SliceRole, slice, slice_member, slice_namespace};
@@ -404,7 +404,8 @@ impl SliceMutation {
     /// Deletes a slice and its history (admin); refused while it has unfinished GPRs.
     async fn delete_slice(&self, ctx: &Context<'_>, input: DeleteSliceInput) -> async_graphql::Result<DeleteSlicePayload> {
         let (caller, db) = session(ctx)?;
-        let result = async { service::delete_slice(db, caller, ids::decode("id", &input.id, Kind::Slice)?).await.map(Slice) };
+        let result =
+            async { service::delete_slice(db, caller, services(ctx)?.access_news(), ids::decode("id", &input.id, Kind::Slice)?).await.map(Slice) };
         DeleteSlicePayload::from_result(result.await)
     }
 
@@ -434,7 +435,9 @@ impl SliceMutation {
         let result = async {
             let slice_id = ids::decode("sliceId", &input.slice_id, Kind::Slice)?;
             let user_id = ids::decode("userId", &input.user_id, Kind::User)?;
-            service::add_slice_member(db, caller, slice_id, service::MemberSpec { user_id, role: input.role }).await.map(Slice)
+            service::add_slice_member(db, caller, services(ctx)?.access_news(), slice_id, service::MemberSpec { user_id, role: input.role })
+                .await
+                .map(Slice)
         };
         SliceMemberPayload::from_result(result.await)
     }
@@ -445,7 +448,7 @@ impl SliceMutation {
         let result = async {
             let slice_id = ids::decode("sliceId", &input.slice_id, Kind::Slice)?;
             let user_id = ids::decode("userId", &input.user_id, Kind::User)?;
-            service::remove_slice_member(db, caller, slice_id, user_id).await.map(Slice)
+            service::remove_slice_member(db, caller, services(ctx)?.access_news(), slice_id, user_id).await.map(Slice)
         };
         SliceMemberPayload::from_result(result.await)
     }

@@ -1,6 +1,6 @@
 //! Slices: workspaces with namespaces on clusters, members with roles, and a policy.
 
-use crate::auth::{Caller, Visible};
+use crate::auth::{AccessNews, Caller, Visible, reduce_access};
 use crate::cluster::service::default_project_id;
 use crate::error::{Error, Result, UserError};
 use crate::validate;
@@ -267,7 +267,7 @@ pub async fn update_slice(db: &DatabaseConnection, caller: &Caller, input: Updat
 
 /// Deletes a slice with its namespaces, members and GPR history. Refused while it has GPRs
 /// that are not finished, so no queued or running request disappears.
-pub async fn delete_slice(db: &DatabaseConnection, caller: &Caller, id: i64) -> Result<slice::Model> {
+pub async fn delete_slice(db: &DatabaseConnection, caller: &Caller, news: AccessNews<'_>, id: i64) -> Result<slice::Model> {
     caller.require_admin()?;
     let existing = slice::Entity::find_by_id(id).one(db).await?.ok_or(Error::NotFound("slice"))?;
     let open = gpr::Entity::find()
@@ -278,7 +278,10 @@ pub async fn delete_slice(db: &DatabaseConnection, caller: &Caller, id: i64) -> 
     if open > 0 {
         return Err(Error::conflict("id", format!("slice `{}` has {open} unfinished GPR(s); cancel or release them first", existing.name)));
     }
+    let members: Vec<i64> =
+        slice_member::Entity::find().filter(slice_member::Column::SliceId.eq(id)).all(db).await?.into_iter().map(|m| m.user_id).collect();
     slice::Entity::delete_by_id(id).exec(db).await?;
+    reduce_access(db, news, &members).await?;
     Ok(existing)
 }
 
@@ -315,20 +318,23 @@ pub async fn remove_slice_namespace(db: &DatabaseConnection, caller: &Caller, sl
     Ok(found)
 }
 
-async fn upsert_member(db: &impl ConnectionTrait, slice_id: i64, member: &MemberSpec) -> Result<()> {
+/// Adds or updates a membership; true when it lowered the member's role.
+async fn upsert_member(db: &impl ConnectionTrait, slice_id: i64, member: &MemberSpec) -> Result<bool> {
     match slice_member::Entity::find_by_id((slice_id, member.user_id)).one(db).await? {
         Some(existing) => {
+            let lowered = member.role.rank() < existing.role.rank();
             let mut model: slice_member::ActiveModel = existing.into();
             model.role = Set(member.role);
             model.update(db).await?;
+            Ok(lowered)
         }
         None => {
             slice_member::ActiveModel { slice_id: Set(slice_id), user_id: Set(member.user_id), role: Set(member.role), created_at: Set(Utc::now()) }
                 .insert(db)
                 .await?;
+            Ok(false)
         }
     }
-    Ok(())
 }
 
 /// Refuses to take the owner role from `user_id` when they are the slice's only owner: a
@@ -349,7 +355,13 @@ async fn keep_an_owner(db: &impl ConnectionTrait, slice_id: i64, user_id: i64) -
 }
 
 /// Adds a member or changes their role (admins and slice owners).
-pub async fn add_slice_member(db: &DatabaseConnection, caller: &Caller, slice_id: i64, member: MemberSpec) -> Result<slice::Model> {
+pub async fn add_slice_member(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    news: AccessNews<'_>,
+    slice_id: i64,
+    member: MemberSpec,
+) -> Result<slice::Model> {
     caller.require_person()?;
     caller.require_slice_role(db, slice_id, SliceRole::Owner, "slice").await?;
     let found = slice::Entity::find_by_id(slice_id).one(db).await?.ok_or(Error::NotFound("slice"))?;
@@ -359,11 +371,19 @@ pub async fn add_slice_member(db: &DatabaseConnection, caller: &Caller, slice_id
     if member.role != SliceRole::Owner {
         keep_an_owner(db, slice_id, member.user_id).await?;
     }
-    upsert_member(db, slice_id, &member).await?;
+    if upsert_member(db, slice_id, &member).await? {
+        reduce_access(db, news, &[member.user_id]).await?;
+    }
     Ok(found)
 }
 
-pub async fn remove_slice_member(db: &DatabaseConnection, caller: &Caller, slice_id: i64, user_id: i64) -> Result<slice::Model> {
+pub async fn remove_slice_member(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    news: AccessNews<'_>,
+    slice_id: i64,
+    user_id: i64,
+) -> Result<slice::Model> {
     caller.require_person()?;
     caller.require_slice_role(db, slice_id, SliceRole::Owner, "slice").await?;
     let found = slice::Entity::find_by_id(slice_id).one(db).await?.ok_or(Error::NotFound("slice"))?;
@@ -372,6 +392,7 @@ pub async fn remove_slice_member(db: &DatabaseConnection, caller: &Caller, slice
     if deleted.rows_affected == 0 {
         return Err(Error::invalid("userId", "that user is not a member of the slice"));
     }
+    reduce_access(db, news, &[user_id]).await?;
     Ok(found)
 }
 

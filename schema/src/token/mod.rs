@@ -133,6 +133,9 @@ pub struct CreateTokenPayload {
 
 payload!(RevokeTokenPayload, token: AccessToken);
 
+/// Unexpired tokens one user may hold (schema data; `None`: no limit).
+pub struct TokenLimit(pub Option<u32>);
+
 #[derive(Default)]
 pub struct TokenMutation;
 
@@ -170,7 +173,8 @@ impl TokenMutation {
                 ttl_secs: input.ttl.map_or(service::DEFAULT_TOKEN_TTL_SECS, Duration::secs),
                 created_by: None,
             };
-            service::create_token(db, keys, caller, spec).await
+            let limit = ctx.data_opt::<TokenLimit>().and_then(|limit| limit.0);
+            service::create_token(db, keys, caller, limit, spec).await
         };
         match result.await {
             Ok(issued) => Ok(CreateTokenPayload { token: Some(AccessToken(issued.record)), secret: Some(issued.secret), user_errors: Vec::new() }),

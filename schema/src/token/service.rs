@@ -141,9 +141,32 @@ async fn issue_token_under(db: &impl ConnectionTrait, keys: &TokenKeys, spec: Is
 }
 
 /// Admins issue any token; users issue USER tokens for themselves, within their own roles.
-pub async fn create_token(db: &DatabaseConnection, keys: &TokenKeys, caller: &Caller, mut spec: IssueToken) -> Result<IssuedToken> {
+/// A user holding `max_per_user` unexpired tokens gets no more (`LIMIT_EXCEEDED`) until one is
+/// revoked or expires, whoever asks: each token is a way in to watch and revoke.
+pub async fn create_token(
+    db: &DatabaseConnection,
+    keys: &TokenKeys,
+    caller: &Caller,
+    max_per_user: Option<u32>,
+    mut spec: IssueToken,
+) -> Result<IssuedToken> {
     caller.require_person()?;
     spec.created_by = caller.record.user_id;
+    if let (Some(limit), Some(user_id)) = (max_per_user, spec.user_id) {
+        let held = access_token::Entity::find()
+            .filter(access_token::Column::UserId.eq(user_id))
+            .filter(access_token::Column::RevokedAt.is_null())
+            .filter(access_token::Column::ExpiresAt.gt(Utc::now()))
+            .count(db)
+            .await?;
+        if held >= u64::from(limit) {
+            return Err(Error::User(vec![UserError {
+                field: Vec::new(),
+                message: format!("this user already holds {held} unexpired tokens (at most {limit}); revoke one first"),
+                code: crate::error::ErrorCode::LimitExceeded,
+            }]));
+        }
+    }
     if !caller.is_admin() {
         if spec.role != Role::User || spec.user_id != caller.record.user_id {
             return Err(Error::Forbidden("users may only create USER tokens for themselves".into()));

@@ -411,6 +411,11 @@ export type ErrorCode =
   | 'INTERNAL'
   /** A value the caller can correct. */
   | 'INVALID_INPUT'
+  /**
+   * The user already holds as many of something (WebSocket connections, live
+   * subscriptions, tokens) as allowed; close or revoke one first.
+   */
+  | 'LIMIT_EXCEEDED'
   /** No such object, or one the caller may not see. */
   | 'NOT_FOUND'
   /** Too many requests; retry later. */

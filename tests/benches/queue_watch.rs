@@ -1,0 +1,240 @@
+//! Many `queueChanged` subscribers while the queue changes, and what other users feel.
+//!
+//! `cargo bench -p egs-tests --bench queue_watch`
+//!
+//! `EGS_BENCH_SUBSCRIBERS` subscriptions (default 25,000) to the queue views of ten slices,
+//! 100 per WebSocket, while an admin changes a queued GPR's priority `EGS_BENCH_RATE` times a
+//! second (default 10) for `EGS_BENCH_SECS` seconds (default 30), round-robin over the slices.
+//! Timed: from each change's request to each subscriber receiving the view that shows it
+//! (delivery), and the latency of another user's plain queries (`gprs(first: 20)`, 20 a
+//! second) meanwhile. Backend as `TestApp` picks (`EGS_TEST_DATABASE_URL` for PostgreSQL).
+//! The clients run in this process beside the gateway, on the same two cores. Numbers are
+//! printed; nothing is asserted.
+
+/// The same allocator as the `egs` binary, so the numbers are the product's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use egs_tests::TestApp;
+use egs_tests::fixtures::*;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+
+const SLICES: usize = 10;
+/// Subscriptions per socket (the gateway's per-connection bound).
+const PER_SOCKET: usize = 100;
+const WATCH: &str = "subscription($slice: ID!) { queueChanged(sliceId: $slice) { id priority } }";
+const SET_PRIORITY: &str =
+    "mutation($input: SetGprPriorityInput!) { setGprPriority(input: $input) { gpr { id } userErrors { field message code } } }";
+const OTHERS_QUERY: &str = "{ gprs(first: 20) { nodes { id name phase priority } } }";
+/// The watched GPR of each slice gets `BASE + level`; every other GPR stays below.
+const BASE: i64 = 50;
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn quantile(sorted: &[Duration], q: f64) -> Duration {
+    sorted.get(((sorted.len().max(1) - 1) as f64 * q).round() as usize).copied().unwrap_or_default()
+}
+
+/// One socket with `PER_SOCKET` subscriptions to `slice`'s queue; reports `(slice, level, at)`
+/// for each view whose highest priority shows a new level.
+async fn socket(
+    url: String,
+    token: String,
+    slice: usize,
+    slice_id: String,
+    ready: mpsc::Sender<()>,
+    seen: mpsc::UnboundedSender<(usize, i64, Instant)>,
+) -> Result<(), String> {
+    let mut request = url.into_client_request().map_err(|e| e.to_string())?;
+    request.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static("graphql-transport-ws"));
+    let config = WebSocketConfig::default().read_buffer_size(8 * 1024);
+    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(request, Some(config), false).await.map_err(|e| e.to_string())?;
+    let init = json!({ "type": "connection_init", "payload": { "authorization": format!("Bearer {token}") } });
+    ws.send(Message::text(init.to_string())).await.map_err(|e| e.to_string())?;
+    // The level each subscription last showed.
+    let mut levels: HashMap<String, i64> = HashMap::new();
+    let mut first_views = 0;
+    while let Some(frame) = ws.next().await {
+        let Message::Text(text) = frame.map_err(|e| e.to_string())? else { continue };
+        let at = Instant::now();
+        let message: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+        match message["type"].as_str() {
+            Some("connection_ack") => {
+                for n in 0..PER_SOCKET {
+                    let subscribe =
+                        json!({ "id": n.to_string(), "type": "subscribe", "payload": { "query": WATCH, "variables": { "slice": slice_id } } });
+                    ws.send(Message::text(subscribe.to_string())).await.map_err(|e| e.to_string())?;
+                }
+            }
+            Some("ping") => ws.send(Message::text(json!({ "type": "pong" }).to_string())).await.map_err(|e| e.to_string())?,
+            Some("next") => {
+                let rows = message["payload"]["data"]["queueChanged"].as_array().ok_or_else(|| format!("not a view: {message}"))?;
+                let level = rows.iter().filter_map(|row| row["priority"].as_i64()).max().unwrap_or(0) - BASE;
+                let id = message["id"].as_str().unwrap_or_default().to_owned();
+                match levels.insert(id, level) {
+                    None => {
+                        first_views += 1;
+                        if first_views == PER_SOCKET {
+                            let _ = ready.send(()).await;
+                        }
+                    }
+                    Some(before) if level > before => {
+                        let _ = seen.send((slice, level, at));
+                    }
+                    Some(_) => {}
+                }
+            }
+            Some(other) => return Err(format!("unexpected `{other}`: {message}")),
+            None => return Err(format!("not a protocol message: {message}")),
+        }
+    }
+    Err("the socket closed".into())
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime");
+    runtime.block_on(async {
+        let subscribers = env("EGS_BENCH_SUBSCRIBERS", 25_000).div_ceil(PER_SOCKET) * PER_SOCKET;
+        let rate = env("EGS_BENCH_RATE", 10).max(1);
+        let secs = env("EGS_BENCH_SECS", 30);
+        // The subscribers are ten users with many tabs and scripts each: their per-user
+        // bounds are off, as for a crowd.
+        let app = TestApp::spawn_with(egs_tests::one_user_for_many).await;
+        let cluster = register_cluster(&app, "c1").await;
+        add_nodes(&app, &cluster, "h100", 2, SHAPE_H100, 8).await;
+        let mut slices = Vec::new();
+        for s in 0..SLICES {
+            let slice = create_slice(&app, &format!("team-{s}"), &cluster, json!({})).await;
+            let (_, token) = member(&app, &format!("user-{s}"), &slice, "EDITOR").await;
+            // Five waiting GPRs a slice; the last is the one whose priority goes up.
+            let mut watched = String::new();
+            for g in 0..5 {
+                let gpr = create_gpr(&app, &token, &slice, &format!("g{g}"), json!({ "nodeCount": 2, "priority": 10 + g })).await;
+                watched = gpr["id"].as_str().expect("id").to_owned();
+            }
+            slices.push((slice, token, watched));
+        }
+        let (_, other_token) = member(&app, "someone-else", &slices[0].0, "VIEWER").await;
+        // Let the scheduler plan them all.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+
+        let url = app.url("/graphql/ws").replacen("http", "ws", 1);
+        let sockets = subscribers / PER_SOCKET;
+        let (ready_tx, mut ready) = mpsc::channel(sockets);
+        let (seen_tx, mut seen) = mpsc::unbounded_channel();
+        let opened = Instant::now();
+        for n in 0..sockets {
+            let slice = n % SLICES;
+            let (slice_id, token, _) = slices[slice].clone();
+            let (url, ready, seen) = (url.clone(), ready_tx.clone(), seen_tx.clone());
+            tokio::spawn(async move {
+                if let Err(error) = socket(url, token, slice, slice_id, ready, seen).await {
+                    eprintln!("socket failed: {error}");
+                }
+            });
+        }
+        for _ in 0..sockets {
+            if tokio::time::timeout(Duration::from_secs(120), ready.recv()).await.ok().flatten().is_none() {
+                println!("not every subscriber got its first view");
+                return;
+            }
+        }
+        let setup = opened.elapsed();
+        println!(
+            "queue_watch ({}): {subscribers} queueChanged subscriptions on {sockets} sockets ready in {:.1} s; {rate} changes/s for {secs} s",
+            app.backend,
+            setup.as_secs_f64()
+        );
+
+        // Another user's plain queries, 20 a second, timed.
+        let other_latencies = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let other = {
+            let (client, url, latencies, stop) = (reqwest::Client::new(), app.url("/graphql"), other_latencies.clone(), stop.clone());
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(Duration::from_millis(50));
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    tick.tick().await;
+                    let sent = Instant::now();
+                    let response = client.post(&url).bearer_auth(&other_token).json(&json!({ "query": OTHERS_QUERY })).send().await;
+                    let ok = match response {
+                        Ok(response) => response.json::<Value>().await.is_ok_and(|body| body["errors"].is_null()),
+                        Err(_) => false,
+                    };
+                    latencies.lock().expect("lock").push((sent.elapsed(), ok));
+                }
+            })
+        };
+
+        // The changes: round r raises slice r % SLICES's watched GPR to the next level.
+        let mut sent_at: HashMap<(usize, i64), Instant> = HashMap::new();
+        let mut answered = Vec::new();
+        let rounds = rate * secs;
+        let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / rate as f64));
+        let mut delivered = Vec::with_capacity(subscribers * rounds / SLICES);
+        for round in 0..rounds {
+            tick.tick().await;
+            let slice = round % SLICES;
+            let level = (round / SLICES + 1) as i64;
+            let sent = Instant::now();
+            sent_at.insert((slice, level), sent);
+            app.mutate(&app.admin_token, "setGprPriority", SET_PRIORITY, json!({ "id": slices[slice].2, "priority": BASE + level })).await;
+            answered.push(sent.elapsed());
+            while let Ok((slice, level, at)) = seen.try_recv() {
+                if let Some(sent) = sent_at.get(&(slice, level)) {
+                    delivered.push(at.saturating_duration_since(*sent));
+                }
+            }
+        }
+        // Stragglers.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        let expected = rounds / SLICES * subscribers;
+        while delivered.len() < expected {
+            match tokio::time::timeout_at(deadline, seen.recv()).await {
+                Ok(Some((slice, level, at))) => {
+                    if let Some(sent) = sent_at.get(&(slice, level)) {
+                        delivered.push(at.saturating_duration_since(*sent));
+                    }
+                }
+                _ => break,
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = other.await;
+
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        delivered.sort_unstable();
+        answered.sort_unstable();
+        let others = other_latencies.lock().expect("lock").clone();
+        let failed = others.iter().filter(|(_, ok)| !ok).count();
+        let mut others: Vec<Duration> = others.into_iter().map(|(took, _)| took).collect();
+        others.sort_unstable();
+        println!(
+            "  delivery (change sent → view received): p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms; {} of {expected} deliveries (a subscriber may see two levels in one view)",
+            ms(quantile(&delivered, 0.5)),
+            ms(quantile(&delivered, 0.99)),
+            ms(delivered.last().copied().unwrap_or_default()),
+            delivered.len(),
+        );
+        println!(
+            "  other user's queries: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms over {} ({failed} failed)",
+            ms(quantile(&others, 0.5)),
+            ms(quantile(&others, 0.99)),
+            ms(others.last().copied().unwrap_or_default()),
+            others.len(),
+        );
+        println!("  the changes themselves answered in p50 {:.1} ms, p99 {:.1} ms", ms(quantile(&answered, 0.5)), ms(quantile(&answered, 0.99)));
+        app.finish().await;
+    });
+}
