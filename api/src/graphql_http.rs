@@ -236,6 +236,7 @@ async fn execute(state: AppState, headers: HeaderMap, media: Media, request: asy
         Ok(caller) => caller,
         Err(response) => return response,
     };
+    let authenticated = caller.is_some();
     let response = egs_schema::execute(&state.schema, &state.services, request, caller, operation.clone()).await;
 
     // Errors without a path happened before execution (parse, validation, limits).
@@ -263,6 +264,8 @@ async fn execute(state: AppState, headers: HeaderMap, media: Media, request: asy
         "error"
     };
     let (op_type, name) = operation.get().map_or((None, None), |(ty, name)| (Some(ty), name));
+    // Only callers with a token name label series: anyone else could fill the slots.
+    let name = if authenticated { name } else { Some(crate::metrics::UNAUTHENTICATED.to_owned()) };
     state.metrics.observe_request(name.as_deref(), op_type, outcome, started.elapsed());
 
     let body = if failed_before_execution {

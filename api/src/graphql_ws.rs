@@ -945,7 +945,10 @@ async fn verify(services: &Services, token: &str) -> Result<Caller, InitError> {
         if error.code() == ErrorCode::Unauthenticated {
             InitError::Forbidden(error.public_message())
         } else {
-            tracing::error!(error = ?error, "failed to authenticate a WebSocket connection");
+            static UNAVAILABLE: egs_schema::log_throttle::Throttle = egs_schema::log_throttle::Throttle::new(egs_schema::log_throttle::EVERY);
+            if let Some(left_out) = UNAVAILABLE.admit() {
+                tracing::error!(error = ?error, left_out, "failed to authenticate a WebSocket connection");
+            }
             InitError::Unavailable("the database is unavailable; reconnect later".into())
         }
     })

@@ -64,6 +64,9 @@ use std::time::Duration;
 /// Distinct operation names kept as labels; later ones are counted as `other`, so clients
 /// cannot blow up the series count.
 const MAX_OPERATION_LABELS: usize = 200;
+/// The operation label of every request without a token, whatever it names: only
+/// authenticated callers take label slots.
+pub const UNAUTHENTICATED: &str = "unauthenticated";
 /// Operation names longer than this are counted as `other`.
 const MAX_OPERATION_NAME_LEN: usize = 64;
 
@@ -111,7 +114,7 @@ impl Metrics {
             return "other".into();
         }
         let mut known = self.known_operations.lock().unwrap_or_else(|p| p.into_inner());
-        if known.contains(name) || known.len() < MAX_OPERATION_LABELS {
+        if name == UNAUTHENTICATED || known.contains(name) || known.len() < MAX_OPERATION_LABELS {
             known.insert(name.to_owned());
             name.to_owned()
         } else {

@@ -314,6 +314,9 @@ pub struct SlicePolicy {
     pub gpu_hour_quota: Option<i64>,
     /// Length of the quota period, in seconds.
     pub quota_period_secs: i64,
+    /// Whether the slice's kubeconfigs may read Secrets and exec, attach or port-forward into
+    /// pods (off by default: a leaked kubeconfig then cannot read credentials or get a shell).
+    pub kubeconfig_secrets_and_exec: bool,
 }
 
 impl Default for SlicePolicy {
@@ -333,6 +336,7 @@ impl Default for SlicePolicy {
             requeue_on_failure: true,
             gpu_hour_quota: None,
             quota_period_secs: 30 * 24 * 3600,
+            kubeconfig_secrets_and_exec: false,
         }
     }
 }

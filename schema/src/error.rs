@@ -17,6 +17,7 @@
 //! | `SERVICE_UNAVAILABLE` | the database cannot be reached; retry shortly               | 503 with `Retry-After`                        |
 //! | `INTERNAL`        | our fault; logged with its cause, never detailed to the caller  | 200 (a field error)                           |
 
+use crate::log_throttle::Throttle;
 use async_graphql::{Enum, ErrorExtensions, SimpleObject};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -182,7 +183,12 @@ impl From<Error> for async_graphql::Error {
     fn from(error: Error) -> Self {
         let code = error.code();
         match &error {
-            _ if code == ErrorCode::ServiceUnavailable => tracing::warn!(error.cause_chain = ?error, "the database is unreachable"),
+            _ if code == ErrorCode::ServiceUnavailable => {
+                static UNREACHABLE: Throttle = Throttle::new(crate::log_throttle::EVERY);
+                if let Some(left_out) = UNREACHABLE.admit() {
+                    tracing::warn!(error.cause_chain = ?error, left_out, "the database is unreachable");
+                }
+            }
             Error::Database(cause) => tracing::error!(error.cause_chain = ?cause, "database error while serving a request"),
             Error::Internal(cause) => tracing::error!(error.cause_chain = ?cause, "internal error while serving a request"),
             _ => {}

@@ -19,6 +19,7 @@ pub mod kubernetes;
 pub mod lifecycle;
 pub mod limits;
 pub mod loaders;
+pub mod log_throttle;
 pub mod metrics;
 pub mod operation;
 pub mod pagination;
@@ -180,7 +181,20 @@ pub async fn execute(
     if let Some(caller) = caller {
         request = request.data(caller);
     }
-    loaders::WithBatches::new(schema.execute(request), batches).await
+    coded(loaders::WithBatches::new(schema.execute(request), batches).await)
+}
+
+/// Argument values that fail to coerce (an `Int` over 32 bits, a `DateTime` that is not
+/// RFC 3339) surface from async-graphql as field errors without a code; they are the
+/// caller's to correct, so they carry `INVALID_INPUT` like every other bad value.
+fn coded(mut response: async_graphql::Response) -> async_graphql::Response {
+    for error in &mut response.errors {
+        let uncoded = error.extensions.as_ref().is_none_or(|extensions| extensions.get("code").is_none());
+        if uncoded && error.message.starts_with("Failed to parse") {
+            error.extensions.get_or_insert_with(Default::default).set("code", error::ErrorCode::InvalidInput.as_str());
+        }
+    }
+    response
 }
 
 /// Runs a subscription (or any operation, as a stream) for `caller` over a socket, with the
@@ -196,7 +210,7 @@ pub fn execute_stream(
     if let Some(caller) = caller {
         request = request.data(caller);
     }
-    loaders::WithBatches::new(schema.execute_stream(request), batches)
+    futures_util::StreamExt::map(loaders::WithBatches::new(schema.execute_stream(request), batches), coded)
 }
 
 pub(crate) fn services<'a>(ctx: &Context<'a>) -> Result<&'a Services> {
@@ -239,7 +253,10 @@ pub(crate) fn loaded<T>(result: Result<T, Arc<sea_orm::DbErr>>) -> Result<T> {
         // The loader shares its error; an unreachable database must still read as one
         // (SERVICE_UNAVAILABLE, retry), not as our fault.
         if error::connection_lost(&e) {
-            tracing::warn!(error = %e, "a data loader could not reach the database");
+            static UNREACHABLE: log_throttle::Throttle = log_throttle::Throttle::new(log_throttle::EVERY);
+            if let Some(left_out) = UNREACHABLE.admit() {
+                tracing::warn!(error = %e, left_out, "a data loader could not reach the database");
+            }
             Error::Database(sea_orm::DbErr::ConnectionAcquire(sea_orm::ConnAcquireErr::ConnectionClosed))
         } else {
             Error::Internal(anyhow::anyhow!("data loader failed: {e}"))

@@ -109,3 +109,30 @@ async fn a_bad_node_in_a_batch_stores_none_of_the_batch() {
     assert_eq!(nodes["nodes"]["totalCount"], 0);
     app.finish().await;
 }
+
+#[tokio::test]
+async fn values_that_do_not_coerce_and_out_of_range_views_are_invalid_input_with_a_code() {
+    let app = TestApp::spawn().await;
+    let two = fixtures::two_slices(&app).await;
+    let cases = [
+        ("{ gprs(first: 99999999999) { totalCount } }", json!({}), "Int"),
+        ("query($n: Int!) { gprs(first: $n) { totalCount } }", json!({ "n": 99_999_999_999_i64 }), "Int"),
+        ("{ gpus(first: 1) { nodes { metrics(from: \"yesterday\") { __typename } } } }", json!({}), "DateTime"),
+        ("query($f: DateTime) { gpus(first: 1) { nodes { metrics(from: $f) { __typename } } } }", json!({ "f": "garbage" }), "DateTime"),
+        ("{ queue(first: 0) { id } }", json!({}), "between 1 and 500"),
+        ("{ queue(first: 501) { id } }", json!({}), "between 1 and 500"),
+    ];
+    for (query, variables, mention) in cases {
+        let body = app.gql(&app.admin_token, query, variables).await;
+        assert_eq!(body["errors"][0]["extensions"]["code"], "INVALID_INPUT", "{query}: {body}");
+        assert!(body["errors"][0]["message"].as_str().is_some_and(|m| m.contains(mention)), "{query}: {body}");
+    }
+    // A forged rank cursor far past any inventory (once: the largest position) is refused, not wrapped to the start.
+    use base64::Engine;
+    let forged = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("r:{}", usize::MAX));
+    let body = app
+        .gql(&two.token_a, "query($after: String) { gpus(orderBy: BUSIEST_FIRST, after: $after) { totalCount } }", json!({ "after": forged }))
+        .await;
+    assert_eq!(body["errors"][0]["extensions"]["code"], "INVALID_INPUT", "{body}");
+    app.finish().await;
+}

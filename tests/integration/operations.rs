@@ -46,6 +46,25 @@ async fn metrics_count_requests_by_operation_and_gprs_by_phase() {
 }
 
 #[tokio::test]
+async fn requests_without_a_token_take_no_operation_label_slots() {
+    let app = TestApp::spawn_with(api_only).await;
+    // 250 distinct names from nobody: more than the 200 label slots.
+    for n in 0..250 {
+        let response = app.post(None, json!({ "query": format!("query Flood{n} {{ __typename }}") })).await;
+        assert_eq!(response.status(), 200);
+    }
+    app.ok(&app.admin_token, "query Dashboard { viewer { id } }", json!({})).await;
+    let text = app.client.get(app.url("/metrics")).bearer_auth(&app.admin_token).send().await.expect("answer").text().await.expect("text");
+    assert!(!text.contains("Flood"), "no label names an unauthenticated operation: {text}");
+    assert!(text.contains("egs_graphql_requests_total{operation=\"unauthenticated\",type=\"query\",outcome=\"ok\"} 250"), "{text}");
+    assert!(
+        text.contains("egs_graphql_requests_total{operation=\"Dashboard\",type=\"query\",outcome=\"ok\"} 1"),
+        "a caller's operation still has its own: {text}"
+    );
+    app.finish().await;
+}
+
+#[tokio::test]
 async fn metrics_need_an_admin_token_on_the_public_listener_or_a_private_listener() {
     let app = TestApp::spawn().await;
     let two = egs_tests::fixtures::two_slices(&app).await;

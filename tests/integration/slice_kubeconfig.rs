@@ -75,8 +75,11 @@ async fn the_kubeconfig_acts_in_the_slice_namespaces_and_nowhere_else() {
     for ns in ["team-a", "team-a-data"] {
         let role = fake.get("roles", Some(ns), "egs-slice-team-a").unwrap_or_else(|| panic!("a role in {ns}"));
         let rules = role["rules"].to_string();
-        for resource in ["pods/exec", "deployments", "jobs", "gpuprovisioningrequests"] {
+        for resource in ["pods/log", "deployments", "jobs", "gpuprovisioningrequests"] {
             assert!(rules.contains(resource), "{resource} in {rules}");
+        }
+        for resource in ["secrets", "pods/exec", "pods/attach", "pods/portforward"] {
+            assert!(!rules.contains(resource), "{resource} needs the slice policy: {rules}");
         }
         let binding = fake.get("rolebindings", Some(ns), "egs-slice-team-a").unwrap_or_else(|| panic!("a role binding in {ns}"));
         assert_eq!(binding["roleRef"]["name"], "egs-slice-team-a");
@@ -89,6 +92,20 @@ async fn the_kubeconfig_acts_in_the_slice_namespaces_and_nowhere_else() {
     assert_eq!(pod_names(&client, "team-a-data").await, Ok(vec![]));
     assert_eq!(pod_names(&client, "other").await, Err(403));
     assert_eq!(pod_names(&client, "kube-system").await, Err(403));
+
+    // With the policy on, the next kubeconfig's Role grants Secrets and a way into pods.
+    app.mutate(
+        &app.admin_token,
+        "setSlicePolicy",
+        "mutation($input: SetSlicePolicyInput!) { setSlicePolicy(input: $input) { slice { policy { kubeconfigSecretsAndExec } } userErrors { field message code } } }",
+        json!({ "sliceId": slice, "policy": { "kubeconfigSecretsAndExec": true } }),
+    )
+    .await;
+    issue(&app, &app.admin_token, &slice, &cluster).await;
+    let rules = fake.get("roles", Some("team-a"), "egs-slice-team-a").expect("the role")["rules"].to_string();
+    for resource in ["secrets", "pods/exec", "pods/attach", "pods/portforward"] {
+        assert!(rules.contains(resource), "{resource} in {rules}");
+    }
     app.finish().await;
 }
 

@@ -3,7 +3,7 @@
 use egs_tests::TestApp;
 use egs_tests::api_only;
 use egs_tests::fixtures::{self, SHAPE_H100};
-use serde_json::json;
+use serde_json::{Value, json};
 
 #[tokio::test]
 async fn the_newcomer_flow_works_and_a_users_token_is_refused_on_another_slice() {
@@ -179,5 +179,56 @@ async fn the_clusters_own_namespaces_are_never_a_slices() {
         assert!(payload["userErrors"][0]["message"].as_str().is_some_and(|m| m.contains("reserved")), "{payload}");
         assert!(payload["slice"].is_null());
     }
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn an_owner_cannot_enumerate_users_by_guessing_ids_or_names() {
+    let app = TestApp::spawn().await;
+    let cluster = fixtures::register_cluster(&app, "c1").await;
+    let slice = fixtures::create_slice(&app, "team", &cluster, json!({})).await;
+    let elsewhere = fixtures::create_slice(&app, "elsewhere", &cluster, json!({})).await;
+    let (_, owner) = fixtures::member(&app, "olga", &slice, "OWNER").await;
+    let stranger = app
+        .mutate(
+            &app.admin_token,
+            "createUser",
+            "mutation($input: CreateUserInput!) { createUser(input: $input) { user { id } userErrors { field message code } } }",
+            json!({ "name": "stranger", "email": "stranger@example.com" }),
+        )
+        .await;
+    let stranger_id = stranger["user"]["id"].as_str().expect("id").to_owned();
+    app.mutate(
+        &app.admin_token,
+        "addSliceMember",
+        "mutation($input: AddSliceMemberInput!) { addSliceMember(input: $input) { slice { id } userErrors { field message code } } }",
+        json!({ "sliceId": elsewhere, "userId": stranger_id, "role": "VIEWER" }),
+    )
+    .await;
+    let add = "mutation($input: AddSliceMemberInput!) { addSliceMember(input: $input) { slice { members { user { name } } } userErrors { field code message } } }";
+    let errors = |body: &Value| body["addSliceMember"]["userErrors"].clone();
+
+    // By id, an existing stranger and an id nobody has read the same.
+    let missing_id = egs_schema::ids::encode(egs_schema::ids::Kind::User, 999_999).0;
+    let by_id = app.ok(&owner, add, json!({ "input": { "sliceId": slice, "userId": stranger_id, "role": "VIEWER" } })).await;
+    let by_missing = app.ok(&owner, add, json!({ "input": { "sliceId": slice, "userId": missing_id, "role": "VIEWER" } })).await;
+    assert_eq!(errors(&by_id)[0]["code"], "INVALID_INPUT", "{by_id}");
+    assert_eq!(errors(&by_id), errors(&by_missing), "a stranger and nobody read the same");
+
+    // By exact name or e-mail, someone you know can be added.
+    let added = app.mutate(&owner, "addSliceMember", add, json!({ "sliceId": slice, "user": "stranger@example.com", "role": "VIEWER" })).await;
+    assert!(added["slice"]["members"].as_array().expect("members").contains(&json!({ "user": { "name": "stranger" } })), "{added}");
+
+    // Guessing runs out: 20 misses an hour (the two by id above count), then LIMIT_EXCEEDED.
+    let mut codes = Vec::new();
+    for n in 0..19 {
+        let body = app.ok(&owner, add, json!({ "input": { "sliceId": slice, "user": format!("guess-{n}"), "role": "VIEWER" } })).await;
+        codes.push(errors(&body)[0]["code"].as_str().unwrap_or_default().to_owned());
+    }
+    assert!(codes[..18].iter().all(|c| c == "INVALID_INPUT"), "{codes:?}");
+    assert_eq!(codes[18], "LIMIT_EXCEEDED");
+    // Both or neither of `userId` and `user` is a mistake.
+    let neither = app.ok(&owner, add, json!({ "input": { "sliceId": slice, "role": "VIEWER" } })).await;
+    assert_eq!(errors(&neither)[0]["code"], "INVALID_INPUT", "{neither}");
     app.finish().await;
 }

@@ -385,3 +385,16 @@ async fn subscriptions_end_within_seconds_on_every_replica_after_their_user_leav
     replica.finish().await;
     app.finish().await;
 }
+
+#[tokio::test]
+async fn a_message_over_the_gateways_limit_closes_with_1009_not_a_dropped_socket() {
+    let app = TestApp::spawn().await;
+    let mut socket = Socket::ready(&app, &app.admin_token).await;
+    // Twice the default 1 MiB limit, as one subscribe message.
+    let query = format!("{{ viewer {{ id }} }} # {}", "x".repeat(2 * 1024 * 1024));
+    socket.subscribe("1", &query, json!({})).await;
+    let (code, reason) = socket.closed().await;
+    assert_eq!(code, 1009, "{reason}");
+    assert!(reason.contains("limited to"), "{reason}");
+    app.finish().await;
+}

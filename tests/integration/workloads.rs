@@ -167,3 +167,31 @@ async fn a_report_naming_a_gpu_of_another_node_is_refused_and_nothing_is_stored(
     assert_eq!(node["pods"], json!([]));
     app.finish().await;
 }
+
+#[tokio::test]
+async fn a_member_sees_only_the_pods_of_their_slices_namespaces_on_the_node_their_gpr_holds() {
+    let app = TestApp::spawn().await;
+    let two = two_slices(&app).await;
+    let created = create_gpr(&app, &two.token_a, &two.slice_a, "train", json!({ "nodeCount": 1 })).await;
+    let gpr = provisioned(&app, &two.token_a, created["id"].as_str().expect("id")).await;
+    let node_id = gpr["nodes"][0]["id"].as_str().expect("node id").to_owned();
+    let node_name = gpr["nodes"][0]["name"].as_str().expect("node name").to_owned();
+    let uuid = format!("GPU-{}-{node_name}-0", two.cluster);
+    let pod = |uid: &str, namespace: &str, name: &str| json!({ "uid": uid, "namespace": namespace, "name": name, "container": "c" });
+    let report = json!({ "nodeId": node_id, "gpus": [{ "uuid": uuid, "processes": [
+        { "pid": 100, "pod": pod("0b5a1c2e-5f0b-4a6e-9c1e-000000000001", "team-a", "train-0") },
+        { "pid": 200, "pod": pod("0b5a1c2e-5f0b-4a6e-9c1e-000000000002", "gpu-monitoring", "dcgm-exporter") },
+        { "pid": 300 } ] }] });
+    assert_eq!(app.mutate(&app.admin_token, "reportGpuWorkloads", REPORT, report).await["processes"], 3);
+
+    let mine = app.ok(&two.token_a, NODE_PODS, json!({ "id": node_id })).await["node"].clone();
+    assert_eq!(mine["pods"].as_array().map(|p| p.iter().map(|p| p["name"].clone()).collect::<Vec<_>>()), Some(vec![json!("train-0")]), "{mine}");
+    let gpu = mine["gpus"].as_array().expect("gpus").iter().find(|g| g["uuid"] == uuid.as_str()).expect("the GPU").clone();
+    assert_eq!(gpu["processes"], json!([{ "pid": 100, "pod": { "name": "train-0" } }]), "not the cluster's own nor a bare process: {gpu}");
+    // Admins see every process on the node.
+    let all = app.ok(&app.admin_token, NODE_PODS, json!({ "id": node_id })).await["node"].clone();
+    assert_eq!(all["pods"].as_array().map(Vec::len), Some(2), "{all}");
+    let gpu = all["gpus"].as_array().expect("gpus").iter().find(|g| g["uuid"] == uuid.as_str()).expect("the GPU").clone();
+    assert_eq!(gpu["processes"].as_array().map(Vec::len), Some(3), "{gpu}");
+    app.finish().await;
+}

@@ -454,7 +454,10 @@ async fn event_scope(db: &DatabaseConnection, caller: &Caller, gpr_id: Option<&I
     Ok((gpr_id, slice_id))
 }
 
-/// `queue(...)`'s arguments, decoded.
+/// Most GPRs one queue view shows.
+const MAX_QUEUE_VIEW: i32 = 500;
+
+/// `queue(...)`'s arguments, decoded; `first` out of range is refused, not clamped.
 fn queue_query(
     slice_id: Option<&ID>,
     cluster_id: Option<&ID>,
@@ -467,7 +470,10 @@ fn queue_query(
         cluster_id: cluster_id.map(|id| ids::decode("clusterId", id, Kind::Cluster)).transpose()?,
         gpu_shape,
         instance_type,
-        first: first.clamp(1, 500) as u64,
+        first: match first {
+            1..=MAX_QUEUE_VIEW => first as u64,
+            _ => return Err(Error::invalid("first", format!("`first` must be between 1 and {MAX_QUEUE_VIEW} (got {first})"))),
+        },
     })
 }
 

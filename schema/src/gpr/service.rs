@@ -4,7 +4,7 @@
 
 use super::policy::{self, Ask, Usage};
 use crate::auth::{Caller, Visible};
-use crate::error::{Error, Result, UserError};
+use crate::error::{Error, ErrorCode, Result, UserError};
 use crate::inventory::service::{NodeQuery, nodes_select, summarize_pools};
 use crate::validate;
 use chrono::{DateTime, Duration, Utc};
@@ -626,6 +626,27 @@ async fn save_versioned(txn: &DatabaseTransaction, before: &gpr::Model, mut chan
     gpr::Entity::find_by_id(before.id).one(txn).await?.ok_or(Error::NotFound("GPR"))
 }
 
+/// Times a change is read and tried again after losing a race to another writer.
+const RACE_RETRIES: usize = 4;
+
+/// Runs a read-check-write of one GPR. A caller who gave no `version` asked for no optimistic
+/// check, so a write that lost a race (the scheduler planned the GPR in between) is read
+/// again and retried instead of answered with a `CONFLICT` the caller did not ask for.
+async fn unless_raced<T, F, Fut>(version: Option<i32>, mut attempt: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    for _ in 0..RACE_RETRIES {
+        match attempt().await {
+            Err(Error::User(errors))
+                if version.is_none() && errors.iter().any(|e| e.code == ErrorCode::Conflict && e.field.last().is_some_and(|f| f == "version")) => {}
+            other => return other,
+        }
+    }
+    attempt().await
+}
+
 fn stale(read: i32) -> Error {
     Error::conflict("version", format!("the GPR changed since version {read}; read it again and retry"))
 }
@@ -773,6 +794,10 @@ fn describe_changes(before: &gpr::Model, after: &GprSpec) -> Vec<String> {
 }
 
 pub async fn cancel_gpr(db: &DatabaseConnection, caller: &Caller, id: i64, version: Option<i32>) -> Result<gpr::Model> {
+    unless_raced(version, || cancel_gpr_once(db, caller, id, version)).await
+}
+
+async fn cancel_gpr_once(db: &DatabaseConnection, caller: &Caller, id: i64, version: Option<i32>) -> Result<gpr::Model> {
     let found = find_gpr_for_change(db, caller, id).await?;
     check_version(&found, version)?;
     if !found.phase.is_pending() {
@@ -798,6 +823,10 @@ pub async fn cancel_gpr(db: &DatabaseConnection, caller: &Caller, id: i64, versi
 
 /// Gives a provisioned GPR's nodes back before its window ends.
 pub async fn early_release_gpr(db: &DatabaseConnection, caller: &Caller, id: i64, version: Option<i32>) -> Result<gpr::Model> {
+    unless_raced(version, || early_release_gpr_once(db, caller, id, version)).await
+}
+
+async fn early_release_gpr_once(db: &DatabaseConnection, caller: &Caller, id: i64, version: Option<i32>) -> Result<gpr::Model> {
     let found = find_gpr_for_change(db, caller, id).await?;
     check_version(&found, version)?;
     if found.phase != GprPhase::Provisioned {
@@ -819,6 +848,10 @@ pub async fn early_release_gpr(db: &DatabaseConnection, caller: &Caller, id: i64
 
 /// Admins move a GPR in the queue by changing its priority.
 pub async fn set_gpr_priority(db: &DatabaseConnection, caller: &Caller, id: i64, priority: i32, version: Option<i32>) -> Result<gpr::Model> {
+    unless_raced(version, || set_gpr_priority_once(db, caller, id, priority, version)).await
+}
+
+async fn set_gpr_priority_once(db: &DatabaseConnection, caller: &Caller, id: i64, priority: i32, version: Option<i32>) -> Result<gpr::Model> {
     caller.require_admin()?;
     let mut errors = Vec::new();
     validate::range("priority", priority.into(), MIN_PRIORITY.into(), MAX_PRIORITY.into(), &mut errors);
@@ -849,6 +882,17 @@ pub async fn reject_gpr(db: &DatabaseConnection, caller: &Caller, id: i64, note:
 }
 
 async fn decide(db: &DatabaseConnection, caller: &Caller, id: i64, note: Option<String>, version: Option<i32>, approve: bool) -> Result<gpr::Model> {
+    unless_raced(version, || decide_once(db, caller, id, note.clone(), version, approve)).await
+}
+
+async fn decide_once(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    id: i64,
+    note: Option<String>,
+    version: Option<i32>,
+    approve: bool,
+) -> Result<gpr::Model> {
     caller.require_admin()?;
     if let Some(note) = &note {
         let mut errors = Vec::new();

@@ -61,8 +61,10 @@ pub fn account_name(slice: &str) -> String {
 }
 
 /// What a slice's token may do in each of its namespaces: run and inspect workloads, and ask
-/// for GPUs through `GPUProvisioningRequest`s.
-pub fn role_rules() -> Vec<PolicyRule> {
+/// for GPUs through `GPUProvisioningRequest`s. Secrets and a way into running pods (exec,
+/// attach, port-forward) only with `secrets_and_exec` (the slice policy's
+/// `kubeconfigSecretsAndExec`): a leaked kubeconfig should not hand out credentials or shells.
+pub fn role_rules(secrets_and_exec: bool) -> Vec<PolicyRule> {
     let all = || ["get", "list", "watch", "create", "update", "patch", "delete"].map(String::from).to_vec();
     let read = || ["get", "list", "watch"].map(String::from).to_vec();
     let rule = |group: &str, resources: &[&str], verbs: Vec<String>| PolicyRule {
@@ -71,17 +73,19 @@ pub fn role_rules() -> Vec<PolicyRule> {
         verbs,
         ..Default::default()
     };
-    vec![
-        rule(
-            "",
-            &["pods", "pods/log", "pods/exec", "pods/portforward", "services", "configmaps", "secrets", "persistentvolumeclaims", "events"],
-            all(),
-        ),
+    let mut rules = vec![
+        rule("", &["pods", "pods/log", "services", "configmaps", "persistentvolumeclaims", "events"], all()),
         rule("apps", &["deployments", "statefulsets", "replicasets"], all()),
         rule("batch", &["jobs", "cronjobs"], all()),
         rule("egs.io", &["gpuprovisioningrequests"], all()),
         rule("egs.io", &["gpuprovisioningrequests/status"], read()),
-    ]
+    ];
+    if secrets_and_exec {
+        rules.push(rule("", &["secrets"], all()));
+        // `create` is what opening an exec, attach or port-forward stream checks.
+        rules.push(rule("", &["pods/exec", "pods/attach", "pods/portforward"], ["get", "create"].map(String::from).to_vec()));
+    }
+    rules
 }
 
 /// Issues a kubeconfig for slice `slice_id` on cluster `cluster_id` (admins and the slice's
@@ -123,7 +127,7 @@ pub async fn issue(
     let unusable = |e: ProviderError| Error::invalid("clusterId", format!("cluster `{}`: {e}", target.name));
     let endpoint = endpoint_of(clusters, &target).await.map_err(unusable)?;
     let client = clusters.client_for(&target).await.map_err(unusable)?;
-    let (token, expires_at) = grant(&client, &owner.name, &namespaces, expires).await.map_err(unusable)?;
+    let (token, expires_at) = grant(&client, &owner.name, &namespaces, owner.policy.kubeconfig_secrets_and_exec, expires).await.map_err(unusable)?;
     let home = namespaces[0].clone();
     let account = account_name(&owner.name);
     let kubeconfig = render(&endpoint, &target.name, &owner.name, &home, &token).map_err(|e| Error::Internal(anyhow::anyhow!(e)))?;
@@ -220,7 +224,13 @@ const CREATE_RETRIES: usize = 20;
 
 /// Makes the slice's ServiceAccount anew (revoking its earlier tokens), its Role and
 /// RoleBinding in each namespace, and requests a token. Returns the token and its expiry.
-async fn grant(client: &kube::Client, slice: &str, namespaces: &[String], expires: i64) -> Result<(String, DateTime<Utc>), ProviderError> {
+async fn grant(
+    client: &kube::Client,
+    slice: &str,
+    namespaces: &[String],
+    secrets_and_exec: bool,
+    expires: i64,
+) -> Result<(String, DateTime<Utc>), ProviderError> {
     let name = account_name(slice);
     let home = namespaces.first().ok_or_else(|| ProviderError::Permanent("the slice has no namespace on this cluster".into()))?;
     let all_namespaces: Api<Namespace> = Api::all(client.clone());
@@ -260,7 +270,7 @@ async fn grant(client: &kube::Client, slice: &str, namespaces: &[String], expire
     for ns in namespaces {
         let role = Role {
             metadata: ObjectMeta { name: Some(name.clone()), namespace: Some(ns.clone()), labels: Some(labels(slice)), ..Default::default() },
-            rules: Some(role_rules()),
+            rules: Some(role_rules(secrets_and_exec)),
         };
         let roles: Api<Role> = Api::namespaced(client.clone(), ns);
         roles.patch(&name, &apply, &Patch::Apply(&role)).await.map_err(|e| classify(&format!("cannot write role {ns}/{name}"), e))?;
@@ -334,9 +344,18 @@ mod tests {
     }
 
     #[test]
-    fn the_role_covers_workloads_and_gprs() {
-        let rules = role_rules();
-        assert!(rules.iter().any(|r| r.resources.as_ref().is_some_and(|x| x.contains(&"pods/exec".to_owned()))));
+    fn the_role_covers_workloads_and_gprs_and_secrets_and_exec_only_by_policy() {
+        let grants =
+            |rules: &[PolicyRule], resource: &str| rules.iter().any(|r| r.resources.as_ref().is_some_and(|x| x.iter().any(|x| x == resource)));
+        let plain = role_rules(false);
+        for resource in ["pods", "pods/log", "deployments", "jobs", "gpuprovisioningrequests"] {
+            assert!(grants(&plain, resource), "{resource}");
+        }
+        for resource in ["secrets", "pods/exec", "pods/attach", "pods/portforward"] {
+            assert!(!grants(&plain, resource), "{resource} only when the policy says so");
+            assert!(grants(&role_rules(true), resource), "{resource} with the policy");
+        }
+        let rules = role_rules(false);
         let status = rules.iter().find(|r| r.resources.as_ref().is_some_and(|x| x.contains(&"gpuprovisioningrequests/status".to_owned())));
         assert_eq!(status.map(|r| r.verbs.clone()), Some(vec!["get".to_owned(), "list".to_owned(), "watch".to_owned()]));
     }

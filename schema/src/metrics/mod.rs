@@ -518,6 +518,9 @@ pub(crate) async fn ranked_gpus(
     Ok(connection)
 }
 
+/// Rank cursors name positions below this (far more GPUs than one EGS holds).
+const MAX_RANK_POSITION: usize = 100_000_000;
+
 fn encode_rank_cursor(position: usize) -> String {
     URL_SAFE_NO_PAD.encode(format!("r:{position}"))
 }
@@ -527,7 +530,9 @@ fn decode_rank_cursor(cursor: &str) -> Result<usize> {
         .decode(cursor)
         .ok()
         .and_then(|bytes| String::from_utf8(bytes).ok())
-        .and_then(|text| text.strip_prefix("r:").and_then(|n| n.parse().ok()))
+        .and_then(|text| text.strip_prefix("r:").and_then(|n| n.parse::<usize>().ok()))
+        // A position past any inventory is forged (and `usize::MAX + 1` would wrap to the start).
+        .filter(|position| *position < MAX_RANK_POSITION)
         .ok_or_else(|| Error::invalid("after", format!("`{cursor}` is not a cursor of this ordering")))
 }
 

@@ -175,6 +175,11 @@ impl SlicePolicyView {
     async fn quota_period(&self) -> Duration {
         Duration(self.0.quota_period_secs)
     }
+    /// Whether the slice's kubeconfigs may read Secrets and exec, attach or port-forward into
+    /// pods (off unless an admin turns it on).
+    async fn kubeconfig_secrets_and_exec(&self) -> bool {
+        self.0.kubeconfig_secrets_and_exec
+    }
 }
 
 /// Changes to a slice policy: omitted fields keep their value, `null` removes a limit.
@@ -194,6 +199,7 @@ pub struct SlicePolicyInput {
     pub requeue_on_failure: Option<bool>,
     pub gpu_hour_quota: MaybeUndefined<i64>,
     pub quota_period: Option<Duration>,
+    pub kubeconfig_secrets_and_exec: Option<bool>,
 }
 
 impl SlicePolicyInput {
@@ -217,6 +223,7 @@ impl SlicePolicyInput {
         set(&mut policy.requeue_on_failure, self.requeue_on_failure);
         self.gpu_hour_quota.update_to(&mut policy.gpu_hour_quota);
         set(&mut policy.quota_period_secs, self.quota_period.map(Duration::secs));
+        set(&mut policy.kubeconfig_secrets_and_exec, self.kubeconfig_secrets_and_exec);
     }
 }
 
@@ -274,7 +281,10 @@ pub struct SliceNamespaceInput {
 #[derive(InputObject)]
 pub struct AddSliceMemberInput {
     pub slice_id: ID,
-    pub user_id: ID,
+    /// Admins may name anyone by id; owners only someone they already share a slice with.
+    pub user_id: Option<ID>,
+    /// The user's exact name or e-mail address (instead of `userId`).
+    pub user: Option<String>,
     pub role: SliceRole,
 }
 
@@ -429,12 +439,18 @@ impl SliceMutation {
         SliceNamespacePayload::from_result(result.await)
     }
 
-    /// Adds a member or changes their role (admins and slice owners).
+    /// Adds a member or changes their role (admins and slice owners). Name the user by `user`
+    /// (exact name or e-mail) or, when you already share a slice with them, by `userId`.
     async fn add_slice_member(&self, ctx: &Context<'_>, input: AddSliceMemberInput) -> async_graphql::Result<SliceMemberPayload> {
         let (caller, db) = session(ctx)?;
         let result = async {
             let slice_id = ids::decode("sliceId", &input.slice_id, Kind::Slice)?;
-            let user_id = ids::decode("userId", &input.user_id, Kind::User)?;
+            let user_id = match (&input.user_id, &input.user) {
+                (Some(id), None) => service::MemberRef::Id(ids::decode("userId", id, Kind::User)?),
+                (None, Some(text)) => service::MemberRef::NameOrEmail(text.clone()),
+                _ => return Err(Error::invalid("userId", "give exactly one of `userId` and `user` (a name or e-mail address)")),
+            };
+            let user_id = service::find_new_member(db, caller, slice_id, user_id).await?;
             service::add_slice_member(db, caller, services(ctx)?.access_news(), slice_id, service::MemberSpec { user_id, role: input.role })
                 .await
                 .map(Slice)

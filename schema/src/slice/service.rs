@@ -354,6 +354,89 @@ async fn keep_an_owner(db: &impl ConnectionTrait, slice_id: i64, user_id: i64) -
     Ok(())
 }
 
+/// How an owner names the user to add.
+pub enum MemberRef {
+    Id(i64),
+    NameOrEmail(String),
+}
+
+/// Looks a user-to-be-added up without letting an owner enumerate users: by id only someone
+/// the caller already shares a slice with (admins: anyone), otherwise by exact name or e-mail,
+/// with misses bounded per caller. Every miss reads the same, whether the user is missing or
+/// merely unknown to the caller.
+pub async fn find_new_member(db: &DatabaseConnection, caller: &Caller, slice_id: i64, who: MemberRef) -> Result<i64> {
+    caller.require_person()?;
+    caller.require_slice_role(db, slice_id, SliceRole::Owner, "slice").await?;
+    let found = match &who {
+        MemberRef::Id(id) if caller.is_admin() => user::Entity::find_by_id(*id).one(db).await?.map(|u| u.id),
+        MemberRef::Id(id) => {
+            // Co-members: users in any slice the caller is a member of.
+            let mine = sea_orm::sea_query::Query::select()
+                .column(slice_member::Column::SliceId)
+                .from(slice_member::Entity)
+                .and_where(slice_member::Column::UserId.eq(caller.record.user_id.unwrap_or_default()))
+                .to_owned();
+            slice_member::Entity::find()
+                .filter(slice_member::Column::UserId.eq(*id))
+                .filter(slice_member::Column::SliceId.in_subquery(mine))
+                .one(db)
+                .await?
+                .map(|m| m.user_id)
+        }
+        MemberRef::NameOrEmail(text) => {
+            let text = text.trim();
+            user::Entity::find()
+                .filter(sea_orm::Condition::any().add(user::Column::Name.eq(text)).add(user::Column::Email.eq(text)))
+                .one(db)
+                .await?
+                .map(|u| u.id)
+        }
+    };
+    match found {
+        Some(id) => Ok(id),
+        None if caller.is_admin() => Err(Error::invalid("userId", "no such user")),
+        None => {
+            if !MEMBER_MISSES.allow(caller.record.user_id.unwrap_or_default()) {
+                return Err(Error::User(vec![UserError {
+                    field: vec!["input".into(), "user".into()],
+                    message: format!("too many names that matched no one (at most {MAX_MEMBER_MISSES} an hour); check the spelling with the person"),
+                    code: crate::error::ErrorCode::LimitExceeded,
+                }]));
+            }
+            let field = if matches!(who, MemberRef::Id(_)) { "userId" } else { "user" };
+            Err(Error::invalid(field, "no user you can add by this; give their exact name or e-mail address"))
+        }
+    }
+}
+
+/// Misses an owner may make looking up members per hour (per replica).
+const MAX_MEMBER_MISSES: u32 = 20;
+
+/// Misses per caller in the current hour.
+static MEMBER_MISSES: MissCounter = MissCounter::new();
+
+struct MissCounter(std::sync::Mutex<Option<(std::time::Instant, std::collections::HashMap<i64, u32>)>>);
+
+impl MissCounter {
+    const fn new() -> Self {
+        Self(std::sync::Mutex::new(None))
+    }
+
+    /// Counts a miss; false once the caller is over the hour's bound.
+    fn allow(&self, user_id: i64) -> bool {
+        let mut state = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let now = std::time::Instant::now();
+        let (since, counts) = state.get_or_insert_with(|| (now, Default::default()));
+        if now.duration_since(*since) >= std::time::Duration::from_secs(3600) {
+            *since = now;
+            counts.clear();
+        }
+        let misses = counts.entry(user_id).or_default();
+        *misses += 1;
+        *misses <= MAX_MEMBER_MISSES
+    }
+}
+
 /// Adds a member or changes their role (admins and slice owners).
 pub async fn add_slice_member(
     db: &DatabaseConnection,

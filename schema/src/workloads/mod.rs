@@ -105,14 +105,25 @@ impl GpuPod {
 }
 
 /// A node's processes that the caller may read: none when they may not read the node's
-/// metrics, and only those reported since the assignment for a member of the holding slice.
+/// metrics; for a member of the holding slice, only those reported since the assignment, in
+/// pods of the slice's namespaces.
 async fn readable_processes(ctx: &Context<'_>, node: &node::Model) -> Result<Vec<gpu_process::Model>> {
     let access = crate::metrics::node_access(ctx, node).await?;
     if access == Access::Nothing {
         return Ok(Vec::new());
     }
     let (_, db) = session(ctx)?;
-    Ok(service::node_processes(db, node.id).await?.into_iter().filter(|p| access.allows(Some(p.reported_at))).collect())
+    let processes = service::node_processes(db, node.id).await?.into_iter().filter(|p| access.allows(Some(p.reported_at)));
+    if access == Access::All {
+        return Ok(processes.collect());
+    }
+    // A member of the holding slice sees the pods of the slice's namespaces on the node's
+    // cluster, not the cluster's own (monitoring, drivers) or anyone else's.
+    let Some(gpr_id) = node.allocated_gpr_id else { return Ok(Vec::new()) };
+    let Some(gpr) = loaded(loaders(ctx)?.gpr().load_one(gpr_id).await)? else { return Ok(Vec::new()) };
+    let namespaces = loaded(loaders(ctx)?.namespaces_by_slice().load_one(gpr.slice_id).await)?.unwrap_or_default();
+    let ours = |namespace: &str| namespaces.iter().any(|ns| ns.cluster_id == node.cluster_id && ns.name == namespace);
+    Ok(processes.filter(|p| p.pod_namespace.as_deref().is_some_and(ours)).collect())
 }
 
 async fn node_of_gpu(ctx: &Context<'_>, gpu: &gpu::Model) -> Result<Option<node::Model>> {

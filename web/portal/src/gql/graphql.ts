@@ -68,7 +68,10 @@ export type AccessTokenEdge = {
 export type AddSliceMemberInput = {
   role: SliceRole;
   sliceId: Scalars['ID']['input'];
-  userId: Scalars['ID']['input'];
+  /** The user's exact name or e-mail address (instead of `userId`). */
+  user?: InputMaybe<Scalars['String']['input']>;
+  /** Admins may name anyone by id; owners only someone they already share a slice with. */
+  userId?: InputMaybe<Scalars['ID']['input']>;
 };
 
 export type Alert = Node & {
@@ -1074,7 +1077,10 @@ export type Membership = {
 
 export type Mutation = {
   __typename?: 'Mutation';
-  /** Adds a member or changes their role (admins and slice owners). */
+  /**
+   * Adds a member or changes their role (admins and slice owners). Name the user by `user`
+   * (exact name or e-mail) or, when you already share a slice with them, by `userId`.
+   */
   addSliceMember: SliceMemberPayload;
   /** Gives a namespace on a cluster to the slice (admin). */
   addSliceNamespace: SliceNamespacePayload;
@@ -2015,6 +2021,11 @@ export type SlicePolicy = {
   defaultIdleTimeout?: Maybe<Scalars['Duration']['output']>;
   /** GPU-hours per quota period; over it, GPRs need approval. */
   gpuHourQuota?: Maybe<Scalars['Int']['output']>;
+  /**
+   * Whether the slice's kubeconfigs may read Secrets and exec, attach or port-forward into
+   * pods (off unless an admin turns it on).
+   */
+  kubeconfigSecretsAndExec: Scalars['Boolean']['output'];
   /** Longest reserved window; longer GPRs are rejected. */
   maxDuration?: Maybe<Scalars['Duration']['output']>;
   /** Most GPUs per GPR without approval. */
@@ -2042,6 +2053,7 @@ export type SlicePolicyInput = {
   autoEviction?: InputMaybe<Scalars['Boolean']['input']>;
   defaultIdleTimeout?: InputMaybe<Scalars['Duration']['input']>;
   gpuHourQuota?: InputMaybe<Scalars['Int']['input']>;
+  kubeconfigSecretsAndExec?: InputMaybe<Scalars['Boolean']['input']>;
   maxDuration?: InputMaybe<Scalars['Duration']['input']>;
   maxGpusPerGpr?: InputMaybe<Scalars['Int']['input']>;
   maxIdleTimeout?: InputMaybe<Scalars['Duration']['input']>;
@@ -2110,7 +2122,8 @@ export type Subscription = {
   inventoryChanged: InventoryChange;
   /**
    * The queue as `queue(...)` shows it (one slice for its members; any view for admins):
-   * now, then again whenever a position, promise or estimate in it changes.
+   * now, then again whenever a position, promise or estimate in it changes. Subscribers of
+   * the same view share one read per burst of changes (at most one each 250 ms).
    */
   queueChanged: Array<Gpr>;
 };
