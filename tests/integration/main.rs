@@ -18,6 +18,7 @@ mod gprs;
 mod http_spec;
 mod input_errors;
 mod isolation;
+mod isolation_generated;
 mod kubernetes;
 mod lifecycle;
 mod limits;
