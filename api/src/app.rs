@@ -45,6 +45,8 @@ pub struct AppState {
     pub sockets: Arc<graphql_ws::Sockets>,
     /// What each user holds open on this replica (connections, live operations).
     pub per_user: Arc<crate::per_user::PerUser>,
+    /// Whether PostgreSQL answers (`None` on SQLite).
+    pub db_watch: Option<Arc<crate::db_watch::DbWatch>>,
 }
 
 pub struct Application {
@@ -157,6 +159,7 @@ impl Application {
             let config = LifecycleConfig { lease_ttl: chrono::Duration::seconds(settings.lease_ttl_secs as i64), ..LifecycleConfig::default() };
             Lifecycle::new(db.clone(), scheduler.clone(), providers, config, events.clone())
         });
+        let db_for_watch = db.clone();
         let services = Services {
             queue_views: egs_schema::gpr::queue_views::QueueViews::new(db.clone(), events.clone()),
             db,
@@ -189,6 +192,7 @@ impl Application {
             redis,
             sockets,
             per_user: crate::per_user::PerUser::new(settings.per_user.connections, settings.per_user.subscriptions),
+            db_watch: crate::db_watch::DbWatch::spawn(&db_for_watch),
         };
         let router = router(state.clone(), &settings)?;
         let listener = TcpListener::bind(settings.listen).await.with_context(|| format!("failed to listen on {}", settings.listen))?;

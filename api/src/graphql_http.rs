@@ -72,6 +72,18 @@ fn request_error(status: StatusCode, media: Media, code: ErrorCode, message: &st
     response
 }
 
+/// 503 with `Retry-After` for a request the database did not answer.
+fn database_silent(media: Media) -> Response {
+    let mut response = request_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        media,
+        ErrorCode::ServiceUnavailable,
+        "the database is not answering right now; retry shortly",
+    );
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
 fn not_acceptable() -> Response {
     request_error(
         StatusCode::NOT_ACCEPTABLE,
@@ -232,12 +244,23 @@ async fn execute(state: AppState, headers: HeaderMap, media: Media, request: asy
         return response;
     }
     let operation = OperationSlot::new(request.operation_name.clone());
-    let caller = match caller_from(&state, &headers, media).await {
-        Ok(caller) => caller,
+    let run = async {
+        let caller = caller_from(&state, &headers, media).await?;
+        let authenticated = caller.is_some();
+        Ok((egs_schema::execute(&state.schema, &state.services, request, caller, operation.clone()).await, authenticated))
+    };
+    // A database that stopped answering fails the request now rather than when TCP gives up.
+    let ran: Result<_, Response> = match &state.db_watch {
+        Some(watch) => tokio::select! {
+            ran = run => ran,
+            () = watch.silent() => Err(database_silent(media)),
+        },
+        None => run.await,
+    };
+    let (response, authenticated) = match ran {
+        Ok(ran) => ran,
         Err(response) => return response,
     };
-    let authenticated = caller.is_some();
-    let response = egs_schema::execute(&state.schema, &state.services, request, caller, operation.clone()).await;
 
     // Errors without a path happened before execution (parse, validation, limits).
     let failed_before_execution =

@@ -13,18 +13,28 @@ pub async fn healthz() -> &'static str {
     "ok\n"
 }
 
+/// How long `/readyz` waits on the database.
+const READYZ_DEADLINE: std::time::Duration = std::time::Duration::from_millis(1500);
+
 pub async fn readyz(State(state): State<AppState>) -> Response {
-    let database = match state.services.db.ping().await {
-        Ok(()) => "ok",
-        Err(e) => {
-            tracing::warn!(error = %e, "readiness: database unreachable");
+    // Bounded: a database that never answers must not hold the probe of the orchestrator.
+    let silent = state.db_watch.as_ref().is_some_and(|watch| !watch.answering());
+    let ping = async { if silent { Err(None) } else { state.services.db.ping().await.map_err(Some) } };
+    let database = match tokio::time::timeout(READYZ_DEADLINE, ping).await {
+        Ok(Ok(())) => "ok",
+        Ok(Err(e)) => {
+            if let Some(e) = e {
+                tracing::warn!(error = %e, "readiness: database unreachable");
+            }
             "unreachable"
         }
+        Err(_) => "unreachable",
     };
-    let migrations = match db::migrations_applied(&state.services.db).await {
-        Ok(true) => "ok",
-        Ok(false) => "pending",
-        Err(_) => "unknown",
+    let migrations = match tokio::time::timeout(READYZ_DEADLINE, db::migrations_applied(&state.services.db)).await {
+        _ if database != "ok" => "unknown",
+        Ok(Ok(true)) => "ok",
+        Ok(Ok(false)) => "pending",
+        _ => "unknown",
     };
     // Without Redis every replica still serves (see `replicas::RedisHealth`): degraded, not
     // unready, or a Redis outage would take every replica out of the Service at once.

@@ -6,6 +6,7 @@ pub mod app;
 pub mod bootstrap;
 pub mod cli;
 pub mod db;
+pub mod db_watch;
 pub mod demo;
 pub mod graphql_http;
 pub mod graphql_ws;

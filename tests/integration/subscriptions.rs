@@ -222,12 +222,12 @@ async fn queue_views_update_live_as_gprs_join_the_queue() {
     app.finish().await;
 }
 
-/// SQL statements the gateway sends in the 1.5 s after a change that wakes the queue views.
+/// SQL statements the gateway sends in the 2 s after a change that wakes the queue views.
 async fn statements_after_a_change(app: &TestApp, gpr: &str, priority: i32) -> u64 {
     tokio::time::sleep(Duration::from_millis(600)).await;
     let before = app.statements.get();
     bump(app, gpr, priority).await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    tokio::time::sleep(Duration::from_millis(2000)).await;
     app.statements.get() - before
 }
 

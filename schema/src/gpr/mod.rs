@@ -567,7 +567,7 @@ impl GprSubscription {
 impl QueueSubscription {
     /// The queue as `queue(...)` shows it (one slice for its members; any view for admins):
     /// now, then again whenever a position, promise or estimate in it changes. Subscribers of
-    /// the same view share one read per burst of changes (at most one each 250 ms).
+    /// the same view share one read per burst of changes (at most one a second).
     async fn queue_changed(
         &self,
         ctx: &Context<'_>,

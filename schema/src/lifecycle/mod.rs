@@ -215,9 +215,11 @@ impl Lifecycle {
     /// Runs until `stop` resolves: renew or take the lease, tick while leading.
     pub async fn run(self: Arc<Self>, stop: impl std::future::Future<Output = ()>) {
         tokio::pin!(stop);
+        let mut leading_epoch = None;
         loop {
             match self.lead().await {
                 Ok(Some(epoch)) => {
+                    leading_epoch = Some(epoch);
                     self.set_leading(true);
                     if let Err(error) = self.clone().tick(epoch).await {
                         tracing::warn!(error = %format!("{error:?}"), "scheduler tick failed; retrying");
@@ -225,6 +227,11 @@ impl Lifecycle {
                 }
                 // Another replica leads (or may): its jobs resume ours, so ours stop here.
                 Ok(None) => {
+                    if let Some(epoch) = leading_epoch.take() {
+                        // Paused or cut off past the lease: any write still on its way is
+                        // refused by the fence (it names `epoch`, the lease has moved on).
+                        tracing::warn!(epoch, "another replica took the scheduler lease; this one stops its jobs");
+                    }
                     self.set_leading(false);
                     self.abandon_jobs();
                     self.handle.forget_driver().await;
