@@ -172,12 +172,12 @@ async fn replicas_survive_kills_pauses_and_outages_without_losing_or_doubling_an
     // 4b. PostgreSQL hangs: it accepts connections and never answers. Requests still fail
     //     within 2 s with 503 and Retry-After, readiness says so, and all recovers alone.
     cluster.postgres.set(Link::Held);
-    for attempt in 0..3 {
+    for (attempt, id) in gprs.iter().take(3).enumerate() {
         let asked = Instant::now();
         let response = client
             .post(format!("{}/graphql", bases[working]))
             .bearer_auth(&token)
-            .json(&json!({ "query": "query($id: ID!) { node(id: $id) { id } }", "variables": { "id": gprs[attempt] } }))
+            .json(&json!({ "query": "query($id: ID!) { node(id: $id) { id } }", "variables": { "id": id } }))
             .timeout(Duration::from_secs(10))
             .send()
             .await
