@@ -139,7 +139,10 @@ fn main() {
             let (slice_id, token, _) = slices[slice].clone();
             let (url, ready, seen) = (url.clone(), ready_tx.clone(), seen_tx.clone());
             tokio::spawn(async move {
-                if let Err(error) = socket(url, token, slice, slice_id, ready, seen).await {
+                // The gateway closing its sockets at the end is no failure.
+                if let Err(error) = socket(url, token, slice, slice_id, ready, seen).await
+                    && error != "the socket closed"
+                {
                     eprintln!("socket failed: {error}");
                 }
             });

@@ -567,7 +567,7 @@ impl GprSubscription {
 impl QueueSubscription {
     /// The queue as `queue(...)` shows it (one slice for its members; any view for admins):
     /// now, then again whenever a position, promise or estimate in it changes. Subscribers of
-    /// the same view share one read per burst of changes (at most one a second).
+    /// the same view share one read per burst of changes (at most two a second).
     async fn queue_changed(
         &self,
         ctx: &Context<'_>,
@@ -581,11 +581,14 @@ impl QueueSubscription {
         let query = queue_query(slice_id.as_ref(), cluster_id.as_ref(), gpu_shape, instance_type, first)?;
         // Checks access now, so a refused view is an error instead of an empty stream.
         let first_view = service::queue(db, caller, query.clone()).await?;
-        let mut view = crate::services(ctx)?.queue_views.watch(query, &first_view);
+        let views = crate::services(ctx)?.queue_views.clone();
+        let (mut view, watching) = views.watch(query, &first_view);
         Ok(async_stream::stream! {
+            let _watching = watching;
             let mut last = queue_views::fingerprint(&first_view);
             yield Ok(first_view.into_iter().map(Gpr).collect());
             while view.changed().await.is_ok() {
+                tokio::time::sleep(views.spread()).await;
                 let read = view.borrow_and_update().clone();
                 match &*read {
                     Ok(rows) => {

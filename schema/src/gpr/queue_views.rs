@@ -19,39 +19,63 @@ use tokio::sync::watch;
 /// which then ends; its next subscriber starts a new reader).
 pub type QueueView = Arc<Result<Vec<gpr::Model>, async_graphql::Error>>;
 
-/// Queue views re-read at most this often, however busy the scheduler is. A queue page needs
-/// no more than once a second, and every read wakes each of the view's subscribers: with
-/// 25,000 of them, four reads a second kept two cores busy enough to delay other users'
-/// requests by a quarter of a second (the `queue_watch` bench).
-const COALESCE: Duration = Duration::from_secs(1);
+/// Queue views re-read at most this often, however busy the scheduler is.
+const COALESCE: Duration = Duration::from_millis(500);
+/// How far apart subscribers' deliveries of one read are spread, per subscriber watching, up
+/// to [`MAX_SPREAD`]. Waking 25,000 subscribers at once queues every other request behind them
+/// (a quarter of a second on two cores, the `queue_watch` bench); spread over half a second,
+/// other requests slip in between.
+const SPREAD_PER_WATCHER: Duration = Duration::from_micros(20);
+const MAX_SPREAD: Duration = Duration::from_millis(500);
 
 pub struct QueueViews {
     db: DatabaseConnection,
     events: Arc<EventHub>,
     /// One sender per view being watched; its reader task ends when the last subscriber goes.
     views: Mutex<HashMap<QueueQuery, watch::Sender<QueueView>>>,
+    /// Subscribers watching any view now.
+    watchers: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// A subscriber's place among the watchers; counts while it lives.
+pub struct Watching(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl QueueViews {
     pub fn new(db: DatabaseConnection, events: Arc<EventHub>) -> Arc<Self> {
-        Arc::new(Self { db, events, views: Mutex::new(HashMap::new()) })
+        Arc::new(Self { db, events, views: Mutex::new(HashMap::new()), watchers: Default::default() })
     }
 
     /// Later reads of `query`'s view, starting with `first` (read by the subscriber with its
     /// own rights) when this view has no reader yet. The receiver sees the current value as
     /// seen: only reads made after it subscribed wake it.
-    pub fn watch(self: &Arc<Self>, query: QueueQuery, first: &[gpr::Model]) -> watch::Receiver<QueueView> {
+    pub fn watch(self: &Arc<Self>, query: QueueQuery, first: &[gpr::Model]) -> (watch::Receiver<QueueView>, Watching) {
+        self.watchers.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let watching = Watching(self.watchers.clone());
         let mut views = self.views.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(view) = views.get(&query) {
             let mut receiver = view.subscribe();
             receiver.borrow_and_update();
-            return receiver;
+            return (receiver, watching);
         }
         let (sender, mut receiver) = watch::channel(Arc::new(Ok(first.to_vec())));
         receiver.borrow_and_update();
         views.insert(query.clone(), sender.clone());
         tokio::spawn(self.clone().read_on_change(query, sender));
-        receiver
+        (receiver, watching)
+    }
+
+    /// How long one subscriber waits before taking a new read: a random share of the spread,
+    /// which grows with the number watching (nothing to speak of for a few hundred).
+    pub fn spread(&self) -> Duration {
+        let watchers = self.watchers.load(std::sync::atomic::Ordering::Relaxed) as u32;
+        let spread = SPREAD_PER_WATCHER.saturating_mul(watchers).min(MAX_SPREAD);
+        spread.mul_f64(rand::random::<f64>())
     }
 
     /// Reads `query`'s view after every burst of changes, and publishes it when it differs,
