@@ -2123,7 +2123,7 @@ export type Subscription = {
   /**
    * The queue as `queue(...)` shows it (one slice for its members; any view for admins):
    * now, then again whenever a position, promise or estimate in it changes. Subscribers of
-   * the same view share one read per burst of changes (at most one each 250 ms).
+   * the same view share one read per burst of changes (at most two a second).
    */
   queueChanged: Array<Gpr>;
 };
