@@ -5,6 +5,7 @@
 //! (each test gets its own database on that server) and Redis when `EGS_TEST_REDIS_URL` is set.
 
 pub mod cluster;
+pub mod control_plane;
 pub mod fake_kube;
 
 use anyhow::Context;

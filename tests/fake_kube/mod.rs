@@ -273,12 +273,13 @@ impl FakeKube {
     }
 
     /// A GPU node as a kubelet and NVIDIA GPU feature discovery register it.
-    pub fn add_gpu_node(&self, name: &str, product: &str, gpus: i64, instance_type: &str, zone: &str, ready: bool) -> Value {
+    /// The Node object [`FakeKube::add_gpu_node`] stores, for other API servers too.
+    pub fn gpu_node_manifest(name: &str, product: &str, gpus: i64, instance_type: &str, zone: &str, ready: bool) -> Value {
         let cpus = (gpus * 24).max(8);
         let memory_ki = gpus.max(1) * 256 * 1024 * 1024;
         let region = zone.trim_end_matches(|c: char| c.is_ascii_alphabetic());
         let ip = node_ip(name);
-        let node = json!({
+        json!({
             "apiVersion": "v1",
             "kind": "Node",
             "metadata": {
@@ -328,8 +329,12 @@ impl FakeKube {
                     "osImage": "Ubuntu 22.04.5 LTS",
                 },
             },
-        });
-        self.put_object(node)
+        })
+    }
+
+    /// A GPU node as a kubelet and NVIDIA GPU feature discovery register it.
+    pub fn add_gpu_node(&self, name: &str, product: &str, gpus: i64, instance_type: &str, zone: &str, ready: bool) -> Value {
+        self.put_object(Self::gpu_node_manifest(name, product, gpus, instance_type, zone, ready))
     }
 
     fn node_conditions(ready: bool, now: &str) -> Value {

@@ -30,23 +30,23 @@ async fn cluster(app: &TestApp, nodes: usize, placement: &str) -> Cluster {
     Cluster { fake, slice, token }
 }
 
-async fn nodes(app: &TestApp, cluster: &str) -> Vec<Value> {
+pub(crate) async fn nodes(app: &TestApp, cluster: &str) -> Vec<Value> {
     let query = "query($id: ID!) { cluster(id: $id) { registrationStatus nodes(first: 50) { nodes { name health gpuShape gpusPerNode gpuMemoryMib instanceType zone } } } }";
     app.ok(&app.admin_token, query, json!({ "id": cluster })).await["cluster"]["nodes"]["nodes"].as_array().cloned().unwrap_or_default()
 }
 
-async fn node_count(app: &TestApp, cluster: &str) -> usize {
+pub(crate) async fn node_count(app: &TestApp, cluster: &str) -> usize {
     nodes(app, cluster).await.len()
 }
 
 const GPR: &str =
     "query($id: ID!) { gpr(id: $id) { phase releaseReason nodes { name } provisioningSteps { operation step status message attempts } } }";
 
-async fn gpr(app: &TestApp, id: &str) -> Value {
+pub(crate) async fn gpr(app: &TestApp, id: &str) -> Value {
     app.ok(&app.admin_token, GPR, json!({ "id": id })).await["gpr"].clone()
 }
 
-async fn wait_phase(app: &TestApp, id: &str, phase: &str) -> Value {
+pub(crate) async fn wait_phase(app: &TestApp, id: &str, phase: &str) -> Value {
     let mut last;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
@@ -59,17 +59,17 @@ async fn wait_phase(app: &TestApp, id: &str, phase: &str) -> Value {
     }
 }
 
-fn labels(node: &Value) -> &Value {
+pub(crate) fn labels(node: &Value) -> &Value {
     &node["metadata"]["labels"]
 }
 
-fn has_slice_taint(node: &Value, slice: &str) -> bool {
+pub(crate) fn has_slice_taint(node: &Value, slice: &str) -> bool {
     node["spec"]["taints"]
         .as_array()
         .is_some_and(|t| t.iter().any(|t| t["key"] == "egs.io/slice" && t["value"] == slice && t["effect"] == "NoSchedule"))
 }
 
-fn steps(gpr: &Value, operation: &str) -> Vec<(String, String)> {
+pub(crate) fn steps(gpr: &Value, operation: &str) -> Vec<(String, String)> {
     gpr["provisioningSteps"]
         .as_array()
         .map(|s| {
@@ -81,7 +81,7 @@ fn steps(gpr: &Value, operation: &str) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
-async fn early_release(app: &TestApp, token: &str, id: &str) {
+pub(crate) async fn early_release(app: &TestApp, token: &str, id: &str) {
     app.mutate(
         token,
         "earlyReleaseGpr",

@@ -26,6 +26,7 @@ mod live_inventory;
 mod metrics;
 mod operations;
 mod promises;
+mod real_kube;
 mod slice_kubeconfig;
 mod slices;
 mod subscriptions;

@@ -1,0 +1,314 @@
+//! A real Kubernetes control plane for tests, the envtest way: `etcd` and `kube-apiserver` built
+//! from Go modules (`tests/control-plane/`) at pinned releases, started on loopback ports with
+//! generated certificates, static token authentication for the test identities and the RBAC
+//! authorizer, and stopped when dropped. No kubelet and no controllers run: tests create Node
+//! objects and pods bound to nodes themselves, and do what a controller would.
+//!
+//! The binaries are built once per machine into a cache keyed by the versions (see
+//! [`binaries`]); the first build takes minutes, later starts a few seconds.
+
+use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, SanType};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The Kubernetes release `kube-apiserver` is built from (its staging modules are pinned to
+/// the matching `v0.x` in `tests/control-plane/apiserver/go.mod`).
+pub const KUBERNETES_VERSION: &str = "v1.37.2";
+/// The etcd release (`tests/control-plane/etcd/go.mod`), the one that Kubernetes release's
+/// etcd client is at.
+pub const ETCD_VERSION: &str = "v3.7.0";
+
+/// The admin identity's token (group `system:masters`).
+const ADMIN_USER: &str = "egs-test-admin";
+
+/// Where the binaries are cached: `$EGS_CONTROL_PLANE_CACHE`, else `~/.cache/egs/control-plane`,
+/// one directory per pair of versions, outside the clone so every checkout on the machine
+/// shares one build.
+pub fn cache_dir() -> PathBuf {
+    let root = std::env::var_os("EGS_CONTROL_PLANE_CACHE").map(PathBuf::from).unwrap_or_else(|| {
+        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
+        home.join(".cache/egs/control-plane")
+    });
+    root.join(format!("kubernetes-{KUBERNETES_VERSION}-etcd-{ETCD_VERSION}"))
+}
+
+/// Why the real control plane could not start: the tests that need it say so (and fail
+/// where `EGS_TEST_REQUIRE_KUBE` is set, as in CI).
+#[derive(Debug)]
+pub struct Unavailable(pub String);
+
+/// `kube-apiserver` and `etcd`, built when missing. Concurrent callers (test threads, or
+/// several test processes) build once: the build holds a lock file, and binaries appear by
+/// rename only when complete.
+pub fn binaries() -> Result<(PathBuf, PathBuf), Unavailable> {
+    static BUILT: std::sync::Mutex<Option<Result<(PathBuf, PathBuf), String>>> = std::sync::Mutex::new(None);
+    let mut built = BUILT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(result) = built.as_ref() {
+        return result.clone().map_err(Unavailable);
+    }
+    let result = build_binaries();
+    *built = Some(result.clone());
+    result.map_err(Unavailable)
+}
+
+fn build_binaries() -> Result<(PathBuf, PathBuf), String> {
+    let dir = cache_dir();
+    let (apiserver, etcd) = (dir.join("kube-apiserver"), dir.join("etcd"));
+    if apiserver.exists() && etcd.exists() {
+        return Ok((apiserver, etcd));
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let go = which("go").ok_or("the real kube-apiserver is built with Go, and `go` is not on PATH")?;
+    let lock = dir.join(".build.lock");
+    let _lock = FileLock::acquire(&lock, Duration::from_secs(1800))?;
+    let modules = Path::new(env!("CARGO_MANIFEST_DIR")).join("control-plane");
+    for (module, package, binary) in [("apiserver", "k8s.io/kubernetes/cmd/kube-apiserver", &apiserver), ("etcd", "go.etcd.io/etcd/server/v3", &etcd)]
+    {
+        if binary.exists() {
+            continue;
+        }
+        let started = Instant::now();
+        eprintln!("building {package} into {} (once per machine; a few minutes)", dir.display());
+        let partial = dir.join(format!(".{module}.partial"));
+        let status = Command::new(&go)
+            .args(["build", "-trimpath", "-ldflags=-s -w", "-o"])
+            .arg(&partial)
+            .arg(package)
+            .current_dir(modules.join(module))
+            .env("CGO_ENABLED", "0")
+            .env("GOFLAGS", "-mod=readonly")
+            .status()
+            .map_err(|e| format!("cannot run go: {e}"))?;
+        if !status.success() {
+            return Err(format!("`go build {package}` in tests/control-plane/{module} failed ({status})"));
+        }
+        std::fs::rename(&partial, binary).map_err(|e| format!("cannot move the built {module}: {e}"))?;
+        eprintln!("built {package} in {:.0?}", started.elapsed());
+    }
+    Ok((apiserver, etcd))
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|p| p.join(name)).find(|p| p.is_file()))
+}
+
+/// A lock held by creating a file exclusively; waits for another holder to finish.
+struct FileLock(PathBuf);
+
+impl FileLock {
+    fn acquire(path: &Path, within: Duration) -> Result<Self, String> {
+        let deadline = Instant::now() + within;
+        loop {
+            match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
+                Ok(_) => return Ok(Self(path.to_owned())),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    // A holder that died leaves its lock: an hour-old one is stale.
+                    let stale = std::fs::metadata(path)
+                        .and_then(|m| m.modified())
+                        .is_ok_and(|at| at.elapsed().unwrap_or_default() > Duration::from_secs(3600));
+                    if stale {
+                        let _ = std::fs::remove_file(path);
+                        continue;
+                    }
+                    if Instant::now() > deadline {
+                        return Err(format!("another build holds {} for too long", path.display()));
+                    }
+                    std::thread::sleep(Duration::from_millis(500));
+                }
+                Err(e) => return Err(format!("cannot lock {}: {e}", path.display())),
+            }
+        }
+    }
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+}
+
+/// A running etcd and kube-apiserver; both are killed when this is dropped.
+pub struct ControlPlane {
+    /// `https://127.0.0.1:PORT`.
+    pub url: String,
+    /// The CA that signed the API server's certificate (PEM).
+    pub ca_pem: String,
+    /// A token of group `system:masters`.
+    pub admin_token: String,
+    processes: Vec<Child>,
+    dir: tempfile::TempDir,
+}
+
+impl ControlPlane {
+    /// Starts etcd and kube-apiserver, waits until the API server is ready.
+    pub async fn start() -> Result<Self, Unavailable> {
+        let (apiserver, etcd) = tokio::task::spawn_blocking(binaries).await.map_err(|e| Unavailable(e.to_string()))??;
+        let dir = tempfile::tempdir().map_err(|e| Unavailable(e.to_string()))?;
+        let path = |name: &str| dir.path().join(name);
+        let write = |name: &str, text: &str| std::fs::write(path(name), text).map_err(|e| Unavailable(e.to_string()));
+
+        // A CA, the API server's serving certificate for 127.0.0.1, and the key that signs
+        // service-account tokens.
+        let ca_key = KeyPair::generate().map_err(|e| Unavailable(e.to_string()))?;
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(|e| Unavailable(e.to_string()))?;
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca_params.distinguished_name.push(DnType::CommonName, "egs-test-ca");
+        let ca = ca_params.self_signed(&ca_key).map_err(|e| Unavailable(e.to_string()))?;
+        let issuer = rcgen::Issuer::new(ca_params, ca_key);
+        let serving_key = KeyPair::generate().map_err(|e| Unavailable(e.to_string()))?;
+        let mut serving = CertificateParams::new(vec!["localhost".to_owned()]).map_err(|e| Unavailable(e.to_string()))?;
+        serving.subject_alt_names.push(SanType::IpAddress(std::net::IpAddr::from([127, 0, 0, 1])));
+        serving.distinguished_name.push(DnType::CommonName, "kube-apiserver");
+        let serving = serving.signed_by(&serving_key, &issuer).map_err(|e| Unavailable(e.to_string()))?;
+        let service_accounts = KeyPair::generate().map_err(|e| Unavailable(e.to_string()))?;
+        write("ca.crt", &ca.pem())?;
+        write("serving.crt", &serving.pem())?;
+        write("serving.key", &serving_key.serialize_pem())?;
+        write("sa.key", &service_accounts.serialize_pem())?;
+        write("sa.pub", &service_accounts.public_key_pem())?;
+        let admin_token = format!("admin-{}", random_hex(16));
+        write("tokens.csv", &format!("{admin_token},{ADMIN_USER},{ADMIN_USER},\"system:masters\"\n"))?;
+
+        let (etcd_port, peer_port, api_port) = (free_port(), free_port(), free_port());
+        let etcd_url = format!("http://127.0.0.1:{etcd_port}");
+        let log = |name: &str| std::fs::File::create(path(name)).map(Stdio::from).map_err(|e| Unavailable(e.to_string()));
+        let etcd = Command::new(etcd)
+            .arg(format!("--data-dir={}", path("etcd").display()))
+            .arg(format!("--listen-client-urls={etcd_url}"))
+            .arg(format!("--advertise-client-urls={etcd_url}"))
+            .arg(format!("--listen-peer-urls=http://127.0.0.1:{peer_port}"))
+            .arg(format!("--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}"))
+            .arg(format!("--initial-cluster=default=http://127.0.0.1:{peer_port}"))
+            .arg("--unsafe-no-fsync")
+            .stdout(log("etcd.log")?)
+            .stderr(log("etcd.err")?)
+            .spawn()
+            .map_err(|e| Unavailable(format!("cannot start etcd: {e}")))?;
+        let mut processes = vec![etcd];
+        let apiserver = Command::new(apiserver)
+            .arg(format!("--etcd-servers={etcd_url}"))
+            .arg("--bind-address=127.0.0.1")
+            .arg("--advertise-address=127.0.0.1")
+            // The kubernetes Service endpoints may not name a loopback address; nothing here needs them.
+            .arg("--endpoint-reconciler-type=none")
+            .arg(format!("--secure-port={api_port}"))
+            .arg(format!("--tls-cert-file={}", path("serving.crt").display()))
+            .arg(format!("--tls-private-key-file={}", path("serving.key").display()))
+            .arg(format!("--token-auth-file={}", path("tokens.csv").display()))
+            .arg("--authorization-mode=RBAC")
+            .arg(format!("--service-account-key-file={}", path("sa.pub").display()))
+            .arg(format!("--service-account-signing-key-file={}", path("sa.key").display()))
+            .arg("--service-account-issuer=https://kubernetes.default.svc")
+            .arg("--service-cluster-ip-range=10.96.0.0/16")
+            .arg("--allow-privileged=true")
+            .arg(format!("--cert-dir={}", path("certs").display()))
+            .stdout(log("apiserver.log")?)
+            .stderr(log("apiserver.err")?)
+            .spawn();
+        match apiserver {
+            Ok(child) => processes.push(child),
+            Err(e) => {
+                kill_all(&mut processes);
+                return Err(Unavailable(format!("cannot start kube-apiserver: {e}")));
+            }
+        }
+        let plane = Self { url: format!("https://127.0.0.1:{api_port}"), ca_pem: ca.pem(), admin_token, processes, dir };
+        plane.wait_ready(Duration::from_secs(90)).await?;
+        Ok(plane)
+    }
+
+    async fn wait_ready(&self, within: Duration) -> Result<(), Unavailable> {
+        let client = self.client();
+        let deadline = Instant::now() + within;
+        loop {
+            let request = http::Request::get("/readyz").body(Vec::new()).map_err(|e| Unavailable(e.to_string()))?;
+            let last = match client.request_text(request).await {
+                Ok(text) if text.trim() == "ok" => return Ok(()),
+                Ok(text) => text,
+                Err(e) => e.to_string(),
+            };
+            if Instant::now() > deadline {
+                return Err(Unavailable(format!("kube-apiserver was not ready within {within:?} (last answer: {last}):\n{}", self.logs())));
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    /// The tails of etcd's and the API server's logs, for failure messages.
+    pub fn logs(&self) -> String {
+        ["etcd.err", "apiserver.err"]
+            .iter()
+            .map(|name| {
+                let text = std::fs::read_to_string(self.dir.path().join(name)).unwrap_or_default();
+                let tail: Vec<&str> = text.lines().rev().take(30).collect::<Vec<_>>().into_iter().rev().collect();
+                format!("--- {name}\n{}", tail.join("\n"))
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// A kubeconfig (one cluster, user and current context) that authenticates with `token`
+    /// and trusts the test CA.
+    pub fn kubeconfig_for_token(&self, token: &str) -> String {
+        use base64::Engine;
+        let ca = base64::engine::general_purpose::STANDARD.encode(&self.ca_pem);
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: real-kube\n  cluster:\n    server: {url}\n    certificate-authority-data: {ca}\nusers:\n- name: real-kube-user\n  user:\n    token: {token}\ncontexts:\n- name: real-kube\n  context:\n    cluster: real-kube\n    user: real-kube-user\n    namespace: default\ncurrent-context: real-kube\npreferences: {{}}\n",
+            url = self.url
+        )
+    }
+
+    pub fn kubeconfig(&self) -> String {
+        self.kubeconfig_for_token(&self.admin_token)
+    }
+
+    /// A kube client for `token`.
+    pub fn client_for_token(&self, token: &str) -> kube::Client {
+        let kubeconfig = kube::config::Kubeconfig::from_yaml(&self.kubeconfig_for_token(token)).expect("our kubeconfig parses");
+        let config = futures_util::FutureExt::now_or_never(kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()))
+            .expect("a kubeconfig without exec resolves at once")
+            .expect("a usable kubeconfig");
+        kube::Client::try_from(config).expect("a kube client")
+    }
+
+    /// A kube client with the admin token.
+    pub fn client(&self) -> kube::Client {
+        self.client_for_token(&self.admin_token)
+    }
+}
+
+fn kill_all(processes: &mut [Child]) {
+    for child in processes.iter_mut().rev() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+impl Drop for ControlPlane {
+    fn drop(&mut self) {
+        kill_all(&mut self.processes);
+    }
+}
+
+fn random_hex(bytes: usize) -> String {
+    (0..bytes).map(|_| format!("{:02x}", rand::random::<u8>())).collect()
+}
+
+/// The real control plane, or why not: with `EGS_TEST_REQUIRE_KUBE` set (CI) a missing one
+/// fails the test; otherwise the test says loudly that it skipped.
+pub async fn start_or_skip(test: &str) -> Option<ControlPlane> {
+    match ControlPlane::start().await {
+        Ok(plane) => Some(plane),
+        Err(Unavailable(why)) => {
+            assert!(std::env::var_os("EGS_TEST_REQUIRE_KUBE").is_none(), "{test}: the real kube-apiserver was required but: {why}");
+            eprintln!("\n*** SKIPPED {test}: no real kube-apiserver ({why}) ***\n");
+            None
+        }
+    }
+}
