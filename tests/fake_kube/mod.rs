@@ -25,6 +25,7 @@
 mod kinds;
 mod patch;
 mod rbac;
+mod schema;
 mod selectors;
 mod server;
 mod status;

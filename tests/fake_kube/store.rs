@@ -439,6 +439,9 @@ impl Store {
                 _ => {}
             }
         }
+        if !write.fixture {
+            super::schema::validate(skind, &name, &mut object)?;
+        }
         if skind.plural == "namespaces" {
             meta(&mut object).entry("labels").or_insert_with(|| json!({}))["kubernetes.io/metadata.name"] = json!(name);
             if object["spec"]["finalizers"].is_null() {
@@ -592,6 +595,9 @@ impl Store {
                 );
                 return Err(ApiError::invalid(kind, &name, "metadata.finalizers", "FieldValueForbidden", &cause));
             }
+        }
+        if !write.fixture {
+            super::schema::validate(skind, &name, &mut next)?;
         }
         if spec_of(&next) != spec_of(&stored) {
             let generation = stored["metadata"]["generation"].as_i64().unwrap_or(0) + 1;

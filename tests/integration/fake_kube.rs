@@ -220,7 +220,7 @@ async fn finalizers_hold_a_deleted_object_until_the_last_one_is_removed() {
     let fake = FakeKube::start().await;
     fake.add_namespace("team-a");
     let (gprs, resource) = gprs(&fake, "team-a");
-    let mut gpr = DynamicObject::new("train-1", &resource).data(json!({ "spec": { "nodeCount": 1 } }));
+    let mut gpr = DynamicObject::new("train-1", &resource).data(json!({ "spec": { "nodes": 1, "duration": "1h" } }));
     gpr.metadata.finalizers = Some(vec!["egs.io/release".into()]);
     gprs.create(&PostParams::default(), &gpr).await.expect("created");
 
@@ -268,22 +268,23 @@ async fn the_gpr_status_subresource_is_isolated_from_the_main_resource() {
     let fake = FakeKube::start().await;
     fake.add_namespace("team-a");
     let (gprs, resource) = gprs(&fake, "team-a");
-    let gpr = DynamicObject::new("train-1", &resource).data(json!({ "spec": { "nodeCount": 1 }, "status": { "phase": "Provisioned" } }));
+    let gpr =
+        DynamicObject::new("train-1", &resource).data(json!({ "spec": { "nodes": 1, "duration": "1h" }, "status": { "phase": "Provisioned" } }));
     let created = gprs.create(&PostParams::default(), &gpr).await.expect("created");
     assert!(created.data.get("status").is_none(), "status is dropped on create");
 
     let patched = gprs
-        .patch_status("train-1", &PatchParams::default(), &Patch::Merge(json!({ "status": { "phase": "Pending" }, "spec": { "nodeCount": 9 } })))
+        .patch_status("train-1", &PatchParams::default(), &Patch::Merge(json!({ "status": { "phase": "Pending" }, "spec": { "nodes": 9 } })))
         .await
         .expect("status patched");
-    assert_eq!((patched.data["status"]["phase"].as_str(), patched.data["spec"]["nodeCount"].as_i64()), (Some("Pending"), Some(1)));
+    assert_eq!((patched.data["status"]["phase"].as_str(), patched.data["spec"]["nodes"].as_i64()), (Some("Pending"), Some(1)));
     assert_eq!(patched.metadata.generation, Some(1), "status writes keep the generation");
 
     let mut edited = patched.clone();
-    edited.data["spec"]["nodeCount"] = json!(2);
+    edited.data["spec"]["nodes"] = json!(2);
     edited.data["status"]["phase"] = json!("Hacked");
     let replaced = gprs.replace("train-1", &PostParams::default(), &edited).await.expect("replaced");
-    assert_eq!((replaced.data["status"]["phase"].as_str(), replaced.data["spec"]["nodeCount"].as_i64()), (Some("Pending"), Some(2)));
+    assert_eq!((replaced.data["status"]["phase"].as_str(), replaced.data["spec"]["nodes"].as_i64()), (Some("Pending"), Some(2)));
     assert_eq!(replaced.metadata.generation, Some(2));
 
     let strategic = api_error(gprs.patch("train-1", &PatchParams::default(), &Patch::Strategic(json!({ "spec": {} }))).await);
@@ -502,7 +503,7 @@ async fn deleting_a_namespace_deletes_its_contents_and_then_the_namespace() {
     let fake = FakeKube::start().await;
     fake.add_pod("team-a", "p", None, &[], 0, "Pending");
     let (gprs, resource) = gprs(&fake, "team-a");
-    let mut gpr = DynamicObject::new("train-1", &resource).data(json!({ "spec": {} }));
+    let mut gpr = DynamicObject::new("train-1", &resource).data(json!({ "spec": { "nodes": 1, "duration": "1h" } }));
     gpr.metadata.finalizers = Some(vec!["egs.io/release".into()]);
     gprs.create(&PostParams::default(), &gpr).await.expect("created");
     let namespaces: Api<Namespace> = Api::all(fake.client());
@@ -516,4 +517,29 @@ async fn deleting_a_namespace_deletes_its_contents_and_then_the_namespace() {
 
     gprs.patch("train-1", &PatchParams::default(), &Patch::Merge(json!({ "metadata": { "finalizers": null } }))).await.expect("released");
     assert!(namespaces.get_opt("team-a").await.expect("a read").is_none());
+}
+
+#[tokio::test]
+async fn gpr_resources_are_checked_against_the_crd_schema_from_deploy_as_a_real_server_does() {
+    let fake = FakeKube::start().await;
+    fake.add_namespace("team-a");
+    let (gprs, resource) = gprs(&fake, "team-a");
+    let object = |spec: Value| DynamicObject::new("train", &resource).data(json!({ "spec": spec }));
+    for (spec, field, says) in [
+        (json!({ "nodes": 0, "duration": "1h" }), "spec.nodes", "greater than or equal to 1"),
+        (json!({ "nodes": "two", "duration": "1h" }), "spec.nodes", "must be of type integer"),
+        (json!({ "nodes": 1 }), "spec.duration", "Required value"),
+    ] {
+        let refused = api_error(gprs.create(&PostParams::default(), &object(spec.clone())).await);
+        assert_eq!(refused.code, 422, "{spec}: {refused:?}");
+        assert!(refused.message.contains(field) && refused.message.contains(says), "{spec}: {}", refused.message);
+    }
+    assert!(gprs.get_opt("train").await.expect("read").is_none(), "nothing stored");
+    // Fields the schema does not know are pruned, not stored.
+    let created = gprs.create(&PostParams::default(), &object(json!({ "nodes": 1, "duration": "1h", "colour": "red" }))).await.expect("created");
+    assert!(created.data["spec"].get("colour").is_none(), "{:?}", created.data);
+    // An update is checked too.
+    let mut edited = created.clone();
+    edited.data["spec"]["nodes"] = json!(-1);
+    assert_eq!(api_error(gprs.replace("train", &PostParams::default(), &edited).await).code, 422);
 }

@@ -117,6 +117,14 @@ async fn the_crd_from_deploy_refuses_what_its_schema_forbids() {
         other => panic!("nodes: 0 must be refused: {other:?}"),
     }
     assert!(api.get_opt("none").await.expect("read").is_none());
+    // The same refusals the fake gives (`fake_kube::gpr_resources_are_checked_against_the_crd_schema_from_deploy_as_a_real_server_does`).
+    for (spec, field) in [(json!({ "nodes": "two", "duration": "1h" }), "spec.nodes"), (json!({ "nodes": 1 }), "spec.duration")] {
+        let manifest = json!({ "apiVersion": "egs.io/v1alpha1", "kind": "GPUProvisioningRequest", "metadata": { "name": "bad", "namespace": "team-a" }, "spec": spec });
+        match api.create(&PostParams::default(), &object(manifest)).await {
+            Err(kube::Error::Api(status)) => assert!(status.code == 422 && status.message.contains(field), "{spec}: {status:?}"),
+            other => panic!("{spec} must be refused: {other:?}"),
+        }
+    }
     // A well-formed one is stored.
     api.create(&PostParams::default(), &object(gpr_resource("one", 1))).await.expect("a valid request is stored");
 }
