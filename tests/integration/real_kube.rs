@@ -82,6 +82,10 @@ async fn add_namespace(client: &kube::Client, name: &str) {
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let namespace: Namespace = serde_json::from_value(json!({ "metadata": { "name": name } })).expect("a Namespace");
     namespaces.create(&PostParams::default(), &namespace).await.expect("the namespace is created");
+    // What the service-account controller (not running here) gives every namespace.
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), name);
+    let default: ServiceAccount = serde_json::from_value(json!({ "metadata": { "name": "default", "namespace": name } })).expect("an account");
+    accounts.create(&PostParams::default(), &default).await.expect("the default account");
 }
 
 async fn node_json(client: &kube::Client, name: &str) -> Value {
@@ -190,5 +194,90 @@ async fn the_gateway_with_deploys_rbac_provisions_releases_and_mints_a_working_s
     let node = node_json(&admin, &node_name).await;
     assert!(labels(&node).get("egs.io/slice").is_none() && !has_slice_taint(&node, "team-a"), "{node}");
     assert!(node["spec"]["unschedulable"].is_null() || node["spec"]["unschedulable"] == false, "{node}");
+    app.finish().await;
+}
+
+/// A pod bound to `node` and Running, as a kubelet would report it (no kubelet runs here).
+async fn add_running_pod(client: &kube::Client, namespace: &str, name: &str, node: &str, app: &str) {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": { "name": name, "namespace": namespace, "labels": { "app": app } },
+        "spec": { "nodeName": node, "containers": [{ "name": "main", "image": "busybox", "resources": { "limits": { "nvidia.com/gpu": "8" } } }] },
+    }))
+    .expect("a Pod");
+    pods.create(&PostParams::default(), &pod).await.expect("the pod is created");
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let status = json!({ "status": { "phase": "Running", "conditions": [{ "type": "Ready", "status": "True", "lastTransitionTime": now }] } });
+    pods.patch_status(name, &PatchParams::default(), &Patch::Merge(&status)).await.expect("the pod's status");
+}
+
+/// What the disruption controller would write (it does not run here): how many disruptions
+/// the budget allows now.
+async fn set_pdb_allows(client: &kube::Client, namespace: &str, name: &str, allowed: i32) {
+    let pdbs: Api<k8s_openapi::api::policy::v1::PodDisruptionBudget> = Api::namespaced(client.clone(), namespace);
+    let generation = pdbs.get(name).await.expect("the PDB").metadata.generation.unwrap_or(1);
+    let status = json!({ "status": {
+        "observedGeneration": generation, "disruptionsAllowed": allowed,
+        "currentHealthy": 1 + allowed, "desiredHealthy": 1, "expectedPods": 1 + allowed,
+    } });
+    pdbs.patch_status(name, &PatchParams::default(), &Patch::Merge(&status)).await.expect("the PDB's status");
+}
+
+#[tokio::test]
+async fn a_real_pod_disruption_budget_holds_the_release_until_it_allows_the_eviction() {
+    let Some(plane) = start_or_skip("real_kube::a_real_pod_disruption_budget_holds_the_release_until_it_allows_the_eviction").await else {
+        return;
+    };
+    let gateway_token = install_deploy(&plane).await;
+    let admin = plane.client();
+    add_gpu_node(&admin, "gpu-0").await;
+    add_namespace(&admin, "team-a").await;
+    let app = TestApp::spawn().await;
+    let cluster = fixtures::register_kube_cluster(&app, "real", &plane.kubeconfig_for_token(&gateway_token), "ADMISSION_PLUGINS").await;
+    wait_for("the real node to be discovered", || async { node_count(&app, &cluster).await == 1 }).await;
+    let slice = fixtures::create_slice(&app, "team-a", &cluster, json!({})).await;
+    let (_, editor) = fixtures::member(&app, "ed", &slice, "EDITOR").await;
+    let id = fixtures::create_gpr(&app, &editor, &slice, "serve", json!({})).await["id"].as_str().expect("id").to_owned();
+    wait_phase(&app, &id, "PROVISIONED").await;
+
+    add_running_pod(&admin, "team-a", "server-0", "gpu-0", "server").await;
+    let pdbs: Api<k8s_openapi::api::policy::v1::PodDisruptionBudget> = Api::namespaced(admin.clone(), "team-a");
+    let pdb = serde_json::from_value(json!({
+        "metadata": { "name": "server", "namespace": "team-a" },
+        "spec": { "minAvailable": 1, "selector": { "matchLabels": { "app": "server" } } },
+    }))
+    .expect("a PDB");
+    pdbs.create(&PostParams::default(), &pdb).await.expect("the PDB is created");
+    set_pdb_allows(&admin, "team-a", "server", 0).await;
+
+    // The real Eviction API refuses (429) while the budget allows nothing: the release waits
+    // and says why; the node stays the slice's.
+    early_release(&app, &editor, &id).await;
+    wait_for("the blocked eviction to be reported", || async {
+        let g = crate::kubernetes::gpr(&app, &id).await;
+        g["provisioningSteps"].as_array().is_some_and(|s| {
+            s.iter()
+                .any(|s| s["step"] == "EVICT" && s["status"] != "DONE" && s["message"].as_str().is_some_and(|m| m.contains("PodDisruptionBudget")))
+        })
+    })
+    .await;
+    assert_eq!(crate::kubernetes::gpr(&app, &id).await["phase"], "RELEASING");
+    let pods: Api<Pod> = Api::namespaced(admin.clone(), "team-a");
+    let pod = pods.get("server-0").await.expect("the pod is still there");
+    assert!(pod.metadata.deletion_timestamp.is_none(), "the budget is honoured");
+    assert_eq!(labels(&node_json(&admin, "gpu-0").await)["egs.io/slice"], "team-a");
+
+    // The budget allows one disruption: the eviction goes through. No kubelet runs, so the
+    // pod stays terminating until the test finishes its deletion, as a kubelet would.
+    set_pdb_allows(&admin, "team-a", "server", 1).await;
+    wait_for("the pod to be evicted (terminating)", || async {
+        pods.get_opt("server-0").await.ok().flatten().is_none_or(|p| p.metadata.deletion_timestamp.is_some())
+    })
+    .await;
+    let _ = pods.delete("server-0", &kube::api::DeleteParams { grace_period_seconds: Some(0), ..Default::default() }).await;
+    let done = wait_phase(&app, &id, "COMPLETED").await;
+    assert!(steps(&done, "RELEASE").iter().all(|(_, status)| status == "DONE"), "{done}");
+    assert!(pods.get_opt("server-0").await.expect("read").is_none());
+    assert!(labels(&node_json(&admin, "gpu-0").await).get("egs.io/slice").is_none());
     app.finish().await;
 }
