@@ -281,3 +281,78 @@ async fn a_real_pod_disruption_budget_holds_the_release_until_it_allows_the_evic
     assert!(labels(&node_json(&admin, "gpu-0").await).get("egs.io/slice").is_none());
     app.finish().await;
 }
+
+/// `apiserver_request_total` for `verb` on `resource` answered `code`, from the real API
+/// server's own metrics.
+async fn requests_answered(client: &kube::Client, verb: &str, resource: &str, code: u16) -> u64 {
+    let request = http::Request::get("/metrics").body(Vec::new()).expect("a request");
+    let text = client.request_text(request).await.expect("the API server's metrics");
+    text.lines()
+        .filter(|line| line.starts_with("apiserver_request_total{"))
+        .filter(|line| {
+            line.contains(&format!("code=\"{code}\""))
+                && line.contains(&format!("resource=\"{resource}\""))
+                && line.contains(&format!("verb=\"{verb}\""))
+        })
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}
+
+#[tokio::test]
+async fn a_node_that_keeps_changing_is_labelled_through_409_conflicts_and_retries() {
+    let Some(plane) = start_or_skip("real_kube::a_node_that_keeps_changing_is_labelled_through_409_conflicts_and_retries").await else {
+        return;
+    };
+    let gateway_token = install_deploy(&plane).await;
+    let admin = plane.client();
+    add_gpu_node(&admin, "gpu-0").await;
+    add_namespace(&admin, "team-a").await;
+    let app = TestApp::spawn().await;
+    let cluster = fixtures::register_kube_cluster(&app, "real", &plane.kubeconfig_for_token(&gateway_token), "ADMISSION_PLUGINS").await;
+    wait_for("the real node to be discovered", || async { node_count(&app, &cluster).await == 1 }).await;
+    let slice = fixtures::create_slice(&app, "team-a", &cluster, json!({})).await;
+    let (_, editor) = fixtures::member(&app, "ed", &slice, "EDITOR").await;
+
+    // A busy kubelet: the node's annotations change back to back while EGS labels it, so its
+    // read-then-conditional-patch meets 409 Conflicts and must read again.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let heartbeat = {
+        let (nodes, stop) = (Api::<Node>::all(admin.clone()), stop.clone());
+        tokio::spawn(async move {
+            let mut beat = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                beat += 1;
+                let patch = json!({ "metadata": { "annotations": { "egs-tests/heartbeat": beat.to_string() } } });
+                let _ = nodes.patch("gpu-0", &PatchParams::default(), &Patch::Merge(&patch)).await;
+            }
+        })
+    };
+    let conflicts_before = requests_answered(&admin, "PATCH", "nodes", 409).await;
+    // Each round hands the node over and takes it back; a conflict is likely in each, and the
+    // rounds stop at the first (five rounds without one would mean nothing was tested).
+    let mut conflicts = 0;
+    for round in 0..5 {
+        let id = fixtures::create_gpr(&app, &editor, &slice, &format!("train-{round}"), json!({})).await["id"].as_str().expect("id").to_owned();
+        let provisioned = wait_phase(&app, &id, "PROVISIONED").await;
+        assert!(steps(&provisioned, "PROVISION").iter().all(|(_, status)| status == "DONE"), "{provisioned}");
+        let node = node_json(&admin, "gpu-0").await;
+        assert_eq!(labels(&node)["egs.io/slice"], "team-a", "{node}");
+        assert!(has_slice_taint(&node, "team-a"), "{node}");
+        early_release(&app, &editor, &id).await;
+        let done = wait_phase(&app, &id, "COMPLETED").await;
+        assert!(steps(&done, "RELEASE").iter().all(|(_, status)| status == "DONE"), "{done}");
+        let node = node_json(&admin, "gpu-0").await;
+        assert!(labels(&node).get("egs.io/slice").is_none() && !has_slice_taint(&node, "team-a"), "{node}");
+        conflicts = requests_answered(&admin, "PATCH", "nodes", 409).await - conflicts_before;
+        if conflicts > 0 {
+            break;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    heartbeat.await.expect("the heartbeat task");
+    let node = node_json(&admin, "gpu-0").await;
+    assert!(node["metadata"]["annotations"]["egs-tests/heartbeat"].is_string(), "the other writer's changes are kept: {node}");
+    assert!(conflicts >= 1, "the real server answered no 409 to EGS's conditional patches in five rounds, so nothing was retried");
+    eprintln!("409 Conflicts on node patches while provisioning and releasing: {conflicts}");
+    app.finish().await;
+}
