@@ -147,9 +147,7 @@ async fn the_gateway_with_deploys_rbac_provisions_releases_and_mints_a_working_s
     add_namespace(&admin, "other").await;
 
     let app = TestApp::spawn().await;
-    let cluster = fixtures::register_kube_cluster(&app, "real", &plane.kubeconfig_for_token(&gateway_token), "ADMISSION_PLUGINS").await;
-    wait_for("the real nodes to be discovered", || async { node_count(&app, &cluster).await == 2 }).await;
-    let slice = fixtures::create_slice(&app, "team-a", &cluster, json!({})).await;
+    let (cluster, slice) = gateway_on(&app, &plane, &gateway_token, 2).await;
     let (_, owner) = fixtures::member(&app, "olga", &slice, "OWNER").await;
 
     // Provisioning with the gateway's own rights: labels, taint, namespace steering.
@@ -233,9 +231,7 @@ async fn a_real_pod_disruption_budget_holds_the_release_until_it_allows_the_evic
     add_gpu_node(&admin, "gpu-0").await;
     add_namespace(&admin, "team-a").await;
     let app = TestApp::spawn().await;
-    let cluster = fixtures::register_kube_cluster(&app, "real", &plane.kubeconfig_for_token(&gateway_token), "ADMISSION_PLUGINS").await;
-    wait_for("the real node to be discovered", || async { node_count(&app, &cluster).await == 1 }).await;
-    let slice = fixtures::create_slice(&app, "team-a", &cluster, json!({})).await;
+    let (_, slice) = gateway_on(&app, &plane, &gateway_token, 1).await;
     let (_, editor) = fixtures::member(&app, "ed", &slice, "EDITOR").await;
     let id = fixtures::create_gpr(&app, &editor, &slice, "serve", json!({})).await["id"].as_str().expect("id").to_owned();
     wait_phase(&app, &id, "PROVISIONED").await;
@@ -308,9 +304,7 @@ async fn a_node_that_keeps_changing_is_labelled_through_409_conflicts_and_retrie
     add_gpu_node(&admin, "gpu-0").await;
     add_namespace(&admin, "team-a").await;
     let app = TestApp::spawn().await;
-    let cluster = fixtures::register_kube_cluster(&app, "real", &plane.kubeconfig_for_token(&gateway_token), "ADMISSION_PLUGINS").await;
-    wait_for("the real node to be discovered", || async { node_count(&app, &cluster).await == 1 }).await;
-    let slice = fixtures::create_slice(&app, "team-a", &cluster, json!({})).await;
+    let (_, slice) = gateway_on(&app, &plane, &gateway_token, 1).await;
     let (_, editor) = fixtures::member(&app, "ed", &slice, "EDITOR").await;
 
     // A busy kubelet: the node's annotations change back to back while EGS labels it, so its
@@ -354,5 +348,53 @@ async fn a_node_that_keeps_changing_is_labelled_through_409_conflicts_and_retrie
     assert!(node["metadata"]["annotations"]["egs-tests/heartbeat"].is_string(), "the other writer's changes are kept: {node}");
     assert!(conflicts >= 1, "the real server answered no 409 to EGS's conditional patches in five rounds, so nothing was retried");
     eprintln!("409 Conflicts on node patches while provisioning and releasing: {conflicts}");
+    app.finish().await;
+}
+
+/// Registers the real cluster with the gateway's ServiceAccount token and waits for its nodes;
+/// the slice `team-a` owns namespace `team-a`. (cluster id, slice id)
+async fn gateway_on(app: &TestApp, plane: &ControlPlane, gateway_token: &str, nodes: usize) -> (String, String) {
+    let cluster = fixtures::register_kube_cluster(app, "real", &plane.kubeconfig_for_token(gateway_token), "ADMISSION_PLUGINS").await;
+    wait_for("the real nodes to be discovered", || async { node_count(app, &cluster).await == nodes }).await;
+    let slice = fixtures::create_slice(app, "team-a", &cluster, json!({})).await;
+    (cluster, slice)
+}
+
+#[tokio::test]
+async fn an_applied_resource_becomes_a_gpr_whose_status_and_finalizer_the_gateway_writes_with_deploys_rbac() {
+    let Some(plane) =
+        start_or_skip("real_kube::an_applied_resource_becomes_a_gpr_whose_status_and_finalizer_the_gateway_writes_with_deploys_rbac").await
+    else {
+        return;
+    };
+    let gateway_token = install_deploy(&plane).await;
+    let admin = plane.client();
+    add_gpu_node(&admin, "gpu-0").await;
+    add_namespace(&admin, "team-a").await;
+    let app = TestApp::spawn().await;
+    gateway_on(&app, &plane, &gateway_token, 1).await;
+
+    let gvk = GroupVersionKind::gvk("egs.io", "v1alpha1", "GPUProvisioningRequest");
+    let (resource, _) = kube::discovery::pinned_kind(&admin, &gvk).await.expect("the CRD");
+    let api: Api<DynamicObject> = Api::namespaced_with(admin.clone(), "team-a", &resource);
+    let manifest = json!({
+        "apiVersion": "egs.io/v1alpha1", "kind": "GPUProvisioningRequest",
+        "metadata": { "name": "train", "namespace": "team-a" },
+        "spec": { "nodes": 1, "gpuShape": SHAPE_H100, "duration": "1h" },
+    });
+    api.patch("train", &PatchParams::apply("kubectl"), &Patch::Apply(&manifest)).await.expect("applied");
+    let read = |api: Api<DynamicObject>| async move { api.get_opt("train").await.expect("read").map(|o| serde_json::to_value(o).expect("json")) };
+    wait_for("the resource's status to say PROVISIONED", || async {
+        read(api.clone()).await.is_some_and(|r| r["status"]["phase"] == "PROVISIONED" && r["status"]["gprId"].is_string())
+    })
+    .await;
+    let provisioned = read(api.clone()).await.expect("the resource");
+    assert!(provisioned["metadata"]["finalizers"].as_array().is_some_and(|f| f.iter().any(|f| f == "egs.io/gpr")), "{provisioned}");
+    assert_eq!(labels(&node_json(&admin, "gpu-0").await)["egs.io/slice"], "team-a");
+
+    // Deleting it gives the nodes back early; the finalizer holds the object until then.
+    api.delete("train", &kube::api::DeleteParams::default()).await.expect("deleted");
+    wait_for("the resource to go once its GPR is finished", || async { read(api.clone()).await.is_none() }).await;
+    assert!(labels(&node_json(&admin, "gpu-0").await).get("egs.io/slice").is_none(), "the node came back");
     app.finish().await;
 }

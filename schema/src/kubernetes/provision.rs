@@ -296,7 +296,7 @@ async fn inform(client: &kube::Client, object: ObjectReference, reason: &str, me
 }
 
 /// Retries a read-modify-write on a 409 (someone else changed the object in between).
-const CONFLICT_RETRIES: usize = 5;
+const CONFLICT_RETRIES: usize = 8;
 
 async fn hand_node_over(nodes: &Api<Node>, name: &str, job: &NodeJob) -> Result<(), ProviderError> {
     for _ in 0..CONFLICT_RETRIES {
@@ -322,24 +322,32 @@ async fn hand_node_over(nodes: &Api<Node>, name: &str, job: &NodeJob) -> Result<
 }
 
 async fn cordon(nodes: &Api<Node>, name: &str) -> Result<(), ProviderError> {
-    let node = match nodes.get(name).await {
-        Ok(node) => node,
-        Err(e) if is_not_found(&e) => return Ok(()),
-        Err(e) => return Err(classify(&format!("cannot read node `{name}`"), e)),
-    };
-    let already = node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false);
-    if already {
-        return Ok(()); // someone cordoned it (or we did, before a restart): leave the mark as is
+    // A busy node (its kubelet, other controllers) changes between our read and our
+    // conditional patch: read again at once rather than fail the step (the real API server
+    // showed a node that changed on every try exhausting the step's retries).
+    for _ in 0..CONFLICT_RETRIES {
+        let node = match nodes.get(name).await {
+            Ok(node) => node,
+            Err(e) if is_not_found(&e) => return Ok(()),
+            Err(e) => return Err(classify(&format!("cannot read node `{name}`"), e)),
+        };
+        let already = node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false);
+        if already {
+            return Ok(()); // someone cordoned it (or we did, before a restart): leave the mark as is
+        }
+        // Conditional: had someone else cordoned it since our read, the annotation would
+        // claim their cordon as ours, and release would undo it.
+        let patch = json!({
+            "metadata": { "resourceVersion": node.metadata.resource_version, "annotations": { CORDONED_ANNOTATION: "true" } },
+            "spec": { "unschedulable": true },
+        });
+        match nodes.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+            Ok(_) => return Ok(()),
+            Err(e) if is_conflict(&e) => continue,
+            Err(e) => return Err(classify(&format!("cannot cordon node `{name}`"), e)),
+        }
     }
-    let patch = json!({
-        "metadata": { "resourceVersion": node.metadata.resource_version, "annotations": { CORDONED_ANNOTATION: "true" } },
-        "spec": { "unschedulable": true },
-    });
-    match nodes.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await {
-        Ok(_) => Ok(()),
-        Err(e) if is_conflict(&e) => Err(ProviderError::Transient(format!("node `{name}` changed while cordoning; retrying"))),
-        Err(e) => Err(classify(&format!("cannot cordon node `{name}`"), e)),
-    }
+    Err(ProviderError::Transient(format!("node `{name}` kept changing while cordoning; retrying")))
 }
 
 async fn take_node_back(nodes: &Api<Node>, name: &str, slice: &str) -> Result<(), ProviderError> {
