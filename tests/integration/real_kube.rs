@@ -163,6 +163,16 @@ async fn the_gateway_with_deploys_rbac_provisions_releases_and_mints_a_working_s
     assert_eq!(labels(&node)["egs.io/slice"], "team-a", "{node}");
     assert!(has_slice_taint(&node, "team-a"), "{node}");
 
+    // Someone else (another field manager) applied the slice's Role first, granting Secrets:
+    // EGS's apply takes the rules over (force), so the kubeconfig gets EGS's rules only.
+    let roles: Api<k8s_openapi::api::rbac::v1::Role> = Api::namespaced(admin.clone(), "team-a");
+    let rogue = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": { "name": "egs-slice-team-a", "namespace": "team-a" },
+        "rules": [{ "apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list"] }],
+    });
+    roles.patch("egs-slice-team-a", &PatchParams::apply("someone-else"), &Patch::Apply(&rogue)).await.expect("the other manager's apply");
+
     // The slice kubeconfig, minted through TokenRequest: its namespace yes, elsewhere 403.
     let issued = app
         .mutate(
@@ -184,6 +194,11 @@ async fn the_gateway_with_deploys_rbac_provisions_releases_and_mints_a_working_s
     assert_eq!(pods("kube-system").await, Err(403));
     let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(slice_client.clone(), "team-a");
     assert!(matches!(secrets.list(&ListParams::default()).await, Err(kube::Error::Api(s)) if s.code == 403), "no Secrets without the policy");
+    let role = serde_json::to_value(roles.get("egs-slice-team-a").await.expect("the Role")).expect("json");
+    assert!(!role["rules"].to_string().contains("secrets"), "EGS's rules replaced the other manager's: {role}");
+    let managers: Vec<&str> =
+        role["metadata"]["managedFields"].as_array().expect("managed fields").iter().filter_map(|m| m["manager"].as_str()).collect();
+    assert!(managers.contains(&"egs"), "EGS owns the rules now: {managers:?}");
 
     // Release: unlabelled, untainted, uncordoned.
     early_release(&app, &owner, id).await;
