@@ -7,6 +7,7 @@
 pub mod cluster;
 pub mod control_plane;
 pub mod fake_kube;
+pub mod kube_backend;
 
 use anyhow::Context;
 use egs_api::Application;

@@ -92,38 +92,6 @@ pub(crate) async fn early_release(app: &TestApp, token: &str, id: &str) {
 }
 
 #[tokio::test]
-async fn discovery_keeps_the_inventory_in_step_with_the_cluster() {
-    let app = TestApp::spawn().await;
-    let fake = FakeKube::start().await;
-    fake.add_gpu_node("gpu-a", SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true);
-    fake.add_gpu_node("gpu-b", "NVIDIA-A100-SXM4-80GB", 4, "p4de.24xlarge", "us-east-1b", false);
-    fake.create(
-        json!({ "apiVersion": "v1", "kind": "Node", "metadata": { "name": "cpu-only", "labels": { "kubernetes.io/hostname": "cpu-only" } } }),
-    );
-    let id = fixtures::register_kube_cluster(&app, "k8s", &fake.kubeconfig(), "ADMISSION_PLUGINS").await;
-
-    wait_for("both GPU nodes", || async { node_count(&app, &id).await == 2 }).await;
-    let found = nodes(&app, &id).await;
-    let a = found.iter().find(|n| n["name"] == "gpu-a").expect("gpu-a");
-    assert_eq!((a["gpuShape"].as_str(), a["gpusPerNode"].as_i64(), a["health"].as_str()), (Some(SHAPE_H100), Some(8), Some("HEALTHY")));
-    assert_eq!((a["instanceType"].as_str(), a["zone"].as_str()), (Some("p5.48xlarge"), Some("us-east-1a")));
-    let b = found.iter().find(|n| n["name"] == "gpu-b").expect("gpu-b");
-    assert_eq!(b["health"], "UNHEALTHY", "a NotReady node is not schedulable");
-    let status =
-        app.ok(&app.admin_token, "query($id: ID!) { cluster(id: $id) { registrationStatus health credentials } }", json!({ "id": id })).await;
-    assert_eq!(status["cluster"], json!({ "registrationStatus": "REGISTERED", "health": "HEALTHY", "credentials": "KUBECONFIG" }));
-
-    fake.add_gpu_node("gpu-c", SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true);
-    wait_for("the added node", || async { node_count(&app, &id).await == 3 }).await;
-    fake.set_node_ready("gpu-a", false);
-    wait_for("gpu-a to turn unhealthy", || async { nodes(&app, &id).await.iter().any(|n| n["name"] == "gpu-a" && n["health"] == "UNHEALTHY") }).await;
-    fake.set_node_ready("gpu-b", true);
-    wait_for("gpu-b to turn healthy", || async { nodes(&app, &id).await.iter().any(|n| n["name"] == "gpu-b" && n["health"] == "HEALTHY") }).await;
-    fake.delete("nodes", None, "gpu-c");
-    wait_for("the removed node to leave", || async { node_count(&app, &id).await == 2 }).await;
-}
-
-#[tokio::test]
 async fn a_kubeconfig_that_would_run_commands_or_read_files_is_refused_and_never_returned() {
     let app = TestApp::spawn().await;
     let exec = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://10.0.0.1\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: /bin/sh\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\n";
@@ -147,76 +115,6 @@ async fn a_kubeconfig_that_would_run_commands_or_read_files_is_refused_and_never
     let row = egs_entities::cluster::Entity::find().one(&app.db).await.expect("read").expect("the cluster");
     let sealed = row.credentials.expect("credentials");
     assert!(sealed.starts_with("v1:") && !sealed.contains(fake.admin_token()), "the kubeconfig is stored encrypted");
-}
-
-#[tokio::test]
-async fn a_gpr_gets_its_nodes_labelled_tainted_and_steered_then_everything_is_undone_at_exit() {
-    let app = TestApp::spawn().await;
-    let k = cluster(&app, 2, "ADMISSION_PLUGINS").await;
-    let created = fixtures::create_gpr(&app, &k.token, &k.slice, "train", json!({ "nodeCount": 1 })).await;
-    let id = created["id"].as_str().expect("id");
-    let provisioned = wait_phase(&app, id, "PROVISIONED").await;
-    let node_name = provisioned["nodes"][0]["name"].as_str().expect("a node").to_owned();
-    let other_name = if node_name == "gpu-0" { "gpu-1" } else { "gpu-0" };
-
-    // In the cluster: the node is the slice's and others are kept off; the slice's pods are steered there.
-    let node = k.fake.get("nodes", None, &node_name).expect("node");
-    assert_eq!(labels(&node)["egs.io/slice"], "team-a");
-    assert!(labels(&node)["egs.io/gpr"].is_string());
-    assert!(has_slice_taint(&node, "team-a"), "{node}");
-    let other = k.fake.get("nodes", None, other_name).expect("other node");
-    assert!(labels(&other).get("egs.io/slice").is_none() && !has_slice_taint(&other, "team-a"), "the other node is untouched");
-    let ns = k.fake.get("namespaces", None, "team-a").expect("namespace");
-    let annotations = &ns["metadata"]["annotations"];
-    assert_eq!(annotations["scheduler.alpha.kubernetes.io/node-selector"], "egs.io/slice=team-a");
-    let tolerations: Value =
-        serde_json::from_str(annotations["scheduler.alpha.kubernetes.io/defaultTolerations"].as_str().expect("tolerations")).expect("json");
-    assert_eq!(tolerations[0], json!({ "key": "egs.io/slice", "operator": "Equal", "value": "team-a", "effect": "NoSchedule" }));
-    assert_eq!(ns["metadata"]["labels"]["egs.io/slice"], "team-a");
-    assert_eq!(k.fake.events_for("Node", &node_name).iter().filter(|e| e["reason"] == "Provisioned").count(), 1);
-    assert_eq!(
-        steps(&provisioned, "PROVISION"),
-        ["PRECHECK", "LABEL_AND_TAINT", "POD_PLACEMENT", "EVENTS"].map(|s| (s.to_owned(), "DONE".to_owned())).to_vec()
-    );
-
-    // A slice pod on the node is evicted at exit; a DaemonSet-style pod of another namespace stays.
-    k.fake.add_pod("team-a", "trainer", Some(&node_name), &[("app", "trainer")], 8, "Running");
-    k.fake.add_pod("kube-system", "dcgm-exporter", Some(&node_name), &[("app", "dcgm")], 0, "Running");
-    app.clock.advance(Duration::from_secs(2 * 3600 + 1));
-    let completed = wait_phase(&app, id, "COMPLETED").await;
-    assert_eq!(completed["releaseReason"], "EXPIRED");
-    assert_eq!(
-        steps(&completed, "RELEASE"),
-        ["CORDON", "EVICT", "UNLABEL", "POD_PLACEMENT_REMOVED", "POSTCHECK"].map(|s| (s.to_owned(), "DONE".to_owned())).to_vec()
-    );
-    assert_eq!(k.fake.writes("POST", "/namespaces/team-a/pods/trainer/eviction"), 1, "evicted through the Eviction API");
-    assert!(k.fake.get("pods", Some("team-a"), "trainer").is_none());
-    assert!(k.fake.get("pods", Some("kube-system"), "dcgm-exporter").is_some(), "other namespaces' pods are not the slice's to move");
-    let node = k.fake.get("nodes", None, &node_name).expect("node");
-    assert!(labels(&node).get("egs.io/slice").is_none() && labels(&node).get("egs.io/gpr").is_none(), "{node}");
-    assert!(!has_slice_taint(&node, "team-a"));
-    assert!(node["spec"]["unschedulable"].is_null() || node["spec"]["unschedulable"] == false, "uncordoned: {node}");
-    assert!(node["metadata"]["annotations"].get("egs.io/cordoned").is_none());
-    let ns = k.fake.get("namespaces", None, "team-a").expect("namespace");
-    assert!(ns["metadata"]["annotations"].get("scheduler.alpha.kubernetes.io/node-selector").is_none(), "{ns}");
-    assert_eq!(k.fake.events_for("Node", &node_name).iter().filter(|e| e["reason"] == "Released").count(), 1);
-}
-
-#[tokio::test]
-async fn a_node_someone_else_cordoned_stays_cordoned_after_release() {
-    let app = TestApp::spawn().await;
-    let k = cluster(&app, 1, "ADMISSION_PLUGINS").await;
-    let id = fixtures::create_gpr(&app, &k.token, &k.slice, "train", json!({})).await["id"].as_str().expect("id").to_owned();
-    wait_phase(&app, &id, "PROVISIONED").await;
-    let node = k.fake.get("nodes", None, "gpu-0").expect("node");
-    let mut cordoned = node.clone();
-    cordoned["spec"]["unschedulable"] = json!(true);
-    k.fake.put_object(cordoned);
-    early_release(&app, &k.token, &id).await;
-    wait_phase(&app, &id, "COMPLETED").await;
-    let node = k.fake.get("nodes", None, "gpu-0").expect("node");
-    assert_eq!(node["spec"]["unschedulable"], true, "an admin's cordon is theirs to lift");
-    assert!(labels(&node).get("egs.io/slice").is_none());
 }
 
 #[tokio::test]

@@ -20,6 +20,7 @@ mod input_errors;
 mod isolation;
 mod isolation_generated;
 mod kubernetes;
+mod kubernetes_both;
 mod lifecycle;
 mod limits;
 mod live_inventory;

@@ -1,4 +1,4 @@
-//! The Kubernetes provider against a real kube-apiserver and etcd (`egs_tests::control_plane`)
+//! The Kubernetes provider against a real kube-apiserver and etcd (`egs_tests::kube_backend`)
 //! with what `deploy/` installs: the CRD, and the gateway's ServiceAccount, ClusterRoles and
 //! bindings. The gateway acts with a token of that ServiceAccount (minted by TokenRequest), so
 //! a verb the ClusterRole lacks fails here as it would in a cluster. No kubelet runs: the
@@ -8,90 +8,13 @@
 //! `EGS_TEST_REQUIRE_KUBE`, so there they fail instead.
 
 use crate::kubernetes::{early_release, has_slice_taint, labels, node_count, steps, wait_phase};
-use egs_tests::control_plane::{ControlPlane, start_or_skip};
-use egs_tests::fake_kube::FakeKube;
 use egs_tests::fixtures::{self, SHAPE_H100};
+use egs_tests::kube_backend::KubeBackend;
 use egs_tests::{TestApp, wait_for};
-use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ServiceAccount};
+use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
 use serde_json::{Value, json};
-use std::path::Path;
-
-/// The namespace `deploy/` puts the gateway in.
-const EGS_NAMESPACE: &str = "egs";
-
-/// Server-side applies every document of `deploy/kustomize/base/<file>`; namespaced objects
-/// without a namespace go to `egs`, as kustomize's `namespace:` does.
-async fn apply_deploy_file(client: &kube::Client, file: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/kustomize/base").join(file);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let docs: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap_or_else(|e| panic!("{file} does not parse: {e}"));
-    for doc in docs.into_iter().filter(|d| d.is_object()) {
-        apply(client, doc).await;
-    }
-}
-
-async fn apply(client: &kube::Client, mut doc: Value) {
-    let (group_version, kind) = (doc["apiVersion"].as_str().expect("apiVersion").to_owned(), doc["kind"].as_str().expect("kind").to_owned());
-    let (group, version) = group_version.split_once('/').unwrap_or(("", group_version.as_str()));
-    let gvk = GroupVersionKind::gvk(group, version, &kind);
-    let (resource, capabilities) = kube::discovery::pinned_kind(client, &gvk).await.unwrap_or_else(|e| panic!("{kind}: {e}"));
-    let name = doc["metadata"]["name"].as_str().expect("a name").to_owned();
-    let api: Api<DynamicObject> = if capabilities.scope == kube::discovery::Scope::Namespaced {
-        let namespace = doc["metadata"]["namespace"].as_str().unwrap_or(EGS_NAMESPACE).to_owned();
-        doc["metadata"]["namespace"] = json!(namespace);
-        Api::namespaced_with(client.clone(), &namespace, &resource)
-    } else {
-        Api::all_with(client.clone(), &resource)
-    };
-    api.patch(&name, &PatchParams::apply("egs-tests").force(), &Patch::Apply(&doc)).await.unwrap_or_else(|e| panic!("applying {kind} {name}: {e}"));
-}
-
-/// Installs the CRD and the gateway's identity from `deploy/`; returns a token of the gateway's
-/// ServiceAccount.
-async fn install_deploy(plane: &ControlPlane) -> String {
-    let admin = plane.client();
-    for file in ["namespace.yaml", "crd.yaml", "gateway-serviceaccount.yaml", "gateway-rbac.yaml"] {
-        apply_deploy_file(&admin, file).await;
-    }
-    // The CRD serves once it is Established.
-    let gvk = GroupVersionKind::gvk("egs.io", "v1alpha1", "GPUProvisioningRequest");
-    wait_for("the GPUProvisioningRequest CRD to serve", || async { kube::discovery::pinned_kind(&admin, &gvk).await.is_ok() }).await;
-    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), EGS_NAMESPACE);
-    let request = TokenRequest { spec: Some(TokenRequestSpec { expiration_seconds: Some(3600), ..Default::default() }), ..Default::default() };
-    let issued = accounts.create_token_request("egs-gateway", &PostParams::default(), &request).await.expect("a token for the gateway");
-    issued.status.and_then(|s| s.token).expect("a token")
-}
-
-/// A Node as a kubelet would register it (the object, then its status, which a kubelet
-/// reports through the status subresource).
-async fn add_gpu_node(client: &kube::Client, name: &str) {
-    let manifest = FakeKube::gpu_node_manifest(name, SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true);
-    let nodes: Api<Node> = Api::all(client.clone());
-    let mut object = manifest.clone();
-    object.as_object_mut().expect("an object").remove("status");
-    let node: Node = serde_json::from_value(object).expect("a Node");
-    nodes.create(&PostParams::default(), &node).await.expect("the node is created");
-    let status = json!({ "status": manifest["status"] });
-    nodes.patch_status(name, &PatchParams::default(), &Patch::Merge(&status)).await.expect("the node's status");
-}
-
-async fn add_namespace(client: &kube::Client, name: &str) {
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    let namespace: Namespace = serde_json::from_value(json!({ "metadata": { "name": name } })).expect("a Namespace");
-    namespaces.create(&PostParams::default(), &namespace).await.expect("the namespace is created");
-    // What the service-account controller (not running here) gives every namespace.
-    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), name);
-    let default: ServiceAccount = serde_json::from_value(json!({ "metadata": { "name": "default", "namespace": name } })).expect("an account");
-    accounts.create(&PostParams::default(), &default).await.expect("the default account");
-}
-
-async fn node_json(client: &kube::Client, name: &str) -> Value {
-    let nodes: Api<Node> = Api::all(client.clone());
-    serde_json::to_value(nodes.get(name).await.expect("the node")).expect("json")
-}
 
 fn gpr_resource(name: &str, nodes: i64) -> Value {
     json!({
@@ -104,10 +27,9 @@ fn gpr_resource(name: &str, nodes: i64) -> Value {
 
 #[tokio::test]
 async fn the_crd_from_deploy_refuses_what_its_schema_forbids() {
-    let Some(plane) = start_or_skip("real_kube::the_crd_from_deploy_refuses_what_its_schema_forbids").await else { return };
-    install_deploy(&plane).await;
-    let admin = plane.client();
-    add_namespace(&admin, "team-a").await;
+    let Some(kube) = KubeBackend::start_real("real_kube::the_crd_from_deploy_refuses_what_its_schema_forbids").await else { return };
+    let admin = kube.admin();
+    kube.add_namespace("team-a").await;
     let gvk = GroupVersionKind::gvk("egs.io", "v1alpha1", "GPUProvisioningRequest");
     let (resource, _) = kube::discovery::pinned_kind(&admin, &gvk).await.expect("the CRD");
     let api: Api<DynamicObject> = Api::namespaced_with(admin.clone(), "team-a", &resource);
@@ -135,19 +57,20 @@ async fn the_crd_from_deploy_refuses_what_its_schema_forbids() {
 
 #[tokio::test]
 async fn the_gateway_with_deploys_rbac_provisions_releases_and_mints_a_working_slice_kubeconfig() {
-    let Some(plane) = start_or_skip("real_kube::the_gateway_with_deploys_rbac_provisions_releases_and_mints_a_working_slice_kubeconfig").await else {
+    let Some(kube) =
+        KubeBackend::start_real("real_kube::the_gateway_with_deploys_rbac_provisions_releases_and_mints_a_working_slice_kubeconfig").await
+    else {
         return;
     };
-    let gateway_token = install_deploy(&plane).await;
-    let admin = plane.client();
+    let admin = kube.admin();
     for n in 0..2 {
-        add_gpu_node(&admin, &format!("gpu-{n}")).await;
+        kube.add_gpu_node(&format!("gpu-{n}"), SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true).await;
     }
-    add_namespace(&admin, "team-a").await;
-    add_namespace(&admin, "other").await;
+    kube.add_namespace("team-a").await;
+    kube.add_namespace("other").await;
 
     let app = TestApp::spawn().await;
-    let (cluster, slice) = gateway_on(&app, &plane, &gateway_token, 2).await;
+    let (cluster, slice) = gateway_on(&app, &kube, 2).await;
     let (_, owner) = fixtures::member(&app, "olga", &slice, "OWNER").await;
 
     // Provisioning with the gateway's own rights: labels, taint, namespace steering.
@@ -159,7 +82,7 @@ async fn the_gateway_with_deploys_rbac_provisions_releases_and_mints_a_working_s
         ["PRECHECK", "LABEL_AND_TAINT", "POD_PLACEMENT", "EVENTS"].map(|s| (s.to_owned(), "DONE".to_owned())).to_vec()
     );
     let node_name = provisioned["nodes"][0]["name"].as_str().expect("a node").to_owned();
-    let node = node_json(&admin, &node_name).await;
+    let node = kube.get("nodes", None, &node_name).await.expect("the node");
     assert_eq!(labels(&node)["egs.io/slice"], "team-a", "{node}");
     assert!(has_slice_taint(&node, "team-a"), "{node}");
 
@@ -204,24 +127,10 @@ async fn the_gateway_with_deploys_rbac_provisions_releases_and_mints_a_working_s
     early_release(&app, &owner, id).await;
     let completed = wait_phase(&app, id, "COMPLETED").await;
     assert!(steps(&completed, "RELEASE").iter().all(|(_, status)| status == "DONE"), "{completed}");
-    let node = node_json(&admin, &node_name).await;
+    let node = kube.get("nodes", None, &node_name).await.expect("the node");
     assert!(labels(&node).get("egs.io/slice").is_none() && !has_slice_taint(&node, "team-a"), "{node}");
     assert!(node["spec"]["unschedulable"].is_null() || node["spec"]["unschedulable"] == false, "{node}");
     app.finish().await;
-}
-
-/// A pod bound to `node` and Running, as a kubelet would report it (no kubelet runs here).
-async fn add_running_pod(client: &kube::Client, namespace: &str, name: &str, node: &str, app: &str) {
-    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
-    let pod: Pod = serde_json::from_value(json!({
-        "metadata": { "name": name, "namespace": namespace, "labels": { "app": app } },
-        "spec": { "nodeName": node, "containers": [{ "name": "main", "image": "busybox", "resources": { "limits": { "nvidia.com/gpu": "8" } } }] },
-    }))
-    .expect("a Pod");
-    pods.create(&PostParams::default(), &pod).await.expect("the pod is created");
-    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let status = json!({ "status": { "phase": "Running", "conditions": [{ "type": "Ready", "status": "True", "lastTransitionTime": now }] } });
-    pods.patch_status(name, &PatchParams::default(), &Patch::Merge(&status)).await.expect("the pod's status");
 }
 
 /// What the disruption controller would write (it does not run here): how many disruptions
@@ -238,20 +147,19 @@ async fn set_pdb_allows(client: &kube::Client, namespace: &str, name: &str, allo
 
 #[tokio::test]
 async fn a_real_pod_disruption_budget_holds_the_release_until_it_allows_the_eviction() {
-    let Some(plane) = start_or_skip("real_kube::a_real_pod_disruption_budget_holds_the_release_until_it_allows_the_eviction").await else {
+    let Some(kube) = KubeBackend::start_real("real_kube::a_real_pod_disruption_budget_holds_the_release_until_it_allows_the_eviction").await else {
         return;
     };
-    let gateway_token = install_deploy(&plane).await;
-    let admin = plane.client();
-    add_gpu_node(&admin, "gpu-0").await;
-    add_namespace(&admin, "team-a").await;
+    let admin = kube.admin();
+    kube.add_gpu_node("gpu-0", SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true).await;
+    kube.add_namespace("team-a").await;
     let app = TestApp::spawn().await;
-    let (_, slice) = gateway_on(&app, &plane, &gateway_token, 1).await;
+    let (_, slice) = gateway_on(&app, &kube, 1).await;
     let (_, editor) = fixtures::member(&app, "ed", &slice, "EDITOR").await;
     let id = fixtures::create_gpr(&app, &editor, &slice, "serve", json!({})).await["id"].as_str().expect("id").to_owned();
     wait_phase(&app, &id, "PROVISIONED").await;
 
-    add_running_pod(&admin, "team-a", "server-0", "gpu-0", "server").await;
+    kube.add_pod("team-a", "server-0", Some("gpu-0"), &[("app", "server")], 8, "Running").await;
     let pdbs: Api<k8s_openapi::api::policy::v1::PodDisruptionBudget> = Api::namespaced(admin.clone(), "team-a");
     let pdb = serde_json::from_value(json!({
         "metadata": { "name": "server", "namespace": "team-a" },
@@ -276,7 +184,7 @@ async fn a_real_pod_disruption_budget_holds_the_release_until_it_allows_the_evic
     let pods: Api<Pod> = Api::namespaced(admin.clone(), "team-a");
     let pod = pods.get("server-0").await.expect("the pod is still there");
     assert!(pod.metadata.deletion_timestamp.is_none(), "the budget is honoured");
-    assert_eq!(labels(&node_json(&admin, "gpu-0").await)["egs.io/slice"], "team-a");
+    assert_eq!(labels(&kube.get("nodes", None, "gpu-0").await.expect("the node"))["egs.io/slice"], "team-a");
 
     // The budget allows one disruption: the eviction goes through. No kubelet runs, so the
     // pod stays terminating until the test finishes its deletion, as a kubelet would.
@@ -289,7 +197,7 @@ async fn a_real_pod_disruption_budget_holds_the_release_until_it_allows_the_evic
     let done = wait_phase(&app, &id, "COMPLETED").await;
     assert!(steps(&done, "RELEASE").iter().all(|(_, status)| status == "DONE"), "{done}");
     assert!(pods.get_opt("server-0").await.expect("read").is_none());
-    assert!(labels(&node_json(&admin, "gpu-0").await).get("egs.io/slice").is_none());
+    assert!(labels(&kube.get("nodes", None, "gpu-0").await.expect("the node")).get("egs.io/slice").is_none());
     app.finish().await;
 }
 
@@ -311,15 +219,14 @@ async fn requests_answered(client: &kube::Client, verb: &str, resource: &str, co
 
 #[tokio::test]
 async fn a_node_that_keeps_changing_is_labelled_through_409_conflicts_and_retries() {
-    let Some(plane) = start_or_skip("real_kube::a_node_that_keeps_changing_is_labelled_through_409_conflicts_and_retries").await else {
+    let Some(kube) = KubeBackend::start_real("real_kube::a_node_that_keeps_changing_is_labelled_through_409_conflicts_and_retries").await else {
         return;
     };
-    let gateway_token = install_deploy(&plane).await;
-    let admin = plane.client();
-    add_gpu_node(&admin, "gpu-0").await;
-    add_namespace(&admin, "team-a").await;
+    let admin = kube.admin();
+    kube.add_gpu_node("gpu-0", SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true).await;
+    kube.add_namespace("team-a").await;
     let app = TestApp::spawn().await;
-    let (_, slice) = gateway_on(&app, &plane, &gateway_token, 1).await;
+    let (_, slice) = gateway_on(&app, &kube, 1).await;
     let (_, editor) = fixtures::member(&app, "ed", &slice, "EDITOR").await;
 
     // A busy kubelet: the node's annotations change back to back while EGS labels it, so its
@@ -344,13 +251,13 @@ async fn a_node_that_keeps_changing_is_labelled_through_409_conflicts_and_retrie
         let id = fixtures::create_gpr(&app, &editor, &slice, &format!("train-{round}"), json!({})).await["id"].as_str().expect("id").to_owned();
         let provisioned = wait_phase(&app, &id, "PROVISIONED").await;
         assert!(steps(&provisioned, "PROVISION").iter().all(|(_, status)| status == "DONE"), "{provisioned}");
-        let node = node_json(&admin, "gpu-0").await;
+        let node = kube.get("nodes", None, "gpu-0").await.expect("the node");
         assert_eq!(labels(&node)["egs.io/slice"], "team-a", "{node}");
         assert!(has_slice_taint(&node, "team-a"), "{node}");
         early_release(&app, &editor, &id).await;
         let done = wait_phase(&app, &id, "COMPLETED").await;
         assert!(steps(&done, "RELEASE").iter().all(|(_, status)| status == "DONE"), "{done}");
-        let node = node_json(&admin, "gpu-0").await;
+        let node = kube.get("nodes", None, "gpu-0").await.expect("the node");
         assert!(labels(&node).get("egs.io/slice").is_none() && !has_slice_taint(&node, "team-a"), "{node}");
         conflicts = requests_answered(&admin, "PATCH", "nodes", 409).await - conflicts_before;
         if conflicts > 0 {
@@ -359,7 +266,7 @@ async fn a_node_that_keeps_changing_is_labelled_through_409_conflicts_and_retrie
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     heartbeat.await.expect("the heartbeat task");
-    let node = node_json(&admin, "gpu-0").await;
+    let node = kube.get("nodes", None, "gpu-0").await.expect("the node");
     assert!(node["metadata"]["annotations"]["egs-tests/heartbeat"].is_string(), "the other writer's changes are kept: {node}");
     assert!(conflicts >= 1, "the real server answered no 409 to EGS's conditional patches in five rounds, so nothing was retried");
     eprintln!("409 Conflicts on node patches while provisioning and releasing: {conflicts}");
@@ -368,8 +275,8 @@ async fn a_node_that_keeps_changing_is_labelled_through_409_conflicts_and_retrie
 
 /// Registers the real cluster with the gateway's ServiceAccount token and waits for its nodes;
 /// the slice `team-a` owns namespace `team-a`. (cluster id, slice id)
-async fn gateway_on(app: &TestApp, plane: &ControlPlane, gateway_token: &str, nodes: usize) -> (String, String) {
-    let cluster = fixtures::register_kube_cluster(app, "real", &plane.kubeconfig_for_token(gateway_token), "ADMISSION_PLUGINS").await;
+async fn gateway_on(app: &TestApp, kube: &KubeBackend, nodes: usize) -> (String, String) {
+    let cluster = fixtures::register_kube_cluster(app, "real", &kube.kubeconfig(), "ADMISSION_PLUGINS").await;
     wait_for("the real nodes to be discovered", || async { node_count(app, &cluster).await == nodes }).await;
     let slice = fixtures::create_slice(app, "team-a", &cluster, json!({})).await;
     (cluster, slice)
@@ -377,17 +284,16 @@ async fn gateway_on(app: &TestApp, plane: &ControlPlane, gateway_token: &str, no
 
 #[tokio::test]
 async fn an_applied_resource_becomes_a_gpr_whose_status_and_finalizer_the_gateway_writes_with_deploys_rbac() {
-    let Some(plane) =
-        start_or_skip("real_kube::an_applied_resource_becomes_a_gpr_whose_status_and_finalizer_the_gateway_writes_with_deploys_rbac").await
+    let Some(kube) =
+        KubeBackend::start_real("real_kube::an_applied_resource_becomes_a_gpr_whose_status_and_finalizer_the_gateway_writes_with_deploys_rbac").await
     else {
         return;
     };
-    let gateway_token = install_deploy(&plane).await;
-    let admin = plane.client();
-    add_gpu_node(&admin, "gpu-0").await;
-    add_namespace(&admin, "team-a").await;
+    let admin = kube.admin();
+    kube.add_gpu_node("gpu-0", SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true).await;
+    kube.add_namespace("team-a").await;
     let app = TestApp::spawn().await;
-    gateway_on(&app, &plane, &gateway_token, 1).await;
+    gateway_on(&app, &kube, 1).await;
 
     let gvk = GroupVersionKind::gvk("egs.io", "v1alpha1", "GPUProvisioningRequest");
     let (resource, _) = kube::discovery::pinned_kind(&admin, &gvk).await.expect("the CRD");
@@ -405,11 +311,11 @@ async fn an_applied_resource_becomes_a_gpr_whose_status_and_finalizer_the_gatewa
     .await;
     let provisioned = read(api.clone()).await.expect("the resource");
     assert!(provisioned["metadata"]["finalizers"].as_array().is_some_and(|f| f.iter().any(|f| f == "egs.io/gpr")), "{provisioned}");
-    assert_eq!(labels(&node_json(&admin, "gpu-0").await)["egs.io/slice"], "team-a");
+    assert_eq!(labels(&kube.get("nodes", None, "gpu-0").await.expect("the node"))["egs.io/slice"], "team-a");
 
     // Deleting it gives the nodes back early; the finalizer holds the object until then.
     api.delete("train", &kube::api::DeleteParams::default()).await.expect("deleted");
     wait_for("the resource to go once its GPR is finished", || async { read(api.clone()).await.is_none() }).await;
-    assert!(labels(&node_json(&admin, "gpu-0").await).get("egs.io/slice").is_none(), "the node came back");
+    assert!(labels(&kube.get("nodes", None, "gpu-0").await.expect("the node")).get("egs.io/slice").is_none(), "the node came back");
     app.finish().await;
 }

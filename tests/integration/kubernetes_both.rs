@@ -1,0 +1,136 @@
+//! The Kubernetes provider's core behaviour, run on both backends (`egs_tests::kube_backend`):
+//! the fake API server and a real kube-apiserver with `deploy/`'s CRD and RBAC. What only the
+//! fake can show (injected faults, its write log) stays in `kubernetes.rs`.
+
+use crate::kubernetes::{has_slice_taint, labels, node_count, nodes, steps, wait_phase};
+use egs_tests::fixtures::{self, SHAPE_H100};
+use egs_tests::kube_backend::KubeBackend;
+use egs_tests::{TestApp, on_both_backends, wait_for};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// `nodes` ready H100 nodes, registered and discovered, and slice `team-a` (namespace `team-a`
+/// on it) with an editor: (cluster id, slice id, editor's token).
+async fn cluster(app: &TestApp, kube: &KubeBackend, nodes: usize) -> (String, String, String) {
+    for n in 0..nodes {
+        kube.add_gpu_node(&format!("gpu-{n}"), SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true).await;
+    }
+    kube.add_namespace("team-a").await;
+    let id = fixtures::register_kube_cluster(app, "k8s", &kube.kubeconfig(), "ADMISSION_PLUGINS").await;
+    wait_for("the nodes to be discovered", || async { node_count(app, &id).await == nodes }).await;
+    let slice = fixtures::create_slice(app, "team-a", &id, json!({})).await;
+    let (_, token) = fixtures::member(app, "alice", &slice, "EDITOR").await;
+    (id, slice, token)
+}
+
+async fn discovery_keeps_the_inventory_in_step_with_the_cluster(kube: KubeBackend) {
+    let app = TestApp::spawn().await;
+    kube.add_gpu_node("gpu-a", SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true).await;
+    kube.add_gpu_node("gpu-b", "NVIDIA-A100-SXM4-80GB", 4, "p4de.24xlarge", "us-east-1b", false).await;
+    kube.create_with_status(
+        json!({ "apiVersion": "v1", "kind": "Node", "metadata": { "name": "cpu-only", "labels": { "kubernetes.io/hostname": "cpu-only" } } }),
+    )
+    .await;
+    let id = fixtures::register_kube_cluster(&app, "k8s", &kube.kubeconfig(), "ADMISSION_PLUGINS").await;
+
+    wait_for("both GPU nodes", || async { node_count(&app, &id).await == 2 }).await;
+    let found = nodes(&app, &id).await;
+    let a = found.iter().find(|n| n["name"] == "gpu-a").expect("gpu-a");
+    assert_eq!((a["gpuShape"].as_str(), a["gpusPerNode"].as_i64(), a["health"].as_str()), (Some(SHAPE_H100), Some(8), Some("HEALTHY")));
+    assert_eq!((a["instanceType"].as_str(), a["zone"].as_str()), (Some("p5.48xlarge"), Some("us-east-1a")));
+    let b = found.iter().find(|n| n["name"] == "gpu-b").expect("gpu-b");
+    assert_eq!(b["health"], "UNHEALTHY", "a NotReady node is not schedulable");
+    let status =
+        app.ok(&app.admin_token, "query($id: ID!) { cluster(id: $id) { registrationStatus health credentials } }", json!({ "id": id })).await;
+    assert_eq!(status["cluster"], json!({ "registrationStatus": "REGISTERED", "health": "HEALTHY", "credentials": "KUBECONFIG" }));
+
+    kube.add_gpu_node("gpu-c", SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true).await;
+    wait_for("the added node", || async { node_count(&app, &id).await == 3 }).await;
+    kube.set_node_ready("gpu-a", false).await;
+    wait_for("gpu-a to turn unhealthy", || async { nodes(&app, &id).await.iter().any(|n| n["name"] == "gpu-a" && n["health"] == "UNHEALTHY") }).await;
+    kube.set_node_ready("gpu-b", true).await;
+    wait_for("gpu-b to turn healthy", || async { nodes(&app, &id).await.iter().any(|n| n["name"] == "gpu-b" && n["health"] == "HEALTHY") }).await;
+    kube.delete("nodes", None, "gpu-c").await;
+    wait_for("the removed node to leave", || async { node_count(&app, &id).await == 2 }).await;
+    app.finish().await;
+}
+on_both_backends!(discovery_keeps_the_inventory_in_step_with_the_cluster);
+
+async fn a_gpr_gets_its_nodes_labelled_tainted_and_steered_then_everything_is_undone_at_exit(kube: KubeBackend) {
+    let app = TestApp::spawn().await;
+    let (_, slice, token) = cluster(&app, &kube, 2).await;
+    let created = fixtures::create_gpr(&app, &token, &slice, "train", json!({ "nodeCount": 1 })).await;
+    let id = created["id"].as_str().expect("id");
+    let provisioned = wait_phase(&app, id, "PROVISIONED").await;
+    let node_name = provisioned["nodes"][0]["name"].as_str().expect("a node").to_owned();
+    let other_name = if node_name == "gpu-0" { "gpu-1" } else { "gpu-0" };
+
+    // In the cluster: the node is the slice's and others are kept off; the slice's pods are steered there.
+    let node = kube.get("nodes", None, &node_name).await.expect("node");
+    assert_eq!(labels(&node)["egs.io/slice"], "team-a");
+    assert!(labels(&node)["egs.io/gpr"].is_string());
+    assert!(has_slice_taint(&node, "team-a"), "{node}");
+    let other = kube.get("nodes", None, other_name).await.expect("other node");
+    assert!(labels(&other).get("egs.io/slice").is_none() && !has_slice_taint(&other, "team-a"), "the other node is untouched");
+    let ns = kube.get("namespaces", None, "team-a").await.expect("namespace");
+    let annotations = &ns["metadata"]["annotations"];
+    assert_eq!(annotations["scheduler.alpha.kubernetes.io/node-selector"], "egs.io/slice=team-a");
+    let tolerations: Value =
+        serde_json::from_str(annotations["scheduler.alpha.kubernetes.io/defaultTolerations"].as_str().expect("tolerations")).expect("json");
+    assert_eq!(tolerations[0], json!({ "key": "egs.io/slice", "operator": "Equal", "value": "team-a", "effect": "NoSchedule" }));
+    assert_eq!(ns["metadata"]["labels"]["egs.io/slice"], "team-a");
+    assert_eq!(kube.events_for("Node", &node_name).await.iter().filter(|e| e["reason"] == "Provisioned").count(), 1);
+    assert_eq!(
+        steps(&provisioned, "PROVISION"),
+        ["PRECHECK", "LABEL_AND_TAINT", "POD_PLACEMENT", "EVENTS"].map(|s| (s.to_owned(), "DONE".to_owned())).to_vec()
+    );
+
+    // A slice pod on the node is evicted at exit; a DaemonSet-style pod of another namespace stays.
+    kube.add_pod("team-a", "trainer", Some(&node_name), &[("app", "trainer")], 8, "Running").await;
+    kube.add_pod("kube-system", "dcgm-exporter", Some(&node_name), &[("app", "dcgm")], 0, "Running").await;
+    app.clock.advance(Duration::from_secs(2 * 3600 + 1));
+    // No kubelet on the real server: an evicted pod stays terminating until it is finished.
+    wait_for("the slice's pod to be evicted", || async {
+        kube.get("pods", Some("team-a"), "trainer").await.is_none_or(|p| !p["metadata"]["deletionTimestamp"].is_null())
+    })
+    .await;
+    kube.finish_pod_deletion("team-a", "trainer").await;
+    let completed = wait_phase(&app, id, "COMPLETED").await;
+    assert_eq!(completed["releaseReason"], "EXPIRED");
+    assert_eq!(
+        steps(&completed, "RELEASE"),
+        ["CORDON", "EVICT", "UNLABEL", "POD_PLACEMENT_REMOVED", "POSTCHECK"].map(|s| (s.to_owned(), "DONE".to_owned())).to_vec()
+    );
+    if let Some(fake) = kube.fake() {
+        assert_eq!(fake.writes("POST", "/namespaces/team-a/pods/trainer/eviction"), 1, "evicted through the Eviction API");
+    }
+    assert!(kube.get("pods", Some("team-a"), "trainer").await.is_none());
+    assert!(kube.get("pods", Some("kube-system"), "dcgm-exporter").await.is_some(), "other namespaces' pods are not the slice's to move");
+    let node = kube.get("nodes", None, &node_name).await.expect("node");
+    assert!(labels(&node).get("egs.io/slice").is_none() && labels(&node).get("egs.io/gpr").is_none(), "{node}");
+    assert!(!has_slice_taint(&node, "team-a"));
+    assert!(node["spec"]["unschedulable"].is_null() || node["spec"]["unschedulable"] == false, "uncordoned: {node}");
+    assert!(node["metadata"]["annotations"].get("egs.io/cordoned").is_none());
+    let ns = kube.get("namespaces", None, "team-a").await.expect("namespace");
+    assert!(ns["metadata"]["annotations"].get("scheduler.alpha.kubernetes.io/node-selector").is_none(), "{ns}");
+    assert_eq!(kube.events_for("Node", &node_name).await.iter().filter(|e| e["reason"] == "Released").count(), 1);
+    app.finish().await;
+}
+on_both_backends!(a_gpr_gets_its_nodes_labelled_tainted_and_steered_then_everything_is_undone_at_exit);
+
+async fn a_node_someone_else_cordoned_stays_cordoned_after_release(kube: KubeBackend) {
+    let app = TestApp::spawn().await;
+    let (_, slice, token) = cluster(&app, &kube, 1).await;
+    let id = fixtures::create_gpr(&app, &token, &slice, "train", json!({})).await["id"].as_str().expect("id").to_owned();
+    wait_phase(&app, &id, "PROVISIONED").await;
+    let mut cordoned = kube.get("nodes", None, "gpu-0").await.expect("node");
+    cordoned["spec"]["unschedulable"] = json!(true);
+    kube.replace(cordoned).await;
+    crate::kubernetes::early_release(&app, &token, &id).await;
+    wait_phase(&app, &id, "COMPLETED").await;
+    let node = kube.get("nodes", None, "gpu-0").await.expect("node");
+    assert_eq!(node["spec"]["unschedulable"], true, "an admin's cordon is theirs to lift");
+    assert!(labels(&node).get("egs.io/slice").is_none());
+    app.finish().await;
+}
+on_both_backends!(a_node_someone_else_cordoned_stays_cordoned_after_release);
