@@ -269,46 +269,6 @@ async fn a_job_interrupted_mid_step_is_finished_once_by_the_next_leader() {
 }
 
 #[tokio::test]
-async fn a_node_that_fails_mid_window_is_replaced_by_a_spare_handed_to_the_slice() {
-    let app = TestApp::spawn().await;
-    let k = cluster(&app, 2, "ADMISSION_PLUGINS").await;
-    let id = fixtures::create_gpr(&app, &k.token, &k.slice, "train", json!({ "nodeCount": 1 })).await["id"].as_str().expect("id").to_owned();
-    let provisioned = wait_phase(&app, &id, "PROVISIONED").await;
-    let failed = provisioned["nodes"][0]["name"].as_str().expect("node").to_owned();
-    let spare = if failed == "gpu-0" { "gpu-1" } else { "gpu-0" };
-
-    // The kubelet stops reporting Ready: discovery marks the node unhealthy, the scheduler
-    // swaps in the spare, and the provider hands the spare to the slice.
-    k.fake.set_node_ready(&failed, false);
-    wait_for("the spare to be labelled for the slice", || async {
-        let node = k.fake.get("nodes", None, spare).expect("spare");
-        labels(&node)["egs.io/slice"] == "team-a" && has_slice_taint(&node, "team-a")
-    })
-    .await;
-    let now = gpr(&app, &id).await;
-    assert_eq!(now["phase"], "PROVISIONED");
-    assert_eq!(now["nodes"], json!([{ "name": spare }]));
-    wait_for("the failed node to be taken back", || async {
-        let node = k.fake.get("nodes", None, &failed).expect("failed node");
-        labels(&node).get("egs.io/slice").is_none() && !has_slice_taint(&node, "team-a")
-    })
-    .await;
-    let events =
-        app.ok(&app.admin_token, "query($id: ID!) { gpr(id: $id) { events(first: 50) { nodes { kind message } } } }", json!({ "id": id })).await;
-    assert!(events["gpr"]["events"]["nodes"].as_array().expect("events").iter().any(|e| e["kind"] == "NODE_REPLACED"), "{events}");
-    // Taking the failed node back leaves the running GPR's placement and its release to come.
-    let ns = k.fake.get("namespaces", None, "team-a").expect("namespace");
-    assert_eq!(ns["metadata"]["annotations"]["scheduler.alpha.kubernetes.io/node-selector"], "egs.io/slice=team-a", "{ns}");
-    assert!(steps(&gpr(&app, &id).await, "RELEASE").is_empty(), "the GPR's own release steps are untouched");
-
-    // Its real release still runs every step and cleans the spare.
-    early_release(&app, &k.token, &id).await;
-    let done = wait_phase(&app, &id, "COMPLETED").await;
-    assert_eq!(steps(&done, "RELEASE").len(), 5, "{done}");
-    assert!(labels(&k.fake.get("nodes", None, spare).expect("spare")).get("egs.io/slice").is_none());
-}
-
-#[tokio::test]
 async fn a_permanent_failure_after_labelling_undoes_the_labels_before_the_nodes_go_back() {
     let app = TestApp::spawn().await;
     let k = cluster(&app, 1, "ADMISSION_PLUGINS").await;

@@ -2,7 +2,7 @@
 //! the fake API server and a real kube-apiserver with `deploy/`'s CRD and RBAC. What only the
 //! fake can show (injected faults, its write log) stays in `kubernetes.rs`.
 
-use crate::kubernetes::{has_slice_taint, labels, node_count, nodes, steps, wait_phase};
+use crate::kubernetes::{early_release, gpr, has_slice_taint, labels, node_count, nodes, steps, wait_phase};
 use egs_tests::fixtures::{self, SHAPE_H100};
 use egs_tests::kube_backend::KubeBackend;
 use egs_tests::{TestApp, on_both_backends, wait_for};
@@ -126,7 +126,7 @@ async fn a_node_someone_else_cordoned_stays_cordoned_after_release(kube: KubeBac
     let mut cordoned = kube.get("nodes", None, "gpu-0").await.expect("node");
     cordoned["spec"]["unschedulable"] = json!(true);
     kube.replace(cordoned).await;
-    crate::kubernetes::early_release(&app, &token, &id).await;
+    early_release(&app, &token, &id).await;
     wait_phase(&app, &id, "COMPLETED").await;
     let node = kube.get("nodes", None, "gpu-0").await.expect("node");
     assert_eq!(node["spec"]["unschedulable"], true, "an admin's cordon is theirs to lift");
@@ -134,3 +134,44 @@ async fn a_node_someone_else_cordoned_stays_cordoned_after_release(kube: KubeBac
     app.finish().await;
 }
 on_both_backends!(a_node_someone_else_cordoned_stays_cordoned_after_release);
+
+async fn a_node_that_fails_mid_window_is_replaced_by_a_spare_handed_to_the_slice(kube: KubeBackend) {
+    let app = TestApp::spawn().await;
+    let (_, slice, token) = cluster(&app, &kube, 2).await;
+    let id = fixtures::create_gpr(&app, &token, &slice, "train", json!({ "nodeCount": 1 })).await["id"].as_str().expect("id").to_owned();
+    let provisioned = wait_phase(&app, &id, "PROVISIONED").await;
+    let failed = provisioned["nodes"][0]["name"].as_str().expect("node").to_owned();
+    let spare = if failed == "gpu-0" { "gpu-1" } else { "gpu-0" };
+
+    // The kubelet stops reporting Ready: discovery marks the node unhealthy, the scheduler
+    // swaps in the spare, and the provider hands the spare to the slice.
+    kube.set_node_ready(&failed, false).await;
+    wait_for("the spare to be labelled for the slice", || async {
+        let node = kube.get("nodes", None, spare).await.expect("spare");
+        labels(&node)["egs.io/slice"] == "team-a" && has_slice_taint(&node, "team-a")
+    })
+    .await;
+    let now = gpr(&app, &id).await;
+    assert_eq!(now["phase"], "PROVISIONED");
+    assert_eq!(now["nodes"], json!([{ "name": spare }]));
+    wait_for("the failed node to be taken back", || async {
+        let node = kube.get("nodes", None, &failed).await.expect("failed node");
+        labels(&node).get("egs.io/slice").is_none() && !has_slice_taint(&node, "team-a")
+    })
+    .await;
+    let events =
+        app.ok(&app.admin_token, "query($id: ID!) { gpr(id: $id) { events(first: 50) { nodes { kind message } } } }", json!({ "id": id })).await;
+    assert!(events["gpr"]["events"]["nodes"].as_array().expect("events").iter().any(|e| e["kind"] == "NODE_REPLACED"), "{events}");
+    // Taking the failed node back leaves the running GPR's placement and its release to come.
+    let ns = kube.get("namespaces", None, "team-a").await.expect("namespace");
+    assert_eq!(ns["metadata"]["annotations"]["scheduler.alpha.kubernetes.io/node-selector"], "egs.io/slice=team-a", "{ns}");
+    assert!(steps(&gpr(&app, &id).await, "RELEASE").is_empty(), "the GPR's own release steps are untouched");
+
+    // Its real release still runs every step and cleans the spare.
+    early_release(&app, &token, &id).await;
+    let done = wait_phase(&app, &id, "COMPLETED").await;
+    assert_eq!(steps(&done, "RELEASE").len(), 5, "{done}");
+    assert!(labels(&kube.get("nodes", None, spare).await.expect("spare")).get("egs.io/slice").is_none());
+    app.finish().await;
+}
+on_both_backends!(a_node_that_fails_mid_window_is_replaced_by_a_spare_handed_to_the_slice);
