@@ -151,11 +151,7 @@ async fn a_real_pod_disruption_budget_holds_the_release_until_it_allows_the_evic
         return;
     };
     let admin = kube.admin();
-    kube.add_gpu_node("gpu-0", SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true).await;
-    kube.add_namespace("team-a").await;
-    let app = TestApp::spawn().await;
-    let (_, slice) = gateway_on(&app, &kube, 1).await;
-    let (_, editor) = fixtures::member(&app, "ed", &slice, "EDITOR").await;
+    let (app, slice, editor) = one_node_slice(&kube).await;
     let id = fixtures::create_gpr(&app, &editor, &slice, "serve", json!({})).await["id"].as_str().expect("id").to_owned();
     wait_phase(&app, &id, "PROVISIONED").await;
 
@@ -223,11 +219,7 @@ async fn a_node_that_keeps_changing_is_labelled_through_409_conflicts_and_retrie
         return;
     };
     let admin = kube.admin();
-    kube.add_gpu_node("gpu-0", SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true).await;
-    kube.add_namespace("team-a").await;
-    let app = TestApp::spawn().await;
-    let (_, slice) = gateway_on(&app, &kube, 1).await;
-    let (_, editor) = fixtures::member(&app, "ed", &slice, "EDITOR").await;
+    let (app, slice, editor) = one_node_slice(&kube).await;
 
     // A busy kubelet: the node's annotations change back to back while EGS labels it, so its
     // read-then-conditional-patch meets 409 Conflicts and must read again.
@@ -273,6 +265,17 @@ async fn a_node_that_keeps_changing_is_labelled_through_409_conflicts_and_retrie
     app.finish().await;
 }
 
+/// One H100 node `gpu-0`, namespace `team-a`, the gateway on the cluster and slice `team-a`
+/// with an editor: (the gateway, the slice's id, the editor's token).
+async fn one_node_slice(kube: &KubeBackend) -> (TestApp, String, String) {
+    kube.add_gpu_node("gpu-0", SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true).await;
+    kube.add_namespace("team-a").await;
+    let app = TestApp::spawn().await;
+    let (_, slice) = gateway_on(&app, kube, 1).await;
+    let (_, editor) = fixtures::member(&app, "ed", &slice, "EDITOR").await;
+    (app, slice, editor)
+}
+
 /// Registers the real cluster with the gateway's ServiceAccount token and waits for its nodes;
 /// the slice `team-a` owns namespace `team-a`. (cluster id, slice id)
 async fn gateway_on(app: &TestApp, kube: &KubeBackend, nodes: usize) -> (String, String) {
@@ -290,10 +293,7 @@ async fn an_applied_resource_becomes_a_gpr_whose_status_and_finalizer_the_gatewa
         return;
     };
     let admin = kube.admin();
-    kube.add_gpu_node("gpu-0", SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true).await;
-    kube.add_namespace("team-a").await;
-    let app = TestApp::spawn().await;
-    gateway_on(&app, &kube, 1).await;
+    let (app, _, _) = one_node_slice(&kube).await;
 
     let gvk = GroupVersionKind::gvk("egs.io", "v1alpha1", "GPUProvisioningRequest");
     let (resource, _) = kube::discovery::pinned_kind(&admin, &gvk).await.expect("the CRD");
