@@ -141,7 +141,10 @@ pub struct ControlPlane {
     pub ca_pem: String,
     /// A token of group `system:masters`.
     pub admin_token: String,
+    /// etcd, then the API server.
     processes: Vec<Child>,
+    /// How the API server was started: its binary and flags.
+    apiserver: (PathBuf, Vec<String>),
     dir: tempfile::TempDir,
 }
 
@@ -149,6 +152,7 @@ impl ControlPlane {
     /// Starts etcd and kube-apiserver, waits until the API server is ready.
     pub async fn start() -> Result<Self, Unavailable> {
         let (apiserver, etcd) = tokio::task::spawn_blocking(binaries).await.map_err(|e| Unavailable(e.to_string()))??;
+        let apiserver_binary = apiserver.clone();
         let dir = tempfile::tempdir().map_err(|e| Unavailable(e.to_string()))?;
         let path = |name: &str| dir.path().join(name);
         let write = |name: &str, text: &str| std::fs::write(path(name), text).map_err(|e| Unavailable(e.to_string()));
@@ -191,36 +195,50 @@ impl ControlPlane {
             .spawn()
             .map_err(|e| Unavailable(format!("cannot start etcd: {e}")))?;
         let mut processes = vec![etcd];
-        let apiserver = Command::new(apiserver)
-            .arg(format!("--etcd-servers={etcd_url}"))
-            .arg("--bind-address=127.0.0.1")
-            .arg("--advertise-address=127.0.0.1")
+        // Kept to start the API server again (`restart_apiserver`) with the same flags.
+        let args: Vec<String> = vec![
+            format!("--etcd-servers={etcd_url}"),
+            "--bind-address=127.0.0.1".into(),
+            "--advertise-address=127.0.0.1".into(),
             // The kubernetes Service endpoints may not name a loopback address; nothing here needs them.
-            .arg("--endpoint-reconciler-type=none")
-            .arg(format!("--secure-port={api_port}"))
-            .arg(format!("--tls-cert-file={}", path("serving.crt").display()))
-            .arg(format!("--tls-private-key-file={}", path("serving.key").display()))
-            .arg(format!("--token-auth-file={}", path("tokens.csv").display()))
-            .arg("--authorization-mode=RBAC")
-            .arg(format!("--service-account-key-file={}", path("sa.pub").display()))
-            .arg(format!("--service-account-signing-key-file={}", path("sa.key").display()))
-            .arg("--service-account-issuer=https://kubernetes.default.svc")
-            .arg("--service-cluster-ip-range=10.96.0.0/16")
-            .arg("--allow-privileged=true")
-            .arg(format!("--cert-dir={}", path("certs").display()))
-            .stdout(log("apiserver.log")?)
-            .stderr(log("apiserver.err")?)
-            .spawn();
+            "--endpoint-reconciler-type=none".into(),
+            format!("--secure-port={api_port}"),
+            format!("--tls-cert-file={}", path("serving.crt").display()),
+            format!("--tls-private-key-file={}", path("serving.key").display()),
+            format!("--token-auth-file={}", path("tokens.csv").display()),
+            "--authorization-mode=RBAC".into(),
+            format!("--service-account-key-file={}", path("sa.pub").display()),
+            format!("--service-account-signing-key-file={}", path("sa.key").display()),
+            "--service-account-issuer=https://kubernetes.default.svc".into(),
+            "--service-cluster-ip-range=10.96.0.0/16".into(),
+            "--allow-privileged=true".into(),
+            format!("--cert-dir={}", path("certs").display()),
+        ];
+        let apiserver = spawn_apiserver(&apiserver, &args, dir.path());
         match apiserver {
             Ok(child) => processes.push(child),
             Err(e) => {
                 kill_all(&mut processes);
-                return Err(Unavailable(format!("cannot start kube-apiserver: {e}")));
+                return Err(e);
             }
         }
-        let plane = Self { url: format!("https://127.0.0.1:{api_port}"), ca_pem: ca.pem(), admin_token, processes, dir };
+        let plane =
+            Self { url: format!("https://127.0.0.1:{api_port}"), ca_pem: ca.pem(), admin_token, processes, apiserver: (apiserver_binary, args), dir };
         plane.wait_ready(Duration::from_secs(90)).await?;
         Ok(plane)
+    }
+
+    /// Stops the API server (as a crash or an upgrade does: every connection drops) and starts
+    /// it again on the same address with the same state in etcd; waits until it is ready.
+    /// Its watch cache starts afresh, so a client resuming a watch from before gets 410 Gone.
+    pub async fn restart_apiserver(&mut self) -> Result<(), Unavailable> {
+        if let Some(mut old) = self.processes.pop() {
+            let _ = old.kill();
+            let _ = old.wait();
+        }
+        let child = spawn_apiserver(&self.apiserver.0, &self.apiserver.1, self.dir.path())?;
+        self.processes.push(child);
+        self.wait_ready(Duration::from_secs(90)).await
     }
 
     async fn wait_ready(&self, within: Duration) -> Result<(), Unavailable> {
@@ -281,6 +299,18 @@ impl ControlPlane {
     pub fn client(&self) -> kube::Client {
         self.client_for_token(&self.admin_token)
     }
+}
+
+fn spawn_apiserver(binary: &Path, args: &[String], dir: &Path) -> Result<Child, Unavailable> {
+    let log = |name: &str| {
+        std::fs::OpenOptions::new().create(true).append(true).open(dir.join(name)).map(Stdio::from).map_err(|e| Unavailable(e.to_string()))
+    };
+    Command::new(binary)
+        .args(args)
+        .stdout(log("apiserver.log")?)
+        .stderr(log("apiserver.err")?)
+        .spawn()
+        .map_err(|e| Unavailable(format!("cannot start kube-apiserver: {e}")))
 }
 
 fn kill_all(processes: &mut [Child]) {

@@ -51,6 +51,14 @@ impl KubeBackend {
         }
     }
 
+    /// Restarts the real API server (see [`ControlPlane::restart_apiserver`]).
+    pub async fn restart_apiserver(&mut self) {
+        match self {
+            Self::Fake(_) => panic!("only the real backend restarts its API server"),
+            Self::Real(real) => real.plane.restart_apiserver().await.unwrap_or_else(|e| panic!("the API server did not come back: {}", e.0)),
+        }
+    }
+
     /// The fake, for what only it can show.
     pub fn fake(&self) -> Option<&FakeKube> {
         match self {

@@ -319,3 +319,31 @@ async fn an_applied_resource_becomes_a_gpr_whose_status_and_finalizer_the_gatewa
     assert!(labels(&kube.get("nodes", None, "gpu-0").await.expect("the node")).get("egs.io/slice").is_none(), "the node came back");
     app.finish().await;
 }
+
+#[tokio::test]
+async fn after_the_api_server_restarts_the_watches_resume_and_the_inventory_stays_in_step() {
+    let Some(mut kube) = KubeBackend::start_real("real_kube::after_the_api_server_restarts_the_watches_resume_and_the_inventory_stays_in_step").await
+    else {
+        return;
+    };
+    for n in 0..2 {
+        kube.add_gpu_node(&format!("gpu-{n}"), SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true).await;
+    }
+    kube.add_namespace("team-a").await;
+    let app = TestApp::spawn().await;
+    let (cluster, _) = gateway_on(&app, &kube, 2).await;
+
+    // The API server goes away (every connection drops) and comes back with a fresh watch
+    // cache: the gateway's node watch must resume and see what changed after it.
+    kube.restart_apiserver().await;
+    kube.delete("nodes", None, "gpu-1").await;
+    kube.add_gpu_node("gpu-2", SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true).await;
+    wait_for("the inventory to follow the cluster after the restart", || async {
+        let mut names: Vec<String> =
+            crate::kubernetes::nodes(&app, &cluster).await.iter().filter_map(|n| n["name"].as_str().map(str::to_owned)).collect();
+        names.sort();
+        names == ["gpu-0", "gpu-2"]
+    })
+    .await;
+    app.finish().await;
+}
