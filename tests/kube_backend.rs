@@ -76,6 +76,14 @@ impl KubeBackend {
         }
     }
 
+    /// The API server's URL.
+    pub fn url(&self) -> &str {
+        match self {
+            Self::Fake(fake) => fake.url(),
+            Self::Real(real) => &real.plane.url,
+        }
+    }
+
     /// A client with every right, for setting the cluster up and reading it back.
     pub fn admin(&self) -> kube::Client {
         match self {
@@ -254,7 +262,7 @@ impl KubeBackend {
 }
 
 /// The resources the tests read and write, by plural.
-const RESOURCES: [(&str, &str, &str, &str); 8] = [
+const RESOURCES: [(&str, &str, &str, &str); 9] = [
     ("nodes", "", "v1", "Node"),
     ("namespaces", "", "v1", "Namespace"),
     ("pods", "", "v1", "Pod"),
@@ -263,6 +271,7 @@ const RESOURCES: [(&str, &str, &str, &str); 8] = [
     ("poddisruptionbudgets", "policy", "v1", "PodDisruptionBudget"),
     ("gpuprovisioningrequests", "egs.io", "v1alpha1", "GPUProvisioningRequest"),
     ("roles", "rbac.authorization.k8s.io", "v1", "Role"),
+    ("rolebindings", "rbac.authorization.k8s.io", "v1", "RoleBinding"),
 ];
 
 fn resource_of(plural: &str) -> ApiResource {

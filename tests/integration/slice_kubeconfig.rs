@@ -3,6 +3,8 @@
 //! again revokes the previous one.
 
 use egs_tests::fake_kube::FakeKube;
+use egs_tests::kube_backend::KubeBackend;
+use egs_tests::on_both_backends;
 use egs_tests::{TestApp, fixtures};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
@@ -26,12 +28,12 @@ async fn pod_names(client: &kube::Client, namespace: &str) -> Result<Vec<String>
     }
 }
 
-/// A Kubernetes cluster on the fake with slice `team-a` (namespace `team-a`); returns
+/// A Kubernetes cluster with slice `team-a` (namespace `team-a`); returns
 /// (cluster id, slice id).
-async fn setup(app: &TestApp, fake: &FakeKube) -> (String, String) {
-    fake.add_namespace("team-a");
-    fake.add_namespace("other");
-    let cluster = fixtures::register_kube_cluster(app, "kube", &fake.kubeconfig(), "ADMISSION_PLUGINS").await;
+async fn setup(app: &TestApp, kube: &KubeBackend) -> (String, String) {
+    kube.add_namespace("team-a").await;
+    kube.add_namespace("other").await;
+    let cluster = fixtures::register_kube_cluster(app, "kube", &kube.kubeconfig(), "ADMISSION_PLUGINS").await;
     let slice = fixtures::create_slice(app, "team-a", &cluster, json!({})).await;
     (cluster, slice)
 }
@@ -40,11 +42,9 @@ async fn issue(app: &TestApp, token: &str, slice: &str, cluster: &str) -> Value 
     app.mutate(token, "sliceKubeconfig", ISSUE, json!({ "sliceId": slice, "clusterId": cluster })).await
 }
 
-#[tokio::test]
-async fn the_kubeconfig_acts_in_the_slice_namespaces_and_nowhere_else() {
+async fn the_kubeconfig_acts_in_the_slice_namespaces_and_nowhere_else(kube: KubeBackend) {
     let app = TestApp::spawn().await;
-    let fake = FakeKube::start().await;
-    let (cluster, slice) = setup(&app, &fake).await;
+    let (cluster, slice) = setup(&app, &kube).await;
     // A second namespace, not yet on the cluster: EGS creates it.
     app.mutate(
         &app.admin_token,
@@ -53,8 +53,8 @@ async fn the_kubeconfig_acts_in_the_slice_namespaces_and_nowhere_else() {
         json!({ "sliceId": slice, "clusterId": cluster, "name": "team-a-data" }),
     )
     .await;
-    fake.add_pod("team-a", "notebook", None, &[], 0, "Pending");
-    fake.add_pod("other", "secret-job", None, &[], 0, "Pending");
+    kube.add_pod("team-a", "notebook", None, &[], 0, "Pending").await;
+    kube.add_pod("other", "secret-job", None, &[], 0, "Pending").await;
 
     let issued = issue(&app, &app.admin_token, &slice, &cluster).await;
     assert_eq!(issued["serviceAccount"], "team-a/egs-slice-team-a", "{issued}");
@@ -66,14 +66,14 @@ async fn the_kubeconfig_acts_in_the_slice_namespaces_and_nowhere_else() {
     let context = parsed.contexts[0].context.as_ref().expect("a context");
     assert!(parsed.auth_infos[0].auth_info.as_ref().is_some_and(|a| a.token.is_some()), "the user is a token");
     assert_eq!(context.namespace.as_deref(), Some("team-a"));
-    assert_eq!(parsed.clusters[0].cluster.as_ref().and_then(|c| c.server.as_deref()), Some(fake.url()));
+    assert_eq!(parsed.clusters[0].cluster.as_ref().and_then(|c| c.server.as_deref()), Some(kube.url()));
 
     // The cluster's state: one ServiceAccount, a Role and RoleBinding per namespace.
-    assert!(fake.get("serviceaccounts", Some("team-a"), "egs-slice-team-a").is_some());
-    assert!(fake.get("serviceaccounts", Some("team-a-data"), "egs-slice-team-a").is_none());
-    assert!(fake.get("namespaces", None, "team-a-data").is_some(), "the missing namespace is created");
+    assert!(kube.get("serviceaccounts", Some("team-a"), "egs-slice-team-a").await.is_some());
+    assert!(kube.get("serviceaccounts", Some("team-a-data"), "egs-slice-team-a").await.is_none());
+    assert!(kube.get("namespaces", None, "team-a-data").await.is_some(), "the missing namespace is created");
     for ns in ["team-a", "team-a-data"] {
-        let role = fake.get("roles", Some(ns), "egs-slice-team-a").unwrap_or_else(|| panic!("a role in {ns}"));
+        let role = kube.get("roles", Some(ns), "egs-slice-team-a").await.unwrap_or_else(|| panic!("a role in {ns}"));
         let rules = role["rules"].to_string();
         for resource in ["pods/log", "deployments", "jobs", "gpuprovisioningrequests"] {
             assert!(rules.contains(resource), "{resource} in {rules}");
@@ -81,11 +81,11 @@ async fn the_kubeconfig_acts_in_the_slice_namespaces_and_nowhere_else() {
         for resource in ["secrets", "pods/exec", "pods/attach", "pods/portforward"] {
             assert!(!rules.contains(resource), "{resource} needs the slice policy: {rules}");
         }
-        let binding = fake.get("rolebindings", Some(ns), "egs-slice-team-a").unwrap_or_else(|| panic!("a role binding in {ns}"));
+        let binding = kube.get("rolebindings", Some(ns), "egs-slice-team-a").await.unwrap_or_else(|| panic!("a role binding in {ns}"));
         assert_eq!(binding["roleRef"]["name"], "egs-slice-team-a");
         assert_eq!(binding["subjects"], json!([{ "kind": "ServiceAccount", "name": "egs-slice-team-a", "namespace": "team-a" }]));
     }
-    assert!(fake.get("roles", Some("other"), "egs-slice-team-a").is_none());
+    assert!(kube.get("roles", Some("other"), "egs-slice-team-a").await.is_none());
 
     let client = client_from(kubeconfig).await;
     assert_eq!(pod_names(&client, "team-a").await, Ok(vec!["notebook".to_owned()]));
@@ -102,41 +102,45 @@ async fn the_kubeconfig_acts_in_the_slice_namespaces_and_nowhere_else() {
     )
     .await;
     issue(&app, &app.admin_token, &slice, &cluster).await;
-    let rules = fake.get("roles", Some("team-a"), "egs-slice-team-a").expect("the role")["rules"].to_string();
+    let rules = kube.get("roles", Some("team-a"), "egs-slice-team-a").await.expect("the role")["rules"].to_string();
     for resource in ["secrets", "pods/exec", "pods/attach", "pods/portforward"] {
         assert!(rules.contains(resource), "{resource} in {rules}");
     }
     app.finish().await;
 }
+on_both_backends!(the_kubeconfig_acts_in_the_slice_namespaces_and_nowhere_else);
 
-#[tokio::test]
-async fn asking_again_revokes_the_previous_kubeconfig() {
+async fn asking_again_revokes_the_previous_kubeconfig(kube: KubeBackend) {
     let app = TestApp::spawn().await;
-    let fake = FakeKube::start().await;
-    let (cluster, slice) = setup(&app, &fake).await;
+    let (cluster, slice) = setup(&app, &kube).await;
     let (_, owner) = fixtures::member(&app, "olga", &slice, "OWNER").await;
 
     let first = issue(&app, &owner, &slice, &cluster).await;
     let old = client_from(first["kubeconfig"].as_str().expect("kubeconfig")).await;
     assert_eq!(pod_names(&old, "team-a").await, Ok(vec![]));
-    let old_uid = fake.get("serviceaccounts", Some("team-a"), "egs-slice-team-a").expect("the account")["metadata"]["uid"].clone();
+    let old_uid = kube.get("serviceaccounts", Some("team-a"), "egs-slice-team-a").await.expect("the account")["metadata"]["uid"].clone();
 
     let second = issue(&app, &owner, &slice, &cluster).await;
     let new = client_from(second["kubeconfig"].as_str().expect("kubeconfig")).await;
     assert_ne!(first["kubeconfig"], second["kubeconfig"]);
-    let new_uid = fake.get("serviceaccounts", Some("team-a"), "egs-slice-team-a").expect("the account")["metadata"]["uid"].clone();
+    let new_uid = kube.get("serviceaccounts", Some("team-a"), "egs-slice-team-a").await.expect("the account")["metadata"]["uid"].clone();
     assert_ne!(old_uid, new_uid, "the account is made anew");
 
-    assert_eq!(pod_names(&old, "team-a").await, Err(401));
+    // A real API server checks bound tokens against its cache of ServiceAccounts, which
+    // learns of the new account (a new uid) within moments, not in the same instant.
+    egs_tests::wait_for("the previous kubeconfig to be refused", || async { pod_names(&old, "team-a").await == Err(401) }).await;
     assert_eq!(pod_names(&new, "team-a").await, Ok(vec![]));
     app.finish().await;
 }
+on_both_backends!(asking_again_revokes_the_previous_kubeconfig);
 
 #[tokio::test]
 async fn only_admins_and_slice_owners_get_one_and_bad_asks_are_user_errors() {
     let app = TestApp::spawn().await;
-    let fake = FakeKube::start().await;
-    let (cluster, slice) = setup(&app, &fake).await;
+    // Fake-only: it injects a refusal below.
+    let kube = KubeBackend::start_fake().await;
+    let fake = kube.fake().expect("the fake");
+    let (cluster, slice) = setup(&app, &kube).await;
     let (_, viewer) = fixtures::member(&app, "vera", &slice, "VIEWER").await;
     let (_, editor) = fixtures::member(&app, "eddie", &slice, "EDITOR").await;
     let other_slice = fixtures::create_slice(&app, "team-b", &cluster, json!({})).await;
