@@ -159,17 +159,17 @@ impl KubeBackend {
             Self::Real(_) => {
                 let labels: serde_json::Map<String, Value> = labels.iter().map(|(k, v)| ((*k).to_owned(), json!(v))).collect();
                 let limits = if gpus > 0 { json!({ "nvidia.com/gpu": gpus.to_string() }) } else { json!({}) };
-                let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-                let ready = if phase == "Running" { "True" } else { "False" };
                 let mut pod = json!({
                     "apiVersion": "v1", "kind": "Pod",
                     "metadata": { "name": name, "namespace": namespace, "labels": labels },
                     "spec": { "containers": [{ "name": "main", "image": "busybox", "resources": { "limits": limits } }] },
-                    "status": { "phase": phase, "conditions": [{ "type": "Ready", "status": ready, "lastTransitionTime": now }] },
                 });
                 if let Some(node) = node {
                     pod["spec"]["nodeName"] = json!(node);
                 }
+                // What the scheduler and the kubelet would report (neither runs here).
+                let nodes = self.list("nodes", None).await.len();
+                pod["status"] = FakeKube::pod_status_with(&pod, phase, nodes);
                 // Pods need their namespace's `default` account (the controller's job).
                 let account: ServiceAccount =
                     serde_json::from_value(json!({ "metadata": { "name": "default", "namespace": namespace } })).expect("an account");
@@ -186,6 +186,17 @@ impl KubeBackend {
             Self::Real(_) => {
                 let api = self.api(plural, namespace);
                 api.get_opt(name).await.unwrap_or_else(|e| panic!("reading {plural} {name}: {e}")).map(|o| serde_json::to_value(o).expect("json"))
+            }
+        }
+    }
+
+    /// Every object of `plural` (in `namespace`, or everywhere).
+    pub async fn list(&self, plural: &str, namespace: Option<&str>) -> Vec<Value> {
+        match self {
+            Self::Fake(fake) => fake.list(plural, namespace),
+            Self::Real(_) => {
+                let api = self.api(plural, namespace);
+                api.list(&ListParams::default()).await.expect("a list").items.into_iter().map(|o| serde_json::to_value(o).expect("json")).collect()
             }
         }
     }

@@ -410,6 +410,12 @@ impl FakeKube {
     }
 
     fn pod_status(&self, pod: &Value, phase: &str) -> Value {
+        Self::pod_status_with(pod, phase, self.list("nodes", None).len())
+    }
+
+    /// The status a scheduler and kubelet give `pod` in `phase`, in a cluster of `nodes`
+    /// nodes (a Pending pod without a node is `Unschedulable`), for other API servers too.
+    pub fn pod_status_with(pod: &Value, phase: &str, nodes: usize) -> Value {
         let now = store::now();
         let node = pod["spec"]["nodeName"].as_str();
         let condition = |kind: &str, ok: bool, reason: Option<&str>| {
@@ -421,7 +427,6 @@ impl FakeKube {
         };
         let mut status = json!({ "phase": phase, "qosClass": "BestEffort" });
         if node.is_none() && phase == "Pending" {
-            let nodes = self.list("nodes", None).len();
             let mut unschedulable = condition("PodScheduled", false, Some("Unschedulable"));
             unschedulable["message"] = json!(format!(
                 "0/{nodes} nodes are available: {nodes} Insufficient nvidia.com/gpu. preemption: 0/{nodes} nodes are available: {nodes} No preemption victims found for incoming pod."

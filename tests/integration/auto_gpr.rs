@@ -1,8 +1,9 @@
 //! GPR templates and auto-GPR: a slice's GPU pods that stay Pending on the fake cluster make
 //! EGS create one GPR from the slice's template, and post an Event on a pod.
 
-use egs_tests::fake_kube::FakeKube;
 use egs_tests::fixtures::{self, SHAPE_H100};
+use egs_tests::kube_backend::KubeBackend;
+use egs_tests::on_both_backends;
 use egs_tests::{TestApp, fixtures::member};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -95,12 +96,12 @@ async fn templates_are_validated_and_managed_by_admins_only() {
     app.finish().await;
 }
 
-/// A fake cluster with two H100 nodes, registered and discovered; returns the cluster id.
-async fn gpu_cluster(app: &TestApp, fake: &FakeKube) -> String {
+/// A cluster with two H100 nodes, registered and discovered; returns the cluster id.
+async fn gpu_cluster(app: &TestApp, kube: &KubeBackend) -> String {
     for n in 0..2 {
-        fake.add_gpu_node(&format!("gpu-{n}"), SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true);
+        kube.add_gpu_node(&format!("gpu-{n}"), SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true).await;
     }
-    let cluster = fixtures::register_kube_cluster(app, "kube", &fake.kubeconfig(), "ADMISSION_PLUGINS").await;
+    let cluster = fixtures::register_kube_cluster(app, "kube", &kube.kubeconfig(), "ADMISSION_PLUGINS").await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
     loop {
         let found = app.ok(&app.admin_token, "query($id: ID!) { cluster(id: $id) { nodes { totalCount } } }", json!({ "id": cluster })).await;
@@ -134,8 +135,8 @@ fn label<'a>(gpr: &'a Value, key: &str) -> Option<&'a str> {
     gpr["labels"].as_array()?.iter().find(|l| l["key"] == key)?["value"].as_str()
 }
 
-async fn auto_slice(app: &TestApp, fake: &FakeKube, cluster: &str, name: &str, template: Option<&str>) -> String {
-    fake.add_namespace(name);
+async fn auto_slice(app: &TestApp, kube: &KubeBackend, cluster: &str, name: &str, template: Option<&str>) -> String {
+    kube.add_namespace(name).await;
     let slice = fixtures::create_slice(app, name, cluster, json!({})).await;
     if let Some(template) = template {
         app.mutate(&app.admin_token, "setSliceAutoGpr", SET_AUTO, json!({ "sliceId": slice, "templateId": template, "enabled": true })).await;
@@ -143,17 +144,15 @@ async fn auto_slice(app: &TestApp, fake: &FakeKube, cluster: &str, name: &str, t
     slice
 }
 
-#[tokio::test]
-async fn pending_gpu_pods_get_exactly_one_gpr_from_the_template() {
+async fn pending_gpu_pods_get_exactly_one_gpr_from_the_template(kube: KubeBackend) {
     let app = TestApp::spawn().await;
-    let fake = FakeKube::start().await;
-    let cluster = gpu_cluster(&app, &fake).await;
+    let cluster = gpu_cluster(&app, &kube).await;
     let template =
         create_template(&app, json!({ "name": "one-h100", "nodeCount": 1, "gpuShape": SHAPE_H100, "priority": 150, "duration": "2h" })).await;
-    let slice = auto_slice(&app, &fake, &cluster, "team-a", Some(&template)).await;
+    let slice = auto_slice(&app, &kube, &cluster, "team-a", Some(&template)).await;
 
-    fake.add_pod("team-a", "train-0", None, &[("app", "train")], 8, "Pending");
-    fake.add_pod("team-a", "train-1", None, &[("app", "train")], 8, "Pending");
+    kube.add_pod("team-a", "train-0", None, &[("app", "train")], 8, "Pending").await;
+    kube.add_pod("team-a", "train-1", None, &[("app", "train")], 8, "Pending").await;
 
     let gprs = first_gpr(&app, &slice).await;
     // Both pods keep waiting past the threshold several times over: still one GPR.
@@ -171,44 +170,44 @@ async fn pending_gpu_pods_get_exactly_one_gpr_from_the_template() {
     assert!(trigger == "team-a/train-0" || trigger == "team-a/train-1", "{trigger}");
 
     let pod = trigger.trim_start_matches("team-a/");
-    let events = fake.events_for("Pod", pod);
+    let events = kube.events_for("Pod", pod).await;
     let created: Vec<&Value> = events.iter().filter(|e| e["reason"] == "GPRCreated").collect();
     assert_eq!(created.len(), 1, "{events:#?}");
     assert_eq!(created[0]["involvedObject"]["namespace"], "team-a");
     assert_eq!(created[0]["type"], "Normal");
     assert!(created[0]["message"].as_str().is_some_and(|m| m.contains("one-h100")), "{created:?}");
     let other = if pod == "train-0" { "train-1" } else { "train-0" };
-    assert!(fake.events_for("Pod", other).iter().all(|e| e["reason"] != "GPRCreated"));
+    assert!(kube.events_for("Pod", other).await.iter().all(|e| e["reason"] != "GPRCreated"));
     app.finish().await;
 }
+on_both_backends!(pending_gpu_pods_get_exactly_one_gpr_from_the_template);
 
-#[tokio::test]
-async fn pods_without_gpus_and_slices_without_auto_gpr_get_none() {
+async fn pods_without_gpus_and_slices_without_auto_gpr_get_none(kube: KubeBackend) {
     let app = TestApp::spawn().await;
-    let fake = FakeKube::start().await;
-    let cluster = gpu_cluster(&app, &fake).await;
+    let cluster = gpu_cluster(&app, &kube).await;
     let template = create_template(&app, json!({ "name": "one-h100", "nodeCount": 1, "gpuShape": SHAPE_H100, "duration": "1h" })).await;
-    let with_auto = auto_slice(&app, &fake, &cluster, "team-a", Some(&template)).await;
-    let without = auto_slice(&app, &fake, &cluster, "team-b", None).await;
+    let with_auto = auto_slice(&app, &kube, &cluster, "team-a", Some(&template)).await;
+    let without = auto_slice(&app, &kube, &cluster, "team-b", None).await;
     // Bound to a template but turned off.
-    let off = auto_slice(&app, &fake, &cluster, "team-c", None).await;
+    let off = auto_slice(&app, &kube, &cluster, "team-c", None).await;
     app.mutate(&app.admin_token, "setSliceAutoGpr", SET_AUTO, json!({ "sliceId": off, "templateId": template, "enabled": false })).await;
 
-    fake.add_pod("team-a", "cpu-only", None, &[], 0, "Pending");
-    fake.add_pod("team-b", "train", None, &[], 8, "Pending");
-    fake.add_pod("team-c", "train", None, &[], 8, "Pending");
-    fake.add_pod("default", "not-a-slice", None, &[], 8, "Pending");
+    kube.add_pod("team-a", "cpu-only", None, &[], 0, "Pending").await;
+    kube.add_pod("team-b", "train", None, &[], 8, "Pending").await;
+    kube.add_pod("team-c", "train", None, &[], 8, "Pending").await;
+    kube.add_pod("default", "not-a-slice", None, &[], 8, "Pending").await;
     // Auto-GPR acts after 1 s and looks every second: give it three.
     tokio::time::sleep(Duration::from_secs(3)).await;
     for slice in [&with_auto, &without, &off] {
         assert_eq!(slice_gprs(&app, slice).await, Vec::<Value>::new());
     }
-    assert!(fake.list("events", None).iter().all(|e| e["reason"] != "GPRCreated"));
+    assert!(kube.list("events", None).await.iter().all(|e| e["reason"] != "GPRCreated"));
 
     // The controller was watching all along: a GPU pod in the auto-GPR slice gets one.
-    fake.add_pod("team-a", "train", None, &[], 8, "Pending");
+    kube.add_pod("team-a", "train", None, &[], 8, "Pending").await;
     let gprs = first_gpr(&app, &with_auto).await;
     assert_eq!(label(&gprs[0], "egs.io/trigger-pod"), Some("team-a/train"));
     assert_eq!(slice_gprs(&app, &without).await.len() + slice_gprs(&app, &off).await.len(), 0);
     app.finish().await;
 }
+on_both_backends!(pods_without_gpus_and_slices_without_auto_gpr_get_none);
