@@ -151,6 +151,11 @@ pub struct ControlPlane {
 impl ControlPlane {
     /// Starts etcd and kube-apiserver, waits until the API server is ready.
     pub async fn start() -> Result<Self, Unavailable> {
+        Self::start_with(&[]).await
+    }
+
+    /// [`ControlPlane::start`] with more kube-apiserver flags.
+    pub async fn start_with(extra_flags: &[&str]) -> Result<Self, Unavailable> {
         let (apiserver, etcd) = tokio::task::spawn_blocking(binaries).await.map_err(|e| Unavailable(e.to_string()))??;
         let apiserver_binary = apiserver.clone();
         let dir = tempfile::tempdir().map_err(|e| Unavailable(e.to_string()))?;
@@ -196,7 +201,7 @@ impl ControlPlane {
             .map_err(|e| Unavailable(format!("cannot start etcd: {e}")))?;
         let mut processes = vec![etcd];
         // Kept to start the API server again (`restart_apiserver`) with the same flags.
-        let args: Vec<String> = vec![
+        let args: Vec<String> = [
             format!("--etcd-servers={etcd_url}"),
             "--bind-address=127.0.0.1".into(),
             "--advertise-address=127.0.0.1".into(),
@@ -213,7 +218,10 @@ impl ControlPlane {
             "--service-cluster-ip-range=10.96.0.0/16".into(),
             "--allow-privileged=true".into(),
             format!("--cert-dir={}", path("certs").display()),
-        ];
+        ]
+        .into_iter()
+        .chain(extra_flags.iter().map(|f| (*f).to_owned()))
+        .collect();
         let apiserver = spawn_apiserver(&apiserver, &args, dir.path());
         match apiserver {
             Ok(child) => processes.push(child),
@@ -333,7 +341,12 @@ fn random_hex(bytes: usize) -> String {
 /// The real control plane, or why not: with `EGS_TEST_REQUIRE_KUBE` set (CI) a missing one
 /// fails the test; otherwise the test says loudly that it skipped.
 pub async fn start_or_skip(test: &str) -> Option<ControlPlane> {
-    match ControlPlane::start().await {
+    start_with_or_skip(test, &[]).await
+}
+
+/// [`start_or_skip`] with more kube-apiserver flags.
+pub async fn start_with_or_skip(test: &str, extra_flags: &[&str]) -> Option<ControlPlane> {
+    match ControlPlane::start_with(extra_flags).await {
         Ok(plane) => Some(plane),
         Err(Unavailable(why)) => {
             assert!(std::env::var_os("EGS_TEST_REQUIRE_KUBE").is_none(), "{test}: the real kube-apiserver was required but: {why}");

@@ -9,7 +9,7 @@
 //! runs there: this module writes what they would (node status, the `default` account, a pod's
 //! phase).
 
-use crate::control_plane::{ControlPlane, start_or_skip};
+use crate::control_plane::{ControlPlane, start_with_or_skip};
 use crate::fake_kube::FakeKube;
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::ServiceAccount;
@@ -39,7 +39,12 @@ impl KubeBackend {
 
     /// The real control plane with `deploy/` installed, or `None` (said loudly) without one.
     pub async fn start_real(test: &str) -> Option<Self> {
-        let plane = start_or_skip(test).await?;
+        Self::start_real_with(test, &[]).await
+    }
+
+    /// [`KubeBackend::start_real`] with more kube-apiserver flags.
+    pub async fn start_real_with(test: &str, extra_flags: &[&str]) -> Option<Self> {
+        let plane = start_with_or_skip(test, extra_flags).await?;
         let gateway_token = install_deploy(&plane).await;
         Some(Self::Real(RealKube { plane, gateway_token }))
     }

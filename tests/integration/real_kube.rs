@@ -347,3 +347,65 @@ async fn after_the_api_server_restarts_the_watches_resume_and_the_inventory_stay
     .await;
     app.finish().await;
 }
+
+/// `apiserver_request_total` for `verb` on `resource`, whatever the code.
+async fn requests_made(client: &kube::Client, verb: &str, resource: &str) -> u64 {
+    let request = http::Request::get("/metrics").body(Vec::new()).expect("a request");
+    let text = client.request_text(request).await.expect("the API server's metrics");
+    text.lines()
+        .filter(|line| line.starts_with("apiserver_request_total{"))
+        .filter(|line| {
+            line.contains(&format!("resource=\"{resource}\"")) && line.contains(&format!("verb=\"{verb}\"")) && line.contains("subresource=\"\"")
+        })
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}
+
+#[tokio::test]
+async fn a_watch_resumed_past_the_servers_window_gets_410_and_the_gateway_lists_again() {
+    // Watches served by etcd itself, which forgets history older than a second or two: a
+    // watch resumed from before that is answered 410 Gone (the watch cache, by default,
+    // remembers minutes).
+    let flags = ["--watch-cache=false", "--etcd-compaction-interval=1s"];
+    let Some(kube) =
+        KubeBackend::start_real_with("real_kube::a_watch_resumed_past_the_servers_window_gets_410_and_the_gateway_lists_again", &flags).await
+    else {
+        return;
+    };
+    let KubeBackend::Real(real) = &kube else { unreachable!("a real backend") };
+    for n in 0..2 {
+        kube.add_gpu_node(&format!("gpu-{n}"), SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true).await;
+    }
+    // The gateway reaches the API server through a proxy the test can cut.
+    let proxy = egs_tests::cluster::TcpProxy::start(egs_tests::cluster::target_of(&real.plane.url)).await;
+    let through_proxy = kube.kubeconfig().replace(&real.plane.url, &format!("https://127.0.0.1:{}", proxy.addr.port()));
+    let app = TestApp::spawn().await;
+    let cluster = fixtures::register_kube_cluster(&app, "real", &through_proxy, "ADMISSION_PLUGINS").await;
+    wait_for("the real nodes to be discovered", || async { node_count(&app, &cluster).await == 2 }).await;
+    let admin = kube.admin();
+    let lists_before = requests_made(&admin, "LIST", "nodes").await;
+
+    // Cut off, the gateway's node watch drops. Meanwhile the nodes change, and etcd compacts
+    // away the history the watch would resume from: 410 Gone.
+    proxy.set(egs_tests::cluster::Link::Down);
+    kube.delete("nodes", None, "gpu-1").await;
+    kube.add_gpu_node("gpu-2", SHAPE_H100, 8, "p5.48xlarge", "us-east-1a", true).await;
+    let nodes: Api<Node> = Api::all(admin.clone());
+    for beat in 0..40 {
+        let patch = json!({ "metadata": { "annotations": { "egs-tests/churn": beat.to_string() } } });
+        nodes.patch("gpu-0", &PatchParams::default(), &Patch::Merge(&patch)).await.expect("churn");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    proxy.set(egs_tests::cluster::Link::Up);
+
+    wait_for("the inventory to follow the cluster once reconnected", || async {
+        let mut names: Vec<String> =
+            crate::kubernetes::nodes(&app, &cluster).await.iter().filter_map(|n| n["name"].as_str().map(str::to_owned)).collect();
+        names.sort();
+        names == ["gpu-0", "gpu-2"]
+    })
+    .await;
+    let lists_after = requests_made(&admin, "LIST", "nodes").await;
+    assert!(lists_after > lists_before, "the gateway listed the nodes again ({lists_before} → {lists_after} LISTs): its resumed watch was refused");
+    app.finish().await;
+}
