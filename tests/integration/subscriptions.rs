@@ -254,7 +254,8 @@ async fn subscribers_of_one_queue_view_share_one_read_per_change() {
     }
     let watched = statements_after_a_change(&app, &gpr, 21).await;
     // One read per view (two views), not one per subscriber (100, and as many access checks).
-    assert!(watched <= alone + 6, "{watched} statements with 100 subscribers, {alone} with none");
+    // The three open sockets' own token checks (every 2 s, through a 5 s cache) add a few more.
+    assert!(watched <= alone + 20, "{watched} statements with 100 subscribers, {alone} with none");
     app.finish().await;
 }
 
