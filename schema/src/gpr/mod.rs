@@ -503,6 +503,19 @@ impl GprSubscription {
         let visible = caller.visible_slices(db).await?;
         let hub = crate::services(ctx)?.events.clone();
         let (mut live, settled) = hub.subscribe();
+        // Without `after`, "from now on" means after every event already stored, including
+        // those the hub has not published yet (its tailer may lag a busy database).
+        let stored = match after {
+            Some(_) => 0,
+            None => <gpr_event::Entity as sea_orm::EntityTrait>::find()
+                .select_only()
+                .column_as(gpr_event::Column::Id.max(), "newest")
+                .into_tuple::<Option<i64>>()
+                .one(db)
+                .await?
+                .flatten()
+                .unwrap_or(0),
+        };
         let db = db.clone();
         let select = {
             let visible = visible.clone();
@@ -520,7 +533,7 @@ impl GprSubscription {
         };
         Ok(async_stream::stream! {
             // Without `after`: only what happens from now on.
-            let floor = after.unwrap_or(settled);
+            let floor = after.unwrap_or(settled.max(stored));
             let mut last = floor;
             // Ids read from the database that the live feed may still bring (not yet settled).
             let mut read = std::collections::HashSet::new();
