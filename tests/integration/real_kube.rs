@@ -197,17 +197,18 @@ async fn a_real_pod_disruption_budget_holds_the_release_until_it_allows_the_evic
     app.finish().await;
 }
 
-/// `apiserver_request_total` for `verb` on `resource` answered `code`, from the real API
-/// server's own metrics.
-async fn requests_answered(client: &kube::Client, verb: &str, resource: &str, code: u16) -> u64 {
+/// `apiserver_request_total` for `verb` on `resource` (the object itself, no subresource),
+/// answered `code` or (with `None`) any code, from the real API server's own metrics.
+async fn requests_answered(client: &kube::Client, verb: &str, resource: &str, code: Option<u16>) -> u64 {
     let request = http::Request::get("/metrics").body(Vec::new()).expect("a request");
     let text = client.request_text(request).await.expect("the API server's metrics");
     text.lines()
         .filter(|line| line.starts_with("apiserver_request_total{"))
         .filter(|line| {
-            line.contains(&format!("code=\"{code}\""))
-                && line.contains(&format!("resource=\"{resource}\""))
+            line.contains(&format!("resource=\"{resource}\""))
                 && line.contains(&format!("verb=\"{verb}\""))
+                && line.contains("subresource=\"\"")
+                && code.is_none_or(|code| line.contains(&format!("code=\"{code}\"")))
         })
         .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
         .sum::<f64>() as u64
@@ -235,7 +236,7 @@ async fn a_node_that_keeps_changing_is_labelled_through_409_conflicts_and_retrie
             }
         })
     };
-    let conflicts_before = requests_answered(&admin, "PATCH", "nodes", 409).await;
+    let conflicts_before = requests_answered(&admin, "PATCH", "nodes", Some(409)).await;
     // Each round hands the node over and takes it back; a conflict is likely in each, and the
     // rounds stop at the first (five rounds without one would mean nothing was tested).
     let mut conflicts = 0;
@@ -251,7 +252,7 @@ async fn a_node_that_keeps_changing_is_labelled_through_409_conflicts_and_retrie
         assert!(steps(&done, "RELEASE").iter().all(|(_, status)| status == "DONE"), "{done}");
         let node = kube.get("nodes", None, "gpu-0").await.expect("the node");
         assert!(labels(&node).get("egs.io/slice").is_none() && !has_slice_taint(&node, "team-a"), "{node}");
-        conflicts = requests_answered(&admin, "PATCH", "nodes", 409).await - conflicts_before;
+        conflicts = requests_answered(&admin, "PATCH", "nodes", Some(409)).await - conflicts_before;
         if conflicts > 0 {
             break;
         }
@@ -348,19 +349,6 @@ async fn after_the_api_server_restarts_the_watches_resume_and_the_inventory_stay
     app.finish().await;
 }
 
-/// `apiserver_request_total` for `verb` on `resource`, whatever the code.
-async fn requests_made(client: &kube::Client, verb: &str, resource: &str) -> u64 {
-    let request = http::Request::get("/metrics").body(Vec::new()).expect("a request");
-    let text = client.request_text(request).await.expect("the API server's metrics");
-    text.lines()
-        .filter(|line| line.starts_with("apiserver_request_total{"))
-        .filter(|line| {
-            line.contains(&format!("resource=\"{resource}\"")) && line.contains(&format!("verb=\"{verb}\"")) && line.contains("subresource=\"\"")
-        })
-        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum::<f64>() as u64
-}
-
 #[tokio::test]
 async fn a_watch_resumed_past_the_servers_window_gets_410_and_the_gateway_lists_again() {
     // Watches served by etcd itself, which forgets history older than a second or two: a
@@ -383,7 +371,7 @@ async fn a_watch_resumed_past_the_servers_window_gets_410_and_the_gateway_lists_
     let cluster = fixtures::register_kube_cluster(&app, "real", &through_proxy, "ADMISSION_PLUGINS").await;
     wait_for("the real nodes to be discovered", || async { node_count(&app, &cluster).await == 2 }).await;
     let admin = kube.admin();
-    let lists_before = requests_made(&admin, "LIST", "nodes").await;
+    let lists_before = requests_answered(&admin, "LIST", "nodes", None).await;
 
     // Cut off, the gateway's node watch drops. Meanwhile the nodes change, and etcd compacts
     // away the history the watch would resume from: 410 Gone.
@@ -405,7 +393,7 @@ async fn a_watch_resumed_past_the_servers_window_gets_410_and_the_gateway_lists_
         names == ["gpu-0", "gpu-2"]
     })
     .await;
-    let lists_after = requests_made(&admin, "LIST", "nodes").await;
+    let lists_after = requests_answered(&admin, "LIST", "nodes", None).await;
     assert!(lists_after > lists_before, "the gateway listed the nodes again ({lists_before} → {lists_after} LISTs): its resumed watch was refused");
     app.finish().await;
 }
