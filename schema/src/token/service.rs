@@ -152,21 +152,6 @@ pub async fn create_token(
 ) -> Result<IssuedToken> {
     caller.require_person()?;
     spec.created_by = caller.record.user_id;
-    if let (Some(limit), Some(user_id)) = (max_per_user, spec.user_id) {
-        let held = access_token::Entity::find()
-            .filter(access_token::Column::UserId.eq(user_id))
-            .filter(access_token::Column::RevokedAt.is_null())
-            .filter(access_token::Column::ExpiresAt.gt(Utc::now()))
-            .count(db)
-            .await?;
-        if held >= u64::from(limit) {
-            return Err(Error::User(vec![UserError {
-                field: Vec::new(),
-                message: format!("this user already holds {held} unexpired tokens (at most {limit}); revoke one first"),
-                code: crate::error::ErrorCode::LimitExceeded,
-            }]));
-        }
-    }
     if !caller.is_admin() {
         if spec.role != Role::User || spec.user_id != caller.record.user_id {
             return Err(Error::Forbidden("users may only create USER tokens for themselves".into()));
@@ -184,6 +169,22 @@ pub async fn create_token(
             }
         }
         spec.slice_scopes = Some(scopes);
+    }
+    // After the checks of who may ask: a refused caller learns nothing of the count.
+    if let (Some(limit), Some(user_id)) = (max_per_user, spec.user_id) {
+        let held = access_token::Entity::find()
+            .filter(access_token::Column::UserId.eq(user_id))
+            .filter(access_token::Column::RevokedAt.is_null())
+            .filter(access_token::Column::ExpiresAt.gt(Utc::now()))
+            .count(db)
+            .await?;
+        if held >= u64::from(limit) {
+            return Err(Error::User(vec![UserError {
+                field: Vec::new(),
+                message: format!("this user already holds {held} unexpired tokens (at most {limit}); revoke one first"),
+                code: crate::error::ErrorCode::LimitExceeded,
+            }]));
+        }
     }
     // Made with a token (not by the system): it lives no longer than that token, and dies with it.
     let parent = (caller.record.token_id > 0).then(|| Parent { id: caller.record.token_id, expires_at: caller.record.expires_at });
