@@ -18,8 +18,6 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::http::HeaderValue;
 
 /// What a [`TcpProxy`] does with traffic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -409,14 +407,10 @@ async fn subscribe_once(
     after: &mut Option<String>,
     received: &Mutex<Received>,
 ) -> anyhow::Result<Option<u16>> {
-    let url = format!("{}/graphql/ws", base.replacen("http", "ws", 1));
-    let mut request = url.into_client_request()?;
-    request.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static("graphql-transport-ws"));
     let (mut ws, _) =
-        tokio::time::timeout(Duration::from_secs(2), tokio_tungstenite::connect_async(request)).await.context("connect timed out")??;
-    let init = json!({ "type": "connection_init", "payload": { "authorization": format!("Bearer {token}") } });
-    ws.send(Message::text(init.to_string())).await?;
-    let subscribe = json!({ "id": "1", "type": "subscribe", "payload": { "query": EVENTS, "variables": { "slice": slice, "after": after } } });
+        tokio::time::timeout(Duration::from_secs(2), crate::ws::connect(base, crate::ws::TRANSPORT_WS)).await.context("connect timed out")??;
+    ws.send(crate::ws::connection_init(token)).await?;
+    let subscribe = crate::ws::subscribe("1", EVENTS, json!({ "slice": slice, "after": after }));
     let mut subscribed = false;
     loop {
         // A paused gateway sends nothing, not even pings (every 15 s); 20 s of silence is a dead socket.
@@ -430,10 +424,10 @@ async fn subscribe_once(
                 let message: Value = serde_json::from_str(&text)?;
                 match message["type"].as_str() {
                     Some("connection_ack") if !subscribed => {
-                        ws.send(Message::text(subscribe.to_string())).await?;
+                        ws.send(subscribe.clone()).await?;
                         subscribed = true;
                     }
-                    Some("ping") => ws.send(Message::text(json!({ "type": "pong" }).to_string())).await?,
+                    Some("ping") => ws.send(crate::ws::pong()).await?,
                     Some("next") => {
                         if let Some(errors) = message["payload"]["errors"].as_array() {
                             // The database was away when it subscribed: ask again.

@@ -8,11 +8,12 @@ pub mod cluster;
 pub mod control_plane;
 pub mod fake_kube;
 pub mod kube_backend;
+pub mod ws;
 
 use anyhow::Context;
 use egs_api::Application;
 use egs_api::settings::{Secret, ServeArgs, StorageArgs};
-use egs_schema::lifecycle::ManualClock;
+use egs_schema::clock::ManualClock;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -281,17 +282,12 @@ impl TestApp {
 
     /// Runs an operation that must succeed without errors; returns `data`.
     pub async fn ok(&self, token: &str, query: &str, variables: Value) -> Value {
-        let body = self.gql(token, query, variables).await;
-        assert!(body.get("errors").is_none(), "unexpected errors: {body:#}");
-        body["data"].clone()
+        Gateway::ok(self, token, query, variables).await
     }
 
     /// Runs a mutation whose payload must have no `userErrors`; returns the payload.
     pub async fn mutate(&self, token: &str, field: &str, query: &str, input: Value) -> Value {
-        let data = self.ok(token, query, json!({ "input": input })).await;
-        let payload = data[field].clone();
-        assert_eq!(payload["userErrors"], json!([]), "{field} failed: {payload:#}");
-        payload
+        Gateway::mutate(self, token, field, query, input).await
     }
 
     /// Stops the gateway and removes its PostgreSQL database.
@@ -323,6 +319,109 @@ impl Drop for TestApp {
     }
 }
 
+/// What fixtures and tests need of a gateway, over HTTP ([`TestApp`]) or in-process
+/// ([`InProcess`]).
+#[allow(async_fn_in_trait)]
+pub trait Gateway {
+    fn admin_token(&self) -> &str;
+
+    /// Runs an operation and returns the whole response body.
+    async fn gql(&self, token: &str, query: &str, variables: Value) -> Value;
+
+    /// Runs an operation that must succeed without errors; returns `data`.
+    async fn ok(&self, token: &str, query: &str, variables: Value) -> Value {
+        let body = self.gql(token, query, variables).await;
+        assert!(body.get("errors").is_none_or(|e| e.as_array().is_some_and(Vec::is_empty)), "unexpected errors: {body:#}");
+        body["data"].clone()
+    }
+
+    /// Runs a mutation whose payload must have no `userErrors`; returns the payload.
+    async fn mutate(&self, token: &str, field: &str, query: &str, input: Value) -> Value {
+        let data = self.ok(token, query, json!({ "input": input })).await;
+        let payload = data[field].clone();
+        assert_eq!(payload["userErrors"], json!([]), "{field} failed: {payload:#}");
+        payload
+    }
+}
+
+impl Gateway for TestApp {
+    fn admin_token(&self) -> &str {
+        &self.admin_token
+    }
+
+    async fn gql(&self, token: &str, query: &str, variables: Value) -> Value {
+        TestApp::gql(self, token, query, variables).await
+    }
+}
+
+impl Gateway for InProcess {
+    fn admin_token(&self) -> &str {
+        &self.admin_token
+    }
+
+    async fn gql(&self, token: &str, query: &str, variables: Value) -> Value {
+        self.execute(token, query, variables).await
+    }
+}
+
+/// The schema executed in-process against a real database (SQLite, or PostgreSQL from
+/// `EGS_TEST_DATABASE_URL`): the level between a service's unit tests and HTTP. No socket and
+/// no scheduler loop run, so what a test sees is what the services did, in milliseconds.
+pub struct InProcess {
+    app: Application,
+    pub admin_token: String,
+    _data_dir: tempfile::TempDir,
+    postgres_cleanup: Option<(String, String)>,
+}
+
+impl InProcess {
+    pub async fn start() -> Self {
+        Self::start_with(|_| {}).await
+    }
+
+    /// Builds the gateway (API only); `adjust` may change the settings first (limits).
+    pub async fn start_with(adjust: impl FnOnce(&mut ServeArgs)) -> Self {
+        let data_dir = tempfile::tempdir().expect("temp dir");
+        let server_url = std::env::var("EGS_TEST_DATABASE_URL").ok().filter(|u| !u.is_empty());
+        let (database_url, postgres_cleanup) = match &server_url {
+            Some(server) => {
+                let (url, name) = fresh_postgres_database(server).await.expect("a fresh PostgreSQL database");
+                (Some(url), Some((server.clone(), name)))
+            }
+            None => (None, None),
+        };
+        let mut settings = serve_args(data_dir.path().to_owned(), database_url);
+        api_only(&mut settings);
+        adjust(&mut settings);
+        let app = Application::build_with_clock(settings, Arc::new(ManualClock::default())).await.expect("the gateway builds");
+        let admin_token = app.admin_token.clone().expect("a fresh database yields a bootstrap admin token");
+        Self { app, admin_token, _data_dir: data_dir, postgres_cleanup }
+    }
+
+    pub fn services(&self) -> &egs_schema::Services {
+        &self.app.state().services
+    }
+
+    /// Runs `query` as the holder of `token`, the way the HTTP handler does; the response as JSON.
+    pub async fn execute(&self, token: &str, query: &str, variables: Value) -> Value {
+        let state = self.app.state();
+        let services = &state.services;
+        let caller = egs_schema::auth::authenticate(&services.db, &services.keys, &services.token_cache, token).await.expect("a valid token");
+        let request = async_graphql::Request::new(query).variables(async_graphql::Variables::from_json(variables));
+        let response = egs_schema::execute(&state.schema, services, request, Some(caller), egs_schema::operation::OperationSlot::new(None)).await;
+        serde_json::to_value(&response).expect("a JSON response")
+    }
+
+    pub async fn finish(self) {
+        let db = self.app.state().services.db.clone();
+        drop(self.app);
+        if let Some((server, name)) = self.postgres_cleanup {
+            let _ = db.close().await;
+            drop_database(&server, &name).await;
+        }
+    }
+}
+
 /// Fixtures built through the API, the way an admin would.
 pub mod fixtures {
     use super::*;
@@ -330,16 +429,32 @@ pub mod fixtures {
     pub const SHAPE_H100: &str = "NVIDIA-H100-80GB-HBM3";
     pub const SHAPE_A100: &str = "NVIDIA-A100-SXM4-80GB";
 
+    /// A GPU sample as an agent reports it, its values all following from `util`.
+    pub fn gpu_sample(uuid: &str, at: chrono::DateTime<chrono::Utc>, util: f64) -> Value {
+        json!({
+            "uuid": uuid, "timestamp": at.to_rfc3339(), "util": util, "memUtil": util / 2.0, "memUsedMib": 1000.0 + util,
+            "temperature": 40.0 + util / 4.0, "power": 100.0 + util * 5.0, "smClockMhz": 1980.0,
+        })
+    }
+
+    /// A half-busy GPU's sample at `temperature` °C drawing `power` W (the alert rules' inputs).
+    pub fn gpu_sample_hot(uuid: &str, at: chrono::DateTime<chrono::Utc>, temperature: f64, power: f64) -> Value {
+        let mut sample = gpu_sample(uuid, at, 50.0);
+        sample["temperature"] = json!(temperature);
+        sample["power"] = json!(power);
+        sample
+    }
+
     /// An AGENT token for `node` of `cluster`.
-    pub async fn agent_token(app: &TestApp, cluster: &str, node: &str) -> String {
+    pub async fn agent_token(app: &impl Gateway, cluster: &str, node: &str) -> String {
         let create = "mutation($input: CreateTokenInput!) { createToken(input: $input) { secret userErrors { field message code } } }";
         let input = json!({ "name": format!("agent {node}"), "role": "AGENT", "clusterId": cluster, "nodeName": node });
-        app.mutate(&app.admin_token, "createToken", create, input).await["secret"].as_str().expect("secret").to_owned()
+        app.mutate(app.admin_token(), "createToken", create, input).await["secret"].as_str().expect("secret").to_owned()
     }
 
     /// Polls GPR `id` (as `token` reads it) until it is provisioned; returns it with its nodes
     /// (`id name gpus { id uuid index }`).
-    pub async fn provisioned(app: &TestApp, token: &str, id: &str) -> Value {
+    pub async fn provisioned(app: &impl Gateway, token: &str, id: &str) -> Value {
         let query = "query($id: ID!) { gpr(id: $id) { phase releaseReason nodes { id name gpus { id uuid index } } } }";
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(15);
         loop {
@@ -352,10 +467,10 @@ pub mod fixtures {
         }
     }
 
-    pub async fn register_cluster(app: &TestApp, name: &str) -> String {
+    pub async fn register_cluster(app: &impl Gateway, name: &str) -> String {
         let payload = app
             .mutate(
-                &app.admin_token,
+                app.admin_token(),
                 "registerCluster",
                 "mutation($input: RegisterClusterInput!) { registerCluster(input: $input) { cluster { id } userErrors { field message code } } }",
                 json!({ "name": name, "provider": "SIMULATED" }),
@@ -366,10 +481,10 @@ pub mod fixtures {
 
     /// Registers a Kubernetes cluster reached through `kubeconfig` (e.g. the fake API
     /// server's); returns its id.
-    pub async fn register_kube_cluster(app: &TestApp, name: &str, kubeconfig: &str, placement: &str) -> String {
+    pub async fn register_kube_cluster(app: &impl Gateway, name: &str, kubeconfig: &str, placement: &str) -> String {
         let payload = app
             .mutate(
-                &app.admin_token,
+                app.admin_token(),
                 "registerCluster",
                 "mutation($input: RegisterClusterInput!) { registerCluster(input: $input) { cluster { id } userErrors { field message code } } }",
                 json!({ "name": name, "provider": "KUBERNETES", "kubeconfig": kubeconfig, "podPlacement": placement }),
@@ -379,7 +494,7 @@ pub mod fixtures {
     }
 
     /// Adds `count` nodes of `shape` with `gpus` GPUs each; returns their ids.
-    pub async fn add_nodes(app: &TestApp, cluster_id: &str, prefix: &str, count: usize, shape: &str, gpus: i32) -> Vec<String> {
+    pub async fn add_nodes(app: &impl Gateway, cluster_id: &str, prefix: &str, count: usize, shape: &str, gpus: i32) -> Vec<String> {
         let nodes: Vec<Value> = (0..count)
             .map(|n| {
                 let name = format!("{prefix}-{n}");
@@ -395,7 +510,7 @@ pub mod fixtures {
             .collect();
         let payload = app
             .mutate(
-                &app.admin_token,
+                app.admin_token(),
                 "upsertNodes",
                 "mutation($input: UpsertNodesInput!) { upsertNodes(input: $input) { nodes { id } userErrors { field message code } } }",
                 json!({ "clusterId": cluster_id, "nodes": nodes }),
@@ -404,10 +519,10 @@ pub mod fixtures {
         payload["nodes"].as_array().expect("nodes").iter().map(|n| n["id"].as_str().expect("id").to_owned()).collect()
     }
 
-    pub async fn create_slice(app: &TestApp, name: &str, cluster_id: &str, policy: Value) -> String {
+    pub async fn create_slice(app: &impl Gateway, name: &str, cluster_id: &str, policy: Value) -> String {
         let payload = app
             .mutate(
-                &app.admin_token,
+                app.admin_token(),
                 "createSlice",
                 "mutation($input: CreateSliceInput!) { createSlice(input: $input) { slice { id } userErrors { field message code } } }",
                 json!({ "name": name, "namespaces": [{ "clusterId": cluster_id, "name": name }], "policy": policy }),
@@ -417,10 +532,10 @@ pub mod fixtures {
     }
 
     /// Creates a user, makes them `role` in `slice_id`, and returns (user id, token).
-    pub async fn member(app: &TestApp, name: &str, slice_id: &str, role: &str) -> (String, String) {
+    pub async fn member(app: &impl Gateway, name: &str, slice_id: &str, role: &str) -> (String, String) {
         let user = app
             .mutate(
-                &app.admin_token,
+                app.admin_token(),
                 "createUser",
                 "mutation($input: CreateUserInput!) { createUser(input: $input) { user { id } userErrors { field message code } } }",
                 json!({ "name": name }),
@@ -428,7 +543,7 @@ pub mod fixtures {
             .await;
         let user_id = user["user"]["id"].as_str().expect("user id").to_owned();
         app.mutate(
-            &app.admin_token,
+            app.admin_token(),
             "addSliceMember",
             "mutation($input: AddSliceMemberInput!) { addSliceMember(input: $input) { slice { id } userErrors { field message code } } }",
             json!({ "sliceId": slice_id, "userId": user_id, "role": role }),
@@ -436,7 +551,7 @@ pub mod fixtures {
         .await;
         let token = app
             .mutate(
-                &app.admin_token,
+                app.admin_token(),
                 "createToken",
                 "mutation($input: CreateTokenInput!) { createToken(input: $input) { secret token { id } userErrors { field message code } } }",
                 json!({ "name": format!("{name} test token"), "role": "USER", "userId": user_id }),
@@ -447,7 +562,7 @@ pub mod fixtures {
 
     pub const CREATE_GPR: &str = "mutation($input: CreateGprInput!) { createGpr(input: $input) { gpr { id name phase version reason approval priority } userErrors { field message code } } }";
 
-    pub async fn create_gpr(app: &TestApp, token: &str, slice_id: &str, name: &str, extra: Value) -> Value {
+    pub async fn create_gpr(app: &impl Gateway, token: &str, slice_id: &str, name: &str, extra: Value) -> Value {
         let mut input = json!({ "sliceId": slice_id, "name": name, "nodeCount": 1, "gpuShape": SHAPE_H100, "duration": "2h" });
         if let (Some(input), Some(extra)) = (input.as_object_mut(), extra.as_object()) {
             input.extend(extra.clone());
@@ -464,7 +579,7 @@ pub mod fixtures {
         pub token_b: String,
     }
 
-    pub async fn two_slices(app: &TestApp) -> TwoSlices {
+    pub async fn two_slices(app: &impl Gateway) -> TwoSlices {
         let cluster = register_cluster(app, "c1").await;
         add_nodes(app, &cluster, "h100", 4, SHAPE_H100, 8).await;
         let slice_a = create_slice(app, "team-a", &cluster, json!({})).await;

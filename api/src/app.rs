@@ -2,27 +2,31 @@
 //! tests get a free port) and wires state; `run_until_stopped` serves until shutdown.
 
 use crate::db::{self, StatementCounter};
+use crate::kubernetes::KubeClusters;
+use crate::kubernetes::admission;
+use crate::kubernetes::context::{ControllerConfig, ControllerContext};
+use crate::kubernetes::controllers::Controllers;
+use crate::kubernetes::provision::{EvictionPolicy, KubernetesProvider};
 use crate::metrics::Metrics;
 use crate::settings::ServeArgs;
-use crate::{admission, bootstrap, demo, graphql_http, graphql_ws, health, playground, portal, replicas};
+use crate::{bootstrap, demo, graphql_http, graphql_ws, health, playground, portal, replicas};
 use anyhow::Context;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::routing::get;
+use egs_schema::Alone;
 use egs_schema::alerts::hub::AlertHub;
 use egs_schema::alerts::webhook::Webhook;
-use egs_schema::auth::{NoReplicas, RevocationBroadcast, TokenCache};
+use egs_schema::auth::{NoReplicas, TokenCache};
+use egs_schema::clock::SystemClock;
+use egs_schema::cluster::credentials::CredentialCipher;
 use egs_schema::events::EventHub;
 use egs_schema::inventory::live::InventoryFeed;
-use egs_schema::kubernetes::KubeClusters;
-use egs_schema::kubernetes::controllers::{ControllerConfig, ControllerContext, Controllers};
-use egs_schema::kubernetes::credentials::CredentialCipher;
-use egs_schema::kubernetes::provision::{EvictionPolicy, KubernetesProvider};
 use egs_schema::lifecycle::provider::SimulatedProvider;
-use egs_schema::lifecycle::{Clock, Lifecycle, LifecycleConfig, Providers, SchedulerHandle, SystemClock};
+use egs_schema::lifecycle::{Lifecycle, LifecycleConfig, Providers, SchedulerHandle};
 use egs_schema::metrics::MetricsStore;
-use egs_schema::{Alone, Announce};
+use egs_schema::ports::{Announce, Clock, RevocationBroadcast};
 use egs_schema::{EgsSchema, SchemaOptions, Services, build_schema};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -135,7 +139,8 @@ impl Application {
                 inventory.wake();
             })
         });
-        let kubernetes = KubeClusters::new(db.clone(), CredentialCipher::new(keys.credentials_key()));
+        let credentials_key = *keys.credentials_key();
+        let kubernetes = KubeClusters::new(db.clone(), CredentialCipher::new(&credentials_key));
         let lifecycle = (!settings.no_scheduler).then(|| {
             let k8s = &settings.kubernetes;
             let eviction = EvictionPolicy { deadline: Duration::from_secs(k8s.eviction_deadline_secs), ..Default::default() };
@@ -171,6 +176,7 @@ impl Application {
             metrics,
             alerts,
             inventory,
+            credentials: Arc::new(CredentialCipher::new(&credentials_key)),
             kubernetes,
         };
         if settings.demo {

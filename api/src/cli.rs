@@ -28,9 +28,9 @@ pub fn print_schema() {
     print!("{}", egs_schema::sdl());
 }
 
-/// The `GPUProvisioningRequest` CRD, as checked in at `schema/crds/`.
+/// The `GPUProvisioningRequest` CRD, as checked in at `api/crds/`.
 pub fn print_crd() {
-    print!("{}", egs_schema::kubernetes::resources::crd_yaml());
+    print!("{}", crate::kubernetes::resources::crd_yaml());
 }
 
 fn parse_slice_role(text: &str) -> anyhow::Result<SliceRole> {

@@ -16,7 +16,7 @@ use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use egs_schema::auth::{Caller, authenticate};
-use egs_schema::error::ErrorCode;
+use egs_schema::error::{ErrorCode, code_of, errors_json, set_default_code};
 use egs_schema::operation::{OperationSlot, select_operation};
 use serde_json::json;
 use std::time::Instant;
@@ -65,8 +65,8 @@ pub fn negotiate(headers: &HeaderMap) -> Option<Media> {
 }
 
 /// A request-level error in GraphQL response shape.
-fn request_error(status: StatusCode, media: Media, code: ErrorCode, message: &str) -> Response {
-    let body = json!({ "errors": [{ "message": message, "extensions": { "code": code.as_str() } }] });
+pub(crate) fn request_error(status: StatusCode, media: Media, code: ErrorCode, message: &str) -> Response {
+    let body = json!({ "errors": errors_json(message, code) });
     let mut response = (status, body.to_string()).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(media.content_type()));
     response
@@ -267,7 +267,7 @@ async fn execute(state: AppState, headers: HeaderMap, media: Media, request: asy
         response.data == async_graphql::Value::Null && !response.errors.is_empty() && response.errors.iter().all(|e| e.path.is_empty());
     // Refusals that say "later" get their own status whatever the media type, so proxies and
     // HTTP clients back off without reading the body.
-    let codes: Vec<Option<&str>> = response.errors.iter().map(error_code).collect();
+    let codes: Vec<Option<&str>> = response.errors.iter().map(code_of).collect();
     let retry_after = |code: &str| codes.contains(&Some(code));
     let (status, retry_secs) = if retry_after(ErrorCode::RateLimited.as_str()) {
         let wait_ms = response.errors.iter().filter_map(|e| e.extensions.as_ref()?.get("retryAfterMs")?.clone().into_json().ok()?.as_u64()).max();
@@ -293,18 +293,10 @@ async fn execute(state: AppState, headers: HeaderMap, media: Media, request: asy
 
     let body = if failed_before_execution {
         // A request error: no `data` entry at all, and every error carries a stable code.
-        let errors: Vec<serde_json::Value> = response
-            .errors
-            .iter()
-            .map(|e| {
-                let mut value = serde_json::to_value(e).unwrap_or_else(|_| json!({ "message": e.message }));
-                // Parse and validation errors carry no code of their own.
-                if error_code(e).is_none() {
-                    value["extensions"]["code"] = json!(ErrorCode::InvalidInput.as_str());
-                }
-                value
-            })
-            .collect();
+        let mut errors = response.errors.clone();
+        for error in &mut errors {
+            set_default_code(error, ErrorCode::InvalidInput);
+        }
         json!({ "errors": errors }).to_string()
     } else {
         let mut body = Capped(Vec::new());
@@ -347,14 +339,6 @@ impl std::io::Write for Capped {
 
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
-    }
-}
-
-/// The `extensions.code` of an error, when it has one.
-fn error_code(error: &async_graphql::ServerError) -> Option<&str> {
-    match error.extensions.as_ref()?.get("code")? {
-        async_graphql::Value::String(code) => Some(code),
-        _ => None,
     }
 }
 

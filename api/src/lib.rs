@@ -1,7 +1,8 @@
 //! The `egs` gateway: HTTP and WebSocket front, start-up, CLI commands. It holds no business
-//! rules: those live in `egs-schema`.
+//! rules: those live in `egs-schema`. Here are the adapters the schema's ports are wired to
+//! (DESIGN §2): Redis between replicas ([`replicas`]) and the Kubernetes clusters
+//! ([`kubernetes`]: provider, controllers, admission webhook, slice kubeconfigs).
 
-pub mod admission;
 pub mod app;
 pub mod bootstrap;
 pub mod cli;
@@ -11,6 +12,7 @@ pub mod demo;
 pub mod graphql_http;
 pub mod graphql_ws;
 pub mod health;
+pub mod kubernetes;
 pub mod metrics;
 pub mod per_user;
 pub mod playground;

@@ -36,14 +36,13 @@
 //! holder is never credited with the previous one's work.
 //!
 //! GPUs that never reported are left out, and so are those of nodes whose agent is silent
-//! (`STALE`, see [`service::effective_health`]): a stale value must not look live. One SQL
+//! (`STALE`, see [`egs_schema::inventory::liveness::effective_health`]): a stale value must not look live. One SQL
 //! statement reads them all, whatever the GPU count.
 
 use async_graphql::parser::types::OperationType;
-use chrono::{DateTime, Utc};
-use egs_entities::gpu::XidErrors;
-use egs_entities::{GprPhase, Health, cluster, gpr, gpr_node, gpu, node, slice};
-use egs_schema::metrics::service;
+use chrono::Utc;
+use egs_entities::{GprPhase, gpr};
+use egs_schema::metrics::export::{GpuRow, live_gpus};
 use egs_schema::metrics::store::Holder;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::text::{encode_eof, encode_registry};
@@ -54,9 +53,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
-use sea_orm::{
-    ColumnTrait, Condition, DatabaseConnection, DbErr, EntityTrait, FromQueryResult, Iterable, JoinType, QueryFilter, QueryOrder, QuerySelect,
-};
+use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, Iterable, QuerySelect};
 use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -152,7 +149,7 @@ impl Metrics {
         // A registry of its own: no `egs_` prefix, and built per scrape, so a GPU that stopped
         // reporting leaves no series behind.
         let mut dcgm = Registry::default();
-        dcgm.register_collector(Box::new(DcgmGauges(live_gpus(db, Utc::now()).await?)));
+        dcgm.register_collector(Box::new(DcgmGauges(live_gpus(db, Utc::now()).await?.into_iter().map(ExportedGpu::from).collect())));
         let mut text = String::new();
         encode_registry(&mut text, &self.registry)?;
         encode_registry(&mut text, &dcgm)?;
@@ -172,87 +169,6 @@ pub enum RenderError {
 
 // ---- GPU metrics under dcgm-exporter's names (see the module docs) ----
 
-/// The latest sample of one GPU, with what its labels name.
-#[derive(Debug, FromQueryResult)]
-struct GpuRow {
-    uuid: String,
-    gpu_index: i32,
-    model: String,
-    memory_mib: i64,
-    last_sample_at: DateTime<Utc>,
-    latest_util: Option<f64>,
-    latest_mem_util: Option<f64>,
-    latest_mem_used_mib: Option<f64>,
-    latest_temperature_c: Option<f64>,
-    latest_power_w: Option<f64>,
-    latest_sm_clock_mhz: Option<f64>,
-    latest_xid_errors: Option<XidErrors>,
-    latest_ecc_corrected: Option<i64>,
-    latest_ecc_uncorrected: Option<i64>,
-    node_name: String,
-    driver_version: Option<String>,
-    cluster_name: String,
-    gpr_id: Option<i64>,
-    gpr_name: Option<String>,
-    slice_id: Option<i64>,
-    slice_name: Option<String>,
-    /// When the node was handed to the GPR holding it.
-    assigned_at: Option<DateTime<Utc>>,
-}
-
-/// The latest samples of the GPUs that reported, on nodes that are not `STALE` at `now`, with
-/// their node, cluster and holder: one statement, by cluster, node and GPU index.
-async fn live_gpus(db: &DatabaseConnection, now: DateTime<Utc>) -> Result<Vec<ExportedGpu>, DbErr> {
-    // Every health but STALE, as `nodes(filter: { health })` reads it.
-    let not_stale = Health::iter().filter(|h| *h != Health::Stale).fold(Condition::any(), |any, h| any.add(service::health_condition(h, now)));
-    let rows = gpu::Entity::find()
-        .select_only()
-        .columns([
-            gpu::Column::Uuid,
-            gpu::Column::GpuIndex,
-            gpu::Column::Model,
-            gpu::Column::MemoryMib,
-            gpu::Column::LastSampleAt,
-            gpu::Column::LatestUtil,
-            gpu::Column::LatestMemUtil,
-            gpu::Column::LatestMemUsedMib,
-            gpu::Column::LatestTemperatureC,
-            gpu::Column::LatestPowerW,
-            gpu::Column::LatestSmClockMhz,
-            gpu::Column::LatestXidErrors,
-            gpu::Column::LatestEccCorrected,
-            gpu::Column::LatestEccUncorrected,
-        ])
-        .column_as(node::Column::Name, "node_name")
-        .column_as(node::Column::DriverVersion, "driver_version")
-        .column_as(cluster::Column::Name, "cluster_name")
-        .column_as(node::Column::AllocatedGprId, "gpr_id")
-        .column_as(gpr::Column::Name, "gpr_name")
-        .column_as(gpr::Column::SliceId, "slice_id")
-        .column_as(slice::Column::Name, "slice_name")
-        .column_as(gpr_node::Column::AssignedAt, "assigned_at")
-        .join(JoinType::InnerJoin, gpu::Entity::belongs_to(node::Entity).from(gpu::Column::NodeId).to(node::Column::Id).into())
-        .join(JoinType::InnerJoin, node::Entity::belongs_to(cluster::Entity).from(node::Column::ClusterId).to(cluster::Column::Id).into())
-        .join(JoinType::LeftJoin, node::Entity::belongs_to(gpr::Entity).from(node::Column::AllocatedGprId).to(gpr::Column::Id).into())
-        .join(JoinType::LeftJoin, gpr::Entity::belongs_to(slice::Entity).from(gpr::Column::SliceId).to(slice::Column::Id).into())
-        .join(
-            JoinType::LeftJoin,
-            node::Entity::belongs_to(gpr_node::Entity)
-                .from((node::Column::AllocatedGprId, node::Column::Id))
-                .to((gpr_node::Column::GprId, gpr_node::Column::NodeId))
-                .into(),
-        )
-        .filter(gpu::Column::LastSampleAt.is_not_null())
-        .filter(not_stale)
-        .order_by_asc(cluster::Column::Name)
-        .order_by_asc(node::Column::Name)
-        .order_by_asc(gpu::Column::GpuIndex)
-        .into_model::<GpuRow>()
-        .all(db)
-        .await?;
-    Ok(rows.into_iter().map(ExportedGpu::from).collect())
-}
-
 /// One GPU as exported: its labels and its latest sample.
 #[derive(Debug)]
 struct ExportedGpu {
@@ -267,7 +183,7 @@ impl From<GpuRow> for ExportedGpu {
             (Some(gpr_id), Some(slice_id), Some(at)) => Some(Holder { gpr_id, slice_id, since: at.timestamp() }),
             _ => None,
         };
-        let held = service::Access::of(holder, true).allows(Some(row.last_sample_at));
+        let held = egs_schema::metrics::access::Access::of(holder, true).allows(Some(row.last_sample_at));
         let mut labels = vec![
             ("gpu", row.gpu_index.to_string()),
             ("UUID", std::mem::take(&mut row.uuid)),

@@ -7,14 +7,14 @@
 //! others store them too (a lost batch costs them one point of history; the latest sample of
 //! every GPU is in the database).
 
-use egs_schema::Announce;
 use egs_schema::alerts::hub::AlertHub;
-use egs_schema::auth::{RevocationBroadcast, TokenCache};
+use egs_schema::auth::TokenCache;
 use egs_schema::events::EventHub;
 use egs_schema::inventory::live::InventoryFeed;
 use egs_schema::lifecycle::SchedulerHandle;
-use egs_schema::metrics::store::{Sample, Values};
-use egs_schema::metrics::{MetricsFanout, MetricsStore};
+use egs_schema::metrics::MetricsStore;
+use egs_schema::metrics::sample::{Sample, Values};
+use egs_schema::ports::{Announce, MetricsFanout, RevocationBroadcast};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU8, Ordering};

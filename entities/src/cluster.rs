@@ -16,7 +16,7 @@ pub struct Model {
     pub registration_status: RegistrationStatus,
     pub health: Health,
     pub last_contact_at: Option<DateTimeUtc>,
-    /// The kubeconfig, encrypted (see `egs_schema::kubernetes::credentials`); `None` for
+    /// The kubeconfig, encrypted (see `egs_schema::cluster::credentials`); `None` for
     /// simulated clusters and in-cluster credentials. Never returned through the API.
     pub credentials: Option<String>,
     pub pod_placement: PodPlacement,

@@ -2,6 +2,7 @@
 //! service uses. Isolation lives here and in services, never only in the UI.
 
 use crate::error::{Error, Result};
+use crate::ports::RevocationBroadcast;
 use chrono::{DateTime, Utc};
 use egs_entities::{Role, SliceRole, SliceScope, access_token, slice_member, user};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
@@ -181,14 +182,6 @@ impl TokenCache {
         let mut entries = self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         entries.retain(|_, (_, record)| record.as_ref().is_none_or(|r| r.user_id != Some(user_id)));
     }
-}
-
-/// Tells other gateway replicas that a token was revoked, so they drop their cached record at
-/// once instead of after [`TOKEN_CACHE_TTL`]. The embedded mode has no other replicas.
-pub trait RevocationBroadcast: Send + Sync {
-    fn token_revoked(&self, jti: &str);
-    /// The user lost slice access: drop their cached token records (see [`reduce_access`]).
-    fn access_reduced(&self, user_id: i64);
 }
 
 /// For a single process: nothing to tell.

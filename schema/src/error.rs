@@ -160,6 +160,35 @@ impl Error {
     }
 }
 
+/// A GraphQL error carrying `code`: the one shape of every refusal made outside a resolver
+/// (limits, WebSocket operations, request errors).
+pub fn coded_error(message: impl Into<String>, code: ErrorCode) -> async_graphql::ServerError {
+    let mut error = async_graphql::ServerError::new(message, None);
+    error.extensions.get_or_insert_with(Default::default).set("code", code.as_str());
+    error
+}
+
+/// The `extensions.code` of an error, when it has one.
+pub fn code_of(error: &async_graphql::ServerError) -> Option<&str> {
+    match error.extensions.as_ref()?.get("code")? {
+        async_graphql::Value::String(code) => Some(code),
+        _ => None,
+    }
+}
+
+/// Gives `code` to an error that has none (parse and validation errors carry none of their own).
+pub fn set_default_code(error: &mut async_graphql::ServerError, code: ErrorCode) {
+    if code_of(error).is_none() {
+        error.extensions.get_or_insert_with(Default::default).set("code", code.as_str());
+    }
+}
+
+/// `[{"message": …, "extensions": {"code": …}}]`: a GraphQL error list as JSON, for answers
+/// that are not an executed response (an HTTP refusal, a WebSocket `error` message).
+pub fn errors_json(message: &str, code: ErrorCode) -> serde_json::Value {
+    serde_json::to_value([coded_error(message, code)]).unwrap_or_default()
+}
+
 /// A database error that says the connection, not the statement, failed.
 pub fn connection_lost(error: &sea_orm::DbErr) -> bool {
     use sea_orm::sqlx::Error as Sqlx;

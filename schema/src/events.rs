@@ -4,9 +4,15 @@
 //! [`Announce`] (Redis pub/sub), and a slow timer catches whatever a lost wake-up missed.
 //! So subscribers never miss a stored event while Redis is down; they hear of other replicas'
 //! events a little later, and one query per wake-up serves every subscriber.
+//!
+//! Every writer stores its events with [`record_event`], inside the transaction that made the
+//! change.
 
-use crate::Announce;
-use egs_entities::gpr_event;
+use crate::error::Result;
+use crate::ports::Announce;
+use chrono::Utc;
+use egs_entities::{GprEventKind, gpr, gpr_event};
+use sea_orm::{ActiveModelTrait, ConnectionTrait, Set};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -14,6 +20,27 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::{Notify, broadcast, watch};
+
+/// Stores an event about a GPR (call inside the transaction that made the change).
+pub async fn record_event(
+    db: &impl ConnectionTrait,
+    gpr: &gpr::Model,
+    kind: GprEventKind,
+    message: impl Into<String>,
+    actor: &str,
+) -> Result<gpr_event::Model> {
+    Ok(gpr_event::ActiveModel {
+        gpr_id: Set(gpr.id),
+        slice_id: Set(gpr.slice_id),
+        kind: Set(kind),
+        message: Set(message.into()),
+        actor: Set(actor.to_owned()),
+        created_at: Set(Utc::now()),
+        ..Default::default()
+    }
+    .insert(db)
+    .await?)
+}
 
 /// Events a subscriber may fall behind by before it lags (it then re-reads the database).
 const CHANNEL_CAPACITY: usize = 4096;

@@ -9,13 +9,13 @@
 
 pub mod alerts;
 pub mod auth;
+pub mod clock;
 pub mod cluster;
 pub mod error;
 pub mod events;
 pub mod gpr;
 pub mod ids;
 pub mod inventory;
-pub mod kubernetes;
 pub mod lifecycle;
 pub mod limits;
 pub mod loaders;
@@ -23,6 +23,7 @@ pub mod log_throttle;
 pub mod metrics;
 pub mod operation;
 pub mod pagination;
+pub mod ports;
 pub mod redaction;
 pub mod relay;
 pub mod scalars;
@@ -34,8 +35,9 @@ pub mod user;
 pub mod workloads;
 
 use async_graphql::{Context, MergedObject, MergedSubscription, Schema};
-use auth::{Caller, RevocationBroadcast, TokenCache, TokenKeys};
+use auth::{Caller, TokenCache, TokenKeys};
 use error::{Error, Result};
+use ports::{Announce, RevocationBroadcast};
 use sea_orm::DatabaseConnection;
 use std::sync::Arc;
 
@@ -66,7 +68,7 @@ pub struct Mutation(
     alerts::AlertMutation,
     workloads::WorkloadMutation,
     template::TemplateMutation,
-    template::kubeconfig::SliceKubeconfigMutation,
+    slice::kubeconfig::SliceKubeconfigMutation,
 );
 
 #[derive(MergedSubscription, Default)]
@@ -104,23 +106,24 @@ pub struct Services {
     pub alerts: Arc<alerts::hub::AlertHub>,
     /// Node changes for `inventoryChanged` subscribers, from every replica.
     pub inventory: Arc<inventory::live::InventoryFeed>,
-    /// Clients for the registered Kubernetes clusters, and the cipher for their credentials.
-    pub kubernetes: Arc<kubernetes::KubeClusters>,
+    /// What is asked of Kubernetes clusters' APIs outside the provider's jobs (kubeconfigs).
+    pub kubernetes: Arc<dyn ports::KubeAccess>,
+    /// Seals and opens the clusters' stored credentials.
+    pub credentials: Arc<cluster::credentials::CredentialCipher>,
     /// Live queue views, one reader per distinct view (`queueChanged`).
     pub queue_views: Arc<gpr::queue_views::QueueViews>,
 }
 
 impl Services {
+    /// What storing a cluster's kubeconfig needs.
+    pub fn sealer(&self) -> cluster::service::Sealer<'_> {
+        cluster::service::Sealer { cipher: &self.credentials, kube: self.kubernetes.as_ref() }
+    }
+
     /// Where news that users lost slice access goes (see [`auth::reduce_access`]).
     pub fn access_news(&self) -> auth::AccessNews<'_> {
         auth::AccessNews { cache: &self.token_cache, others: self.revocations.as_ref() }
     }
-}
-
-/// Tells the other replicas that something was stored, so they look at once instead of at
-/// their next poll (Redis pub/sub when configured).
-pub trait Announce: Send + Sync {
-    fn announce(&self);
 }
 
 /// One replica: nobody else to tell.
@@ -188,11 +191,8 @@ pub async fn execute(
 /// RFC 3339) surface from async-graphql as field errors without a code; they are the
 /// caller's to correct, so they carry `INVALID_INPUT` like every other bad value.
 fn coded(mut response: async_graphql::Response) -> async_graphql::Response {
-    for error in &mut response.errors {
-        let uncoded = error.extensions.as_ref().is_none_or(|extensions| extensions.get("code").is_none());
-        if uncoded && error.message.starts_with("Failed to parse") {
-            error.extensions.get_or_insert_with(Default::default).set("code", error::ErrorCode::InvalidInput.as_str());
-        }
+    for error in response.errors.iter_mut().filter(|error| error.message.starts_with("Failed to parse")) {
+        error::set_default_code(error, error::ErrorCode::InvalidInput);
     }
     response
 }
@@ -283,6 +283,17 @@ macro_rules! payload {
                     Err(crate::error::Error::User(user_errors)) => Ok(Self { $field: None, user_errors }),
                     Err(other) => Err(other.into()),
                 }
+            }
+
+            /// Answers a mutation that stores changes: whatever it did, the scheduler and the
+            /// event tailer look at once (both also run on a timer, so a miss only delays).
+            pub async fn after_change(
+                ctx: &async_graphql::Context<'_>,
+                change: impl std::future::Future<Output = crate::error::Result<$ty>>,
+            ) -> async_graphql::Result<Self> {
+                let result = change.await;
+                crate::stored_changes(ctx);
+                Self::from_result(result)
             }
         }
     };

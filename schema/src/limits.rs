@@ -14,7 +14,7 @@ use crate::error::ErrorCode;
 use async_graphql::extensions::{Extension, ExtensionContext, ExtensionFactory, NextParseQuery, NextValidation};
 use async_graphql::parser::types::{ExecutableDocument, OperationType, Selection, SelectionSet};
 use async_graphql::registry::Registry;
-use async_graphql::{ErrorExtensionValues, ServerError, ServerResult, ValidationResult, Variables};
+use async_graphql::{ServerError, ServerResult, ValidationResult, Variables};
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
 use std::num::NonZeroU32;
@@ -109,13 +109,10 @@ enum Refusal {
 
 /// A request error with a stable code (and, for `RATE_LIMITED`, `retryAfterMs`).
 fn refused(code: ErrorCode, message: String, retry_after: Option<Duration>) -> ServerError {
-    let mut error = ServerError::new(message, None);
-    let mut extensions = ErrorExtensionValues::default();
-    extensions.set("code", code.as_str());
-    if let Some(wait) = retry_after {
+    let mut error = crate::error::coded_error(message, code);
+    if let (Some(wait), Some(extensions)) = (retry_after, error.extensions.as_mut()) {
         extensions.set("retryAfterMs", u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1));
     }
-    error.extensions = Some(extensions);
     error
 }
 

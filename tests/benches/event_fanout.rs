@@ -13,16 +13,13 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use egs_tests::TestApp;
 use egs_tests::fixtures::*;
+use egs_tests::{TestApp, ws};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::http::HeaderValue;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 const SUBSCRIBE: &str = "subscription($gpr: ID) { gprEvents(gprId: $gpr) { sequence kind message } }";
 const SET_PRIORITY: &str =
@@ -42,16 +39,8 @@ async fn subscriber(
     ready: mpsc::Sender<()>,
     seen: mpsc::UnboundedSender<(i32, Instant)>,
 ) -> Result<(), String> {
-    let mut request = url.into_client_request().map_err(|e| e.to_string())?;
-    request.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static("graphql-transport-ws"));
-    // Small read buffers, as the gateway uses: tungstenite zero-fills its whole read buffer
-    // (128 KiB by default) before every read, which would make these clients, not the
-    // gateway, the bottleneck on this shared machine.
-    let config = WebSocketConfig::default().read_buffer_size(8 * 1024);
-    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(request, Some(config), false).await.map_err(|e| e.to_string())?;
-    let init = json!({ "type": "connection_init", "payload": { "authorization": format!("Bearer {token}") } });
-    ws.send(Message::text(init.to_string())).await.map_err(|e| e.to_string())?;
-    let subscribe = json!({ "id": "1", "type": "subscribe", "payload": { "query": SUBSCRIBE, "variables": { "gpr": gpr } } });
+    let (mut ws, _) = ws::connect(&url, ws::TRANSPORT_WS).await.map_err(|e| e.to_string())?;
+    ws.send(ws::connection_init(&token)).await.map_err(|e| e.to_string())?;
     let mut subscribed = false;
     while let Some(frame) = ws.next().await {
         let Message::Text(text) = frame.map_err(|e| e.to_string())? else { continue };
@@ -59,11 +48,11 @@ async fn subscriber(
         let message: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
         match message["type"].as_str() {
             Some("connection_ack") if !subscribed => {
-                ws.send(Message::text(subscribe.to_string())).await.map_err(|e| e.to_string())?;
+                ws.send(ws::subscribe("1", SUBSCRIBE, json!({ "gpr": gpr }))).await.map_err(|e| e.to_string())?;
                 subscribed = true;
                 let _ = ready.send(()).await;
             }
-            Some("ping") => ws.send(Message::text(json!({ "type": "pong" }).to_string())).await.map_err(|e| e.to_string())?,
+            Some("ping") => ws.send(ws::pong()).await.map_err(|e| e.to_string())?,
             Some("next") => {
                 let said = message["payload"]["data"]["gprEvents"]["message"].as_str().unwrap_or_default();
                 // "priority a → b": the round is b - BASE.
@@ -86,7 +75,7 @@ fn quantile(sorted: &[Duration], q: f64) -> Duration {
 /// priority starts below `BASE` each time.
 async fn run_once(writer: &TestApp, reader: &TestApp, label: &str, token: &str, gpr: &str, subscribers: usize, rounds: usize) {
     writer.mutate(&writer.admin_token, "setGprPriority", SET_PRIORITY, json!({ "id": gpr, "priority": 1 })).await;
-    let url = reader.url("/graphql/ws").replacen("http", "ws", 1);
+    let url = reader.url("");
     let (ready_tx, mut ready) = mpsc::channel(subscribers);
     let (seen_tx, mut seen) = mpsc::unbounded_channel();
     let opened = Instant::now();

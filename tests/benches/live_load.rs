@@ -18,8 +18,8 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use chrono::{DateTime, Utc};
-use egs_tests::TestApp;
 use egs_tests::fixtures::{self, SHAPE_H100};
+use egs_tests::{TestApp, ws};
 use futures_util::{SinkExt, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -31,9 +31,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::http::HeaderValue;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 /// Set in the child: run the gateway instead of the driver.
 const ROLE: &str = "EGS_LIVE_LOAD_ROLE";
@@ -206,7 +203,7 @@ async fn drive() {
     );
 
     // Subscribers.
-    let ws_url = format!("{}graphql/ws", seeded.base.replacen("http", "ws", 1));
+    let ws_url = seeded.base.clone();
     let connecting = Arc::new(Semaphore::new(CONNECTING));
     let connect_started = Instant::now();
     let mut tasks = Vec::with_capacity(subscribers);
@@ -395,13 +392,10 @@ async fn agent(client: reqwest::Client, seeded: Arc<Seeded>, shared: Arc<Shared>
 /// One socket with one subscription; returns the delivery latencies (µs) timed while measuring.
 async fn subscriber(url: &str, token: &str, query: &str, id: &str, shared: &Shared, connecting: &Semaphore) -> Result<Vec<u32>, String> {
     let permit = connecting.acquire().await.map_err(|e| e.to_string())?;
-    let mut request = url.into_client_request().map_err(|e| e.to_string())?;
-    request.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static("graphql-transport-ws"));
-    // Small read buffers: 10,000 sockets at tungstenite's default 128 KiB would take 1.2 GiB here.
-    let config = WebSocketConfig::default().read_buffer_size(8 * 1024);
-    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(request, Some(config), false).await.map_err(|e| format!("connect: {e}"))?;
-    let init = json!({ "type": "connection_init", "payload": { "authorization": format!("Bearer {token}") } });
-    ws.send(Message::text(init.to_string())).await.map_err(|e| e.to_string())?;
+    // Small read buffers (see ws::connect): 10,000 sockets at tungstenite's default 128 KiB
+    // would take 1.2 GiB here.
+    let (mut ws, _) = ws::connect(url, ws::TRANSPORT_WS).await.map_err(|e| format!("connect: {e}"))?;
+    ws.send(ws::connection_init(token)).await.map_err(|e| e.to_string())?;
     let mut permit = Some(permit);
     let mut latencies = Vec::new();
     while let Some(frame) = ws.next().await {
@@ -424,8 +418,7 @@ async fn subscriber(url: &str, token: &str, query: &str, id: &str, shared: &Shar
         let message: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
         match message["type"].as_str() {
             Some("connection_ack") => {
-                let subscribe = json!({ "id": "1", "type": "subscribe", "payload": { "query": query, "variables": { "id": id } } });
-                ws.send(Message::text(subscribe.to_string())).await.map_err(|e| e.to_string())?;
+                ws.send(ws::subscribe("1", query, json!({ "id": id }))).await.map_err(|e| e.to_string())?;
                 shared.counters.connected.fetch_add(1, Ordering::Relaxed);
                 drop(permit.take());
             }

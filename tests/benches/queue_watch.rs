@@ -15,8 +15,8 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use egs_tests::TestApp;
 use egs_tests::fixtures::*;
+use egs_tests::{TestApp, ws};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -24,9 +24,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::http::HeaderValue;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 const SLICES: usize = 10;
 /// Subscriptions per socket (the gateway's per-connection bound).
@@ -56,12 +53,8 @@ async fn socket(
     ready: mpsc::Sender<()>,
     seen: mpsc::UnboundedSender<(usize, i64, Instant)>,
 ) -> Result<(), String> {
-    let mut request = url.into_client_request().map_err(|e| e.to_string())?;
-    request.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static("graphql-transport-ws"));
-    let config = WebSocketConfig::default().read_buffer_size(8 * 1024);
-    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(request, Some(config), false).await.map_err(|e| e.to_string())?;
-    let init = json!({ "type": "connection_init", "payload": { "authorization": format!("Bearer {token}") } });
-    ws.send(Message::text(init.to_string())).await.map_err(|e| e.to_string())?;
+    let (mut ws, _) = ws::connect(&url, ws::TRANSPORT_WS).await.map_err(|e| e.to_string())?;
+    ws.send(ws::connection_init(&token)).await.map_err(|e| e.to_string())?;
     // The level each subscription last showed.
     let mut levels: HashMap<String, i64> = HashMap::new();
     let mut first_views = 0;
@@ -72,12 +65,10 @@ async fn socket(
         match message["type"].as_str() {
             Some("connection_ack") => {
                 for n in 0..PER_SOCKET {
-                    let subscribe =
-                        json!({ "id": n.to_string(), "type": "subscribe", "payload": { "query": WATCH, "variables": { "slice": slice_id } } });
-                    ws.send(Message::text(subscribe.to_string())).await.map_err(|e| e.to_string())?;
+                    ws.send(ws::subscribe(&n.to_string(), WATCH, json!({ "slice": slice_id }))).await.map_err(|e| e.to_string())?;
                 }
             }
-            Some("ping") => ws.send(Message::text(json!({ "type": "pong" }).to_string())).await.map_err(|e| e.to_string())?,
+            Some("ping") => ws.send(ws::pong()).await.map_err(|e| e.to_string())?,
             Some("next") => {
                 let rows = message["payload"]["data"]["queueChanged"].as_array().ok_or_else(|| format!("not a view: {message}"))?;
                 let level = rows.iter().filter_map(|row| row["priority"].as_i64()).max().unwrap_or(0) - BASE;
@@ -129,7 +120,7 @@ fn main() {
         // Let the scheduler plan them all.
         tokio::time::sleep(Duration::from_secs(2)).await;
 
-        let url = app.url("/graphql/ws").replacen("http", "ws", 1);
+        let url = app.url("");
         let sockets = subscribers / PER_SOCKET;
         let (ready_tx, mut ready) = mpsc::channel(sockets);
         let (seen_tx, mut seen) = mpsc::unbounded_channel();

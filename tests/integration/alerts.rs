@@ -6,10 +6,10 @@
 use chrono::{DateTime, Utc};
 use egs_tests::TestApp;
 use egs_tests::fixtures::*;
+use egs_tests::ws::Socket;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use ws::Socket;
 
 const REPORT: &str = "mutation($input: ReportGpuSamplesInput!) {
     reportGpuSamples(input: $input) { accepted duplicates userErrors { field message code } } }";
@@ -63,13 +63,6 @@ impl Clock {
     }
 }
 
-fn sample(uuid: &str, at: DateTime<Utc>, temperature: f64, power: f64) -> Value {
-    json!({
-        "uuid": uuid, "timestamp": at.to_rfc3339(), "util": 50.0, "memUtil": 20.0, "memUsedMib": 1000.0,
-        "temperature": temperature, "power": power, "smClockMhz": 1980.0,
-    })
-}
-
 /// Reports samples of a node as an admin (by node id: no heartbeat).
 async fn report(app: &TestApp, node_id: &str, samples: Vec<Value>) {
     let payload = app.mutate(&app.admin_token, "reportGpuSamples", REPORT, json!({ "nodeId": node_id, "samples": samples })).await;
@@ -112,7 +105,7 @@ async fn an_overheating_gpu_raises_one_alert_that_clears_only_below_the_band() {
     let open = json!({ "open": true });
 
     let at = clock.next();
-    report(&app, &node.id, vec![sample(hot, at, 91.0, 300.0), sample(cool, at, 60.0, 300.0)]).await;
+    report(&app, &node.id, vec![gpu_sample_hot(hot, at, 91.0, 300.0), gpu_sample_hot(cool, at, 60.0, 300.0)]).await;
     let raised = alerts(&app, &app.admin_token, open.clone()).await;
     assert_eq!(raised.len(), 1, "{raised:#?}");
     let alert = &raised[0];
@@ -126,16 +119,16 @@ async fn an_overheating_gpu_raises_one_alert_that_clears_only_below_the_band() {
 
     // Hotter still, then inside the band (82–87 °C): the same single alert stays open.
     for temperature in [95.0, 86.0, 84.0, 82.0] {
-        report(&app, &node.id, vec![sample(hot, clock.next(), temperature, 300.0)]).await;
+        report(&app, &node.id, vec![gpu_sample_hot(hot, clock.next(), temperature, 300.0)]).await;
         let now = alerts(&app, &app.admin_token, json!({})).await;
         assert_eq!(now.len(), 1, "at {temperature} °C: {now:#?}");
         assert_eq!((&now[0]["id"], &now[0]["open"]), (&alert["id"], &json!(true)), "at {temperature} °C");
     }
     // A resend of an old hot sample changes nothing either.
-    let stale_resend = sample(hot, clock.start, 99.0, 300.0);
+    let stale_resend = gpu_sample_hot(hot, clock.start, 99.0, 300.0);
     app.mutate(&app.admin_token, "reportGpuSamples", REPORT, json!({ "nodeId": node.id, "samples": [stale_resend] })).await;
     // Below the band: cleared, with why.
-    report(&app, &node.id, vec![sample(hot, clock.next(), 80.0, 300.0)]).await;
+    report(&app, &node.id, vec![gpu_sample_hot(hot, clock.next(), 80.0, 300.0)]).await;
     assert_eq!(alerts(&app, &app.admin_token, open.clone()).await, Vec::<Value>::new());
     let all = alerts(&app, &app.admin_token, json!({})).await;
     assert_eq!(all.len(), 1, "{all:#?}");
@@ -144,10 +137,10 @@ async fn an_overheating_gpu_raises_one_alert_that_clears_only_below_the_band() {
     assert!(all[0]["resolution"].as_str().unwrap_or_default().contains("80 °C"), "{}", all[0]);
 
     // Hot again: a new alert, the old one stays in history.
-    report(&app, &node.id, vec![sample(hot, clock.next(), 90.0, 300.0)]).await;
+    report(&app, &node.id, vec![gpu_sample_hot(hot, clock.next(), 90.0, 300.0)]).await;
     assert_eq!(alerts(&app, &app.admin_token, json!({ "kind": "OVER_TEMPERATURE" })).await.len(), 2);
     // Power over the model's 700 W limit is its own alert.
-    report(&app, &node.id, vec![sample(cool, clock.next(), 60.0, 720.0)]).await;
+    report(&app, &node.id, vec![gpu_sample_hot(cool, clock.next(), 60.0, 720.0)]).await;
     let power = alerts(&app, &app.admin_token, json!({ "kind": "OVER_POWER" })).await;
     assert_eq!((power.len(), &power[0]["threshold"]), (1, &json!(700.0)), "{power:#?}");
     app.finish().await;
@@ -162,7 +155,7 @@ async fn xid_and_ecc_errors_raise_alerts_by_severity() {
     let uuid = &node.uuids[0];
     let mut clock = Clock::new();
     let with = |at, xid: Value, ecc: Value| {
-        let mut s = sample(uuid, at, 60.0, 300.0);
+        let mut s = gpu_sample_hot(uuid, at, 60.0, 300.0);
         s["xidErrors"] = xid;
         s["eccUncorrected"] = ecc;
         s
@@ -206,7 +199,7 @@ async fn the_sweeper_raises_node_stale_for_a_silent_agent_and_a_report_clears_it
     let node = &all[0];
     let agent = agent_token(&app, &cluster, &node.name).await;
     let agent_report = |at: DateTime<Utc>| {
-        let input = json!({ "clusterId": cluster, "nodeName": node.name, "samples": [sample(&node.uuids[0], at, 50.0, 300.0)] });
+        let input = json!({ "clusterId": cluster, "nodeName": node.name, "samples": [gpu_sample_hot(&node.uuids[0], at, 50.0, 300.0)] });
         app.mutate(&agent, "reportGpuSamples", REPORT, input)
     };
     agent_report(Utc::now()).await;
@@ -256,8 +249,8 @@ async fn a_slice_reads_only_its_own_alerts_in_the_list_and_live() {
     tokio::time::sleep(Duration::from_millis(300)).await;
 
     let mut clock = Clock::new();
-    report(&app, &held_id, vec![sample(&held_gpus[0], clock.next(), 92.0, 300.0)]).await;
-    report(&app, &free.id, vec![sample(&free.uuids[0], clock.next(), 93.0, 300.0)]).await;
+    report(&app, &held_id, vec![gpu_sample_hot(&held_gpus[0], clock.next(), 92.0, 300.0)]).await;
+    report(&app, &free.id, vec![gpu_sample_hot(&free.uuids[0], clock.next(), 93.0, 300.0)]).await;
 
     // Alice: the alert of her GPR's node, live and in the list; not the free node's.
     let live = alice.next("a", "alerts").await;
@@ -286,11 +279,11 @@ async fn a_slice_reads_only_its_own_alerts_in_the_list_and_live() {
     assert_eq!(hidden["errors"][0]["extensions"]["code"], "NOT_FOUND", "{hidden}");
 
     // It cools down: Alice hears the clear.
-    report(&app, &held_id, vec![sample(&held_gpus[0], clock.next(), 70.0, 300.0)]).await;
+    report(&app, &held_id, vec![gpu_sample_hot(&held_gpus[0], clock.next(), 70.0, 300.0)]).await;
     let cleared = alice.next("a", "alerts").await;
     assert_eq!((&cleared["id"], &cleared["open"]), (&live["id"], &json!(false)), "{cleared}");
-    alice.silent_for(Duration::from_millis(800)).await;
-    bob.silent_for(Duration::from_millis(300)).await;
+    alice.quiet_for(Duration::from_millis(800)).await;
+    bob.quiet_for(Duration::from_millis(300)).await;
     app.finish().await;
 }
 
@@ -309,8 +302,8 @@ async fn a_subscriber_on_one_replica_hears_alerts_raised_through_another() {
     socket.subscribe("c1", SUBSCRIBE_ALERTS, json!({ "cluster": cluster })).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let mut clock = Clock::new();
-    report(&app, &far.id, vec![sample(&far.uuids[0], clock.next(), 95.0, 300.0)]).await;
-    let mut xid = sample(&node.uuids[0], clock.next(), 60.0, 300.0);
+    report(&app, &far.id, vec![gpu_sample_hot(&far.uuids[0], clock.next(), 95.0, 300.0)]).await;
+    let mut xid = gpu_sample_hot(&node.uuids[0], clock.next(), 60.0, 300.0);
     xid["xidErrors"] = json!([48]);
     report(&app, &node.id, vec![xid]).await;
     let raised = socket.next("c1", "alerts").await;
@@ -319,7 +312,7 @@ async fn a_subscriber_on_one_replica_hears_alerts_raised_through_another() {
         (Some("XID_ERROR"), Some("CRITICAL"), &json!(true)),
         "{raised}"
     );
-    socket.silent_for(Duration::from_millis(600)).await;
+    socket.quiet_for(Duration::from_millis(600)).await;
     replica.finish().await;
     app.finish().await;
 }
@@ -335,7 +328,7 @@ async fn an_idle_gpr_is_warned_before_its_idle_release_and_the_warning_ends_with
     let idle: Vec<Value> = uuids
         .iter()
         .map(|uuid| {
-            let mut s = sample(uuid, at, 40.0, 80.0);
+            let mut s = gpu_sample_hot(uuid, at, 40.0, 80.0);
             s["util"] = json!(0.0);
             s
         })
@@ -439,8 +432,8 @@ async fn the_webhook_gets_each_transition_once_slack_shaped_after_retries() {
     add_nodes(&app, &cluster, "h100", 1, SHAPE_H100, 1).await;
     let node = nodes(&app, &cluster).await.remove(0);
     let mut clock = Clock::new();
-    report(&app, &node.id, vec![sample(&node.uuids[0], clock.next(), 94.0, 300.0)]).await;
-    report(&app, &node.id, vec![sample(&node.uuids[0], clock.next(), 75.0, 300.0)]).await;
+    report(&app, &node.id, vec![gpu_sample_hot(&node.uuids[0], clock.next(), 94.0, 300.0)]).await;
+    report(&app, &node.id, vec![gpu_sample_hot(&node.uuids[0], clock.next(), 75.0, 300.0)]).await;
 
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
     while posts(&seen).iter().filter(|(status, _)| *status == 200).count() < 2 {
@@ -512,7 +505,7 @@ async fn admins_set_thresholds_per_shape_and_bad_values_change_nothing() {
     );
     // An 82 °C GPU is now over its threshold.
     let node = nodes(&app, &two.cluster).await.remove(0);
-    report(&app, &node.id, vec![sample(&node.uuids[0], Utc::now(), 82.0, 300.0)]).await;
+    report(&app, &node.id, vec![gpu_sample_hot(&node.uuids[0], Utc::now(), 82.0, 300.0)]).await;
     let raised = alerts(&app, &app.admin_token, json!({ "open": true })).await;
     assert_eq!((raised.len(), &raised[0]["threshold"]), (1, &json!(80.0)), "{raised:#?}");
     // Both null: back to the built-in values.
@@ -520,88 +513,4 @@ async fn admins_set_thresholds_per_shape_and_bad_values_change_nothing() {
     assert_eq!((&reset["threshold"]["temperatureCelsius"], &reset["threshold"]["temperatureSource"]), (&json!(87.0), &json!("BUILT_IN")));
     assert_eq!(app.ok(&app.admin_token, THRESHOLDS, json!({})).await["alertThresholds"], built_in);
     app.finish().await;
-}
-
-/// A `graphql-transport-ws` client for subscription tests.
-pub(crate) mod ws {
-    use egs_tests::TestApp;
-    use futures_util::{SinkExt, StreamExt};
-    use serde_json::{Value, json};
-    use std::time::Duration;
-    use tokio_tungstenite::tungstenite::Message;
-    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-    use tokio_tungstenite::tungstenite::http::HeaderValue;
-
-    type Stream = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
-    pub struct Socket {
-        ws: Stream,
-    }
-
-    impl Socket {
-        /// Opens a socket acknowledged for `token`.
-        pub async fn open(app: &TestApp, token: &str) -> Socket {
-            let mut request = app.url("/graphql/ws").replacen("http", "ws", 1).into_client_request().expect("a request");
-            request.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static("graphql-transport-ws"));
-            let (ws, _) = tokio_tungstenite::connect_async(request).await.expect("the socket opens");
-            let mut socket = Socket { ws };
-            socket.send(json!({ "type": "connection_init", "payload": { "authorization": format!("Bearer {token}") } })).await;
-            assert_eq!(socket.recv().await["type"], "connection_ack");
-            socket
-        }
-
-        pub async fn send(&mut self, message: Value) {
-            self.ws.send(Message::text(message.to_string())).await.expect("send");
-        }
-
-        /// The next protocol message, answering pings on the way.
-        pub async fn recv(&mut self) -> Value {
-            loop {
-                let frame = tokio::time::timeout(Duration::from_secs(10), self.ws.next()).await.expect("a message within 10 s");
-                match frame.expect("the socket stays open").expect("a frame") {
-                    Message::Text(text) => {
-                        let message: Value = serde_json::from_str(&text).expect("JSON");
-                        if message["type"] == "ping" {
-                            self.send(json!({ "type": "pong" })).await;
-                            continue;
-                        }
-                        return message;
-                    }
-                    Message::Close(frame) => panic!("closed: {frame:?}"),
-                    _ => {}
-                }
-            }
-        }
-
-        pub async fn subscribe(&mut self, id: &str, query: &str, variables: Value) {
-            self.send(json!({ "id": id, "type": "subscribe", "payload": { "query": query, "variables": variables } })).await;
-        }
-
-        /// The next result of subscription `id`: its `field`.
-        pub async fn next(&mut self, id: &str, field: &str) -> Value {
-            let message = self.recv().await;
-            assert_eq!((message["type"].as_str(), message["id"].as_str()), (Some("next"), Some(id)), "{message}");
-            assert!(message["payload"]["errors"].is_null(), "{message}");
-            message["payload"]["data"][field].clone()
-        }
-
-        /// The errors a refused subscription gets (as a result with errors, or an `error`).
-        pub async fn refused(&mut self) -> Value {
-            let message = self.recv().await;
-            if message["type"] == "error" { message["payload"].clone() } else { message["payload"]["errors"].clone() }
-        }
-
-        /// Nothing arrives for `quiet`.
-        pub async fn silent_for(&mut self, quiet: Duration) {
-            let deadline = tokio::time::Instant::now() + quiet;
-            loop {
-                match tokio::time::timeout_at(deadline, self.ws.next()).await {
-                    Err(_) => return,
-                    Ok(Some(Ok(Message::Text(text)))) if text.contains("\"ping\"") => self.send(json!({ "type": "pong" })).await,
-                    Ok(Some(Ok(Message::Text(text)))) if text.contains("\"complete\"") => {}
-                    Ok(other) => panic!("expected silence, got {other:?}"),
-                }
-            }
-        }
-    }
 }

@@ -101,8 +101,8 @@ fn the_kustomize_base_matches_the_binaries() {
 
     // The CRD is the one the gateway's controller serves (itself checked against the type).
     let crd = std::fs::read_to_string(base.join("crd.yaml")).expect("crd");
-    let served = std::fs::read_to_string(repo().join("schema/crds/gpuprovisioningrequests.egs.io.yaml")).expect("schema crd");
-    assert_eq!(crd, served, "deploy/kustomize/base/crd.yaml is a copy of schema/crds/gpuprovisioningrequests.egs.io.yaml");
+    let served = std::fs::read_to_string(repo().join("api/crds/gpuprovisioningrequests.egs.io.yaml")).expect("schema crd");
+    assert_eq!(crd, served, "deploy/kustomize/base/crd.yaml is a copy of api/crds/gpuprovisioningrequests.egs.io.yaml");
 
     // The gateway: every setting is one `egs serve` reads, and the literal ones parse.
     let deployment = kind(&docs, "Deployment", "egs-gateway");
@@ -196,7 +196,7 @@ fn the_kustomize_base_matches_the_binaries() {
     let gateway = agent_env["EGS_AGENT_GATEWAY"].as_deref().expect("the gateway URL");
     assert!(gateway.contains(&format!("{}.", service["metadata"]["name"].as_str().unwrap_or_default())), "the agent reaches the Service: {gateway}");
     assert!(
-        agent_pod["tolerations"].as_array().into_iter().flatten().any(|t| t["key"] == egs_schema::kubernetes::SLICE_KEY && t["operator"] == "Exists"),
+        agent_pod["tolerations"].as_array().into_iter().flatten().any(|t| t["key"] == egs_api::kubernetes::SLICE_KEY && t["operator"] == "Exists"),
         "the agent tolerates EGS's slice taint"
     );
 }

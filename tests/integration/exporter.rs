@@ -2,7 +2,7 @@
 //! (plus `cluster`, `slice`, `gpr`), as valid OpenMetrics, for dcgm-exporter's dashboards; and
 //! `Gpr.gpuSummary`/`Slice.gpuSummary` read like `gpuSummary(gprId|sliceId)`.
 
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use egs_tests::TestApp;
 use egs_tests::fixtures::*;
 use serde_json::{Value, json};
@@ -154,14 +154,6 @@ struct Held {
     uuids: Vec<String>,
 }
 
-/// A sample whose values all follow from `util`.
-fn sample(uuid: &str, at: DateTime<Utc>, util: f64) -> Value {
-    json!({
-        "uuid": uuid, "timestamp": at.to_rfc3339(), "util": util, "memUtil": util / 2.0, "memUsedMib": 1000.0 + util,
-        "temperature": 40.0 + util / 4.0, "power": 100.0 + util * 5.0, "smClockMhz": 1980.0,
-    })
-}
-
 /// Reports as the node's agent (naming the node as agents do); every sample must be accepted.
 async fn report(app: &TestApp, token: &str, cluster: &str, node: &str, samples: Vec<Value>) {
     let count = samples.len();
@@ -172,7 +164,7 @@ async fn report(app: &TestApp, token: &str, cluster: &str, node: &str, samples: 
 
 /// Reports as an admin, naming the node by id (no heartbeat).
 async fn report_as_admin(app: &TestApp, node_id: &str, uuids: Vec<String>) {
-    let samples: Vec<Value> = uuids.iter().map(|u| sample(u, Utc::now(), 50.0)).collect();
+    let samples: Vec<Value> = uuids.iter().map(|u| gpu_sample(u, Utc::now(), 50.0)).collect();
     app.mutate(&app.admin_token, "reportGpuSamples", REPORT, json!({ "nodeId": node_id, "samples": samples })).await;
 }
 
@@ -224,7 +216,7 @@ async fn gpu_samples_are_exported_under_dcgm_exporter_names_and_labels() {
     // GPUs 0 and 3 of every node report before any GPR holds the node.
     let before = Utc::now();
     for (name, agent) in names.iter().zip(&agents) {
-        let samples = [0, 3].iter().map(|&i| sample(&uuid_of(&two.cluster, name, i), before, 5.0)).collect();
+        let samples = [0, 3].iter().map(|&i| gpu_sample(&uuid_of(&two.cluster, name, i), before, 5.0)).collect();
         report(&app, agent, &two.cluster, name, samples).await;
     }
     // A second cluster whose node reports its driver; only its GPU 1 reports.
@@ -236,7 +228,7 @@ async fn gpu_samples_are_exported_under_dcgm_exporter_names_and_labels() {
         "driverVersion": "550.54.15", "gpus": gpus });
     app.mutate(&app.admin_token, "upsertNodes", upsert, json!({ "clusterId": c2, "nodes": [node] })).await;
     let dgx_agent = agent_token(&app, &c2, "dgx-0").await;
-    report(&app, &dgx_agent, &c2, "dgx-0", vec![sample("GPU-dgx-1", Utc::now(), 64.0)]).await;
+    report(&app, &dgx_agent, &c2, "dgx-0", vec![gpu_sample("GPU-dgx-1", Utc::now(), 64.0)]).await;
 
     // Team A's GPR takes one node, in a later second than those samples.
     tokio::time::sleep(Duration::from_millis(1100)).await;
@@ -244,11 +236,11 @@ async fn gpu_samples_are_exported_under_dcgm_exporter_names_and_labels() {
     let held = provisioned(&app, &two.token_a, &gpr).await;
     let held_agent = &agents[names.iter().position(|n| *n == held.name).expect("one of the fixtures' nodes")];
     let now = Utc::now() + chrono::Duration::seconds(1);
-    let mut faulty = sample(&held.uuids[0], now, 80.0);
+    let mut faulty = gpu_sample(&held.uuids[0], now, 80.0);
     faulty["xidErrors"] = json!([13, 79]);
     faulty["eccCorrected"] = json!(3);
     faulty["eccUncorrected"] = json!(1);
-    let fresh = vec![faulty, sample(&held.uuids[1], now, 10.0), sample(&held.uuids[2], now, 0.0)];
+    let fresh = vec![faulty, gpu_sample(&held.uuids[1], now, 10.0), gpu_sample(&held.uuids[2], now, 0.0)];
     report(&app, held_agent, &two.cluster, &held.name, fresh).await;
 
     let metrics = scrape(&app).await;
@@ -341,7 +333,7 @@ async fn gpus_of_a_silent_agent_are_left_out_until_it_reports_again() {
     for n in 0..2 {
         let name = format!("h100-{n}");
         let agent = agent_token(&app, &cluster, &name).await;
-        let samples = (0..2).map(|i| sample(&uuid_of(&cluster, &name, i), Utc::now(), 20.0)).collect();
+        let samples = (0..2).map(|i| gpu_sample(&uuid_of(&cluster, &name, i), Utc::now(), 20.0)).collect();
         report(&app, &agent, &cluster, &name, samples).await;
         agents.push(agent);
     }
@@ -362,7 +354,7 @@ async fn gpus_of_a_silent_agent_are_left_out_until_it_reports_again() {
     }
     // It reports again (a later second): back.
     let later = Utc::now() + chrono::Duration::seconds(1);
-    report(&app, &agents[0], &cluster, "h100-0", vec![sample(&uuid_of(&cluster, "h100-0", 0), later, 30.0)]).await;
+    report(&app, &agents[0], &cluster, "h100-0", vec![gpu_sample(&uuid_of(&cluster, "h100-0", 0), later, 30.0)]).await;
     let metrics = scrape(&app).await;
     assert_eq!(metrics.gpu("DCGM_FI_DEV_GPU_UTIL", &uuid_of(&cluster, "h100-0", 0)).map(|s| s.value), Some(30.0));
     assert_eq!(exported(&metrics, "DCGM_FI_DEV_GPU_UTIL"), all);
@@ -437,7 +429,7 @@ mod summaries {
         let agent = agent_token(&app, &two.cluster, &held.name).await;
         let now = Utc::now() + chrono::Duration::seconds(1);
         // Seven of the eight GPUs report, at 0, 10, … 60 %.
-        let samples = held.uuids.iter().take(7).enumerate().map(|(i, uuid)| sample(uuid, now, 10.0 * i as f64)).collect();
+        let samples = held.uuids.iter().take(7).enumerate().map(|(i, uuid)| gpu_sample(uuid, now, 10.0 * i as f64)).collect();
         report(&app, &agent, &two.cluster, &held.name, samples).await;
 
         for token in [&two.token_a, &app.admin_token] {
@@ -480,7 +472,7 @@ mod summaries {
         let first = create_gpr(&app, &two.token_a, &two.slice_a, "first", json!({ "nodeCount": 4 })).await["id"].as_str().expect("id").to_owned();
         let held = provisioned(&app, &two.token_a, &first).await;
         let agent = agent_token(&app, &two.cluster, &held.name).await;
-        report(&app, &agent, &two.cluster, &held.name, vec![sample(&held.uuids[0], Utc::now(), 77.0)]).await;
+        report(&app, &agent, &two.cluster, &held.name, vec![gpu_sample(&held.uuids[0], Utc::now(), 77.0)]).await;
         let data = both_ways(&app, &two.token_a, &first, &two.slice_a).await;
         assert_eq!(data["gpr"]["gpuSummary"]["reportingGpuCount"], 1, "{data:#}");
         // The next holder is assigned in a later second than that sample.
@@ -505,7 +497,7 @@ mod summaries {
         assert_eq!(admin["gpr"]["gpuSummary"], admin["byGpr"]);
         assert_eq!((&admin["gpr"]["gpuSummary"]["reportingGpuCount"], &admin["slice"]["gpuSummary"]["reportingGpuCount"]), (&json!(1), &json!(1)));
         // Its own samples, it reads.
-        report(&app, &agent, &two.cluster, &held.name, vec![sample(&held.uuids[0], Utc::now() + chrono::Duration::seconds(1), 12.0)]).await;
+        report(&app, &agent, &two.cluster, &held.name, vec![gpu_sample(&held.uuids[0], Utc::now() + chrono::Duration::seconds(1), 12.0)]).await;
         let data = both_ways(&app, &two.token_b, &second, &two.slice_b).await;
         assert_eq!(data["gpr"]["gpuSummary"]["averageUtilization"], 12.0, "{data:#}");
         assert_eq!(data["slice"]["gpuSummary"], data["bySlice"]);
@@ -551,7 +543,7 @@ mod summaries {
                 .exec(&app.db)
                 .await
                 .expect("allocate");
-            let samples = vec![sample(&uuid_of(&cluster, &format!("h100-{i}"), 0), Utc::now(), 40.0)];
+            let samples = vec![gpu_sample(&uuid_of(&cluster, &format!("h100-{i}"), 0), Utc::now(), 40.0)];
             app.mutate(&app.admin_token, "reportGpuSamples", REPORT, json!({ "nodeId": node, "samples": samples })).await;
         }
         let small = page_statements(&app, 2).await;

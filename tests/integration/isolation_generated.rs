@@ -7,14 +7,12 @@
 //! of its names anywhere) and, after every mutation, the other slice's objects are as before.
 
 use egs_tests::fixtures;
-use egs_tests::{TestApp, api_only};
+use egs_tests::{TestApp, api_only, ws};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::http::HeaderValue;
 
 const INTROSPECTION: &str = "{ __schema {
     queryType { name } mutationType { name } subscriptionType { name }
@@ -326,18 +324,13 @@ async fn every_subscription_taking_an_id_refuses_another_slices_objects() {
     let (prober, victim) = victim(&app).await;
     let (schema, [_, _, subscription]) = introspect(&app).await;
 
-    let url = app.url("/graphql/ws").replacen("http", "ws", 1);
-    let mut request = url.into_client_request().expect("a websocket request");
-    request.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static("graphql-transport-ws"));
-    let (mut ws, _) = tokio_tungstenite::connect_async(request).await.expect("the socket opens");
-    let init = json!({ "type": "connection_init", "payload": { "authorization": format!("Bearer {prober}") } });
-    ws.send(Message::text(init.to_string())).await.expect("send");
+    let (mut ws, _) = ws::connect(&app.url(""), ws::TRANSPORT_WS).await.expect("the socket opens");
+    ws.send(ws::connection_init(&prober)).await.expect("send");
     let mut operations = HashMap::new();
     for (_, probe_id) in &victim.objects {
         for (field, document, variables) in schema.probes(&subscription, "subscription", &victim.ids(probe_id)) {
             let id = operations.len().to_string();
-            let subscribe = json!({ "id": id, "type": "subscribe", "payload": { "query": document, "variables": variables } });
-            ws.send(Message::text(subscribe.to_string())).await.expect("send");
+            ws.send(ws::subscribe(&id, &document, variables)).await.expect("send");
             operations.insert(id, (field, probe_id.clone()));
         }
     }

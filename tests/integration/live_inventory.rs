@@ -2,11 +2,11 @@
 //! and back, allocated and released, and removed, seen by subscribers of their cluster on any
 //! replica; and `removeNode`'s rules.
 
-use crate::alerts::ws::Socket;
 use crate::alerts::{nodes, provisioned_node};
 use chrono::Utc;
 use egs_tests::TestApp;
 use egs_tests::fixtures::*;
+use egs_tests::ws::Socket;
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -81,7 +81,7 @@ async fn nodes_added_updated_unhealthy_and_removed_reach_subscribers_of_their_cl
     assert_eq!(removed["node"]["name"], "n1");
     let change = admin.next("c1", "inventoryChanged").await;
     assert_eq!((change["kind"].as_str(), &change["node"], change["nodeId"].as_str()), (Some("NODE_REMOVED"), &Value::Null, Some(node_id.as_str())));
-    admin.silent_for(Duration::from_millis(500)).await;
+    admin.quiet_for(Duration::from_millis(500)).await;
     // Users may not remove nodes; a removed node is gone.
     let body = app.gql(&user, REMOVE, json!({ "input": { "id": node_id } })).await;
     assert_eq!(body["errors"][0]["extensions"]["code"], "FORBIDDEN", "{body}");
@@ -126,7 +126,7 @@ async fn a_node_turning_stale_and_back_is_a_health_change() {
     agent_report().await;
     let back = socket.next("s", "inventoryChanged").await;
     assert_eq!((back["kind"].as_str(), back["health"].as_str()), (Some("HEALTH_CHANGED"), Some("HEALTHY")), "{back}");
-    socket.silent_for(Duration::from_millis(2500)).await;
+    socket.quiet_for(Duration::from_millis(2500)).await;
     app.finish().await;
 }
 

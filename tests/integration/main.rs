@@ -4,6 +4,7 @@
 
 mod agent;
 mod alerts;
+mod architecture;
 mod auth;
 mod auto_gpr;
 mod cli;
@@ -28,6 +29,7 @@ mod metrics;
 mod operations;
 mod promises;
 mod real_kube;
+mod services;
 mod slice_kubeconfig;
 mod slices;
 mod subscriptions;

@@ -4,82 +4,15 @@
 
 use egs_tests::TestApp;
 use egs_tests::fixtures::*;
-use futures_util::{SinkExt, StreamExt};
+use egs_tests::ws::Socket;
+
 use serde_json::{Value, json};
 use std::time::Duration;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::http::HeaderValue;
-
-type Stream = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 const EVENTS: &str = "subscription($gpr: ID, $slice: ID, $after: ID) {
     gprEvents(gprId: $gpr, sliceId: $slice, after: $after) { id sequence kind message gpr { id name } } }";
 const SET_PRIORITY: &str =
     "mutation($input: SetGprPriorityInput!) { setGprPriority(input: $input) { gpr { id priority } userErrors { field message code } } }";
-
-/// A `graphql-transport-ws` client, acknowledged with `token`.
-struct Socket {
-    ws: Stream,
-}
-
-impl Socket {
-    async fn open(app: &TestApp, token: &str) -> Socket {
-        let url = app.url("/graphql/ws").replacen("http", "ws", 1);
-        let mut request = url.into_client_request().expect("a websocket request");
-        request.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static("graphql-transport-ws"));
-        let (ws, _) = tokio_tungstenite::connect_async(request).await.expect("the socket opens");
-        let mut socket = Socket { ws };
-        socket.send(json!({ "type": "connection_init", "payload": { "authorization": format!("Bearer {token}") } })).await;
-        let ack = socket.recv().await;
-        assert_eq!(ack["type"], "connection_ack", "{ack}");
-        socket
-    }
-
-    async fn send(&mut self, message: Value) {
-        self.ws.send(Message::text(message.to_string())).await.expect("send");
-    }
-
-    /// The next protocol message, answering pings on the way.
-    async fn recv(&mut self) -> Value {
-        loop {
-            let frame = tokio::time::timeout(Duration::from_secs(10), self.ws.next()).await.expect("a message within 10 s");
-            match frame.expect("the socket stays open").expect("a frame") {
-                Message::Text(text) => {
-                    let message: Value = serde_json::from_str(&text).expect("JSON");
-                    if message["type"] == "ping" {
-                        self.send(json!({ "type": "pong" })).await;
-                        continue;
-                    }
-                    return message;
-                }
-                Message::Close(frame) => panic!("closed: {frame:?}"),
-                _ => {}
-            }
-        }
-    }
-
-    async fn subscribe(&mut self, id: &str, variables: Value) {
-        self.send(json!({ "id": id, "type": "subscribe", "payload": { "query": EVENTS, "variables": variables } })).await;
-    }
-
-    /// The next event of subscription `id`.
-    async fn event(&mut self, id: &str) -> Value {
-        let message = self.recv().await;
-        assert_eq!((message["type"].as_str(), message["id"].as_str()), (Some("next"), Some(id)), "{message}");
-        assert!(message["payload"]["errors"].is_null(), "{message}");
-        message["payload"]["data"]["gprEvents"].clone()
-    }
-
-    /// Nothing arrives for `quiet`.
-    async fn silent_for(&mut self, quiet: Duration) {
-        match tokio::time::timeout(quiet, self.ws.next()).await {
-            Err(_) => {}
-            Ok(Some(Ok(Message::Text(text)))) if text.contains("\"ping\"") => {}
-            Ok(other) => panic!("expected silence, got {other:?}"),
-        }
-    }
-}
 
 async fn bump(app: &TestApp, gpr: &str, priority: i32) {
     app.mutate(&app.admin_token, "setGprPriority", SET_PRIORITY, json!({ "id": gpr, "priority": priority })).await;
@@ -97,11 +30,11 @@ async fn events_arrive_live_and_a_resumed_stream_has_no_gap_or_repeat_across_a_r
     let gpr = gpr_id(&create_gpr(&app, &setup.token_a, &setup.slice_a, "watched", json!({})).await);
 
     let mut socket = Socket::open(&app, &setup.token_a).await;
-    socket.subscribe("1", json!({ "gpr": gpr })).await;
+    socket.subscribe("1", EVENTS, json!({ "gpr": gpr })).await;
     // Subscribed without `after`: only what happens from now on.
     socket.silent_for(Duration::from_millis(300)).await;
     bump(&app, &gpr, 120).await;
-    let first = socket.event("1").await;
+    let first = socket.next("1", "gprEvents").await;
     assert_eq!((first["kind"].as_str(), first["gpr"]["id"].as_str()), (Some("PRIORITY_CHANGED"), Some(gpr.as_str())), "{first}");
 
     // The gateway goes away; while it is down, a replica on the same database takes changes.
@@ -113,10 +46,10 @@ async fn events_arrive_live_and_a_resumed_stream_has_no_gap_or_repeat_across_a_r
 
     // Reconnect with the last id seen: the two missed events, then live ones, each once.
     let mut socket = Socket::open(&replica, &setup.token_a).await;
-    socket.subscribe("2", json!({ "gpr": gpr, "after": first["id"] })).await;
-    let missed = [socket.event("2").await, socket.event("2").await];
+    socket.subscribe("2", EVENTS, json!({ "gpr": gpr, "after": first["id"] })).await;
+    let missed = [socket.next("2", "gprEvents").await, socket.next("2", "gprEvents").await];
     bump(&replica, &gpr, 150).await;
-    let live = socket.event("2").await;
+    let live = socket.next("2", "gprEvents").await;
     let sequences: Vec<i64> = missed.iter().chain([&live]).map(|e| e["sequence"].as_i64().expect("sequence")).collect();
     assert!(sequences.windows(2).all(|w| w[0] < w[1]) && sequences[0] > first["sequence"].as_i64().expect("sequence"), "{sequences:?}");
     for (event, priority) in missed.iter().chain([&live]).zip([130, 140, 150]) {
@@ -137,7 +70,7 @@ async fn a_subscriber_never_receives_another_slices_events() {
 
     let mut socket = Socket::open(&app, &setup.token_b).await;
     // Naming another slice's GPR reads as missing, like every other way of asking.
-    socket.subscribe("hidden", json!({ "gpr": theirs })).await;
+    socket.subscribe("hidden", EVENTS, json!({ "gpr": theirs })).await;
     let refused = socket.recv().await;
     // A resolver error arrives as a result with errors (`next`), or as an `error` message.
     let errors = if refused["type"] == "error" { &refused["payload"] } else { &refused["payload"]["errors"] };
@@ -147,12 +80,12 @@ async fn a_subscriber_never_receives_another_slices_events() {
     }
 
     // Everything the caller may see, from the start of history: only slice B's events.
-    socket.subscribe("all", json!({ "after": "0" })).await;
-    let history = [socket.event("all").await, socket.event("all").await];
+    socket.subscribe("all", EVENTS, json!({ "after": "0" })).await;
+    let history = [socket.next("all", "gprEvents").await, socket.next("all", "gprEvents").await];
     assert!(history.iter().all(|e| e["gpr"]["id"] == mine.as_str()), "{history:?}");
     bump(&app, &theirs, 150).await;
     bump(&app, &mine, 150).await;
-    let live = socket.event("all").await;
+    let live = socket.next("all", "gprEvents").await;
     assert_eq!((live["gpr"]["id"].as_str(), live["kind"].as_str()), (Some(mine.as_str()), Some("PRIORITY_CHANGED")), "{live}");
     socket.silent_for(Duration::from_millis(700)).await;
     app.finish().await;
@@ -167,11 +100,11 @@ async fn a_subscriber_on_one_replica_sees_a_change_made_on_another() {
     let gpr = gpr_id(&create_gpr(&app, &setup.token_a, &setup.slice_a, "shared", json!({ "nodeCount": 2 })).await);
 
     let mut socket = Socket::open(&replica, &setup.token_a).await;
-    socket.subscribe("1", json!({ "gpr": gpr, "after": "0" })).await;
+    socket.subscribe("1", EVENTS, json!({ "gpr": gpr, "after": "0" })).await;
     // History first (created, queued, and whatever the scheduler did meanwhile), then live.
     let mut kinds = Vec::new();
     while !kinds.contains(&"PROVISIONED".to_owned()) {
-        kinds.push(socket.event("1").await["kind"].as_str().expect("kind").to_owned());
+        kinds.push(socket.next("1", "gprEvents").await["kind"].as_str().expect("kind").to_owned());
     }
     let started = std::time::Instant::now();
     app.mutate(
@@ -181,7 +114,7 @@ async fn a_subscriber_on_one_replica_sees_a_change_made_on_another() {
         json!({ "id": gpr }),
     )
     .await;
-    let released = socket.event("1").await;
+    let released = socket.next("1", "gprEvents").await;
     assert_eq!(released["kind"], "EARLY_RELEASED", "{released}");
     // Over Redis this is milliseconds; without it the replica's tailer polls every 500 ms.
     assert!(started.elapsed() < Duration::from_secs(3), "took {:?}", started.elapsed());
@@ -283,7 +216,7 @@ async fn an_event_committed_after_a_higher_one_still_arrives_first() {
         ..Default::default()
     };
     let mut socket = Socket::open(&app, &setup.token_a).await;
-    socket.subscribe("1", json!({ "gpr": gpr })).await;
+    socket.subscribe("1", EVENTS, json!({ "gpr": gpr })).await;
     socket.silent_for(Duration::from_millis(300)).await;
 
     // A transaction takes an id and has not committed when a later one commits.
@@ -296,7 +229,7 @@ async fn an_event_committed_after_a_higher_one_still_arrives_first() {
     bump(&app, &other, 150).await;
     socket.silent_for(Duration::from_millis(300)).await;
     slow.commit().await.expect("commit");
-    let (a, b) = (socket.event("1").await, socket.event("1").await);
+    let (a, b) = (socket.next("1", "gprEvents").await, socket.next("1", "gprEvents").await);
     assert_eq!((a["message"].as_str(), b["message"].as_str()), (Some("first"), Some("second")), "{a} {b}");
     app.finish().await;
 }

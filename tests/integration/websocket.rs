@@ -4,86 +4,16 @@
 
 use egs_tests::TestApp;
 use egs_tests::fixtures::{self, TwoSlices};
-use futures_util::{SinkExt, StreamExt};
+use egs_tests::ws::Socket;
+use futures_util::StreamExt;
 use serde_json::{Value, json};
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::http::HeaderValue;
-
-type Stream = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
-struct Socket(Stream);
-
-impl Socket {
-    async fn connect(app: &TestApp, protocol: &'static str) -> Socket {
-        let url = app.url("/graphql/ws").replacen("http", "ws", 1);
-        let mut request = url.into_client_request().expect("a websocket request");
-        request.headers_mut().insert("Sec-WebSocket-Protocol", HeaderValue::from_static(protocol));
-        let (ws, response) = tokio_tungstenite::connect_async(request).await.expect("the socket opens");
-        assert_eq!(response.headers().get("sec-websocket-protocol").map(HeaderValue::as_bytes), Some(protocol.as_bytes()));
-        Socket(ws)
-    }
-
-    /// A `graphql-transport-ws` socket, acknowledged with `token`.
-    async fn ready(app: &TestApp, token: &str) -> Socket {
-        let mut socket = Self::connect(app, "graphql-transport-ws").await;
-        socket.send(json!({ "type": "connection_init", "payload": { "authorization": format!("Bearer {token}") } })).await;
-        assert_eq!(socket.recv().await, json!({ "type": "connection_ack" }));
-        socket
-    }
-
-    async fn send(&mut self, message: Value) {
-        self.0.send(Message::text(message.to_string())).await.expect("send");
-    }
-
-    async fn subscribe(&mut self, id: &str, query: &str, variables: Value) {
-        self.send(json!({ "id": id, "type": "subscribe", "payload": { "query": query, "variables": variables } })).await;
-    }
-
-    /// The next protocol message.
-    async fn recv(&mut self) -> Value {
-        loop {
-            let frame = tokio::time::timeout(Duration::from_secs(10), self.0.next()).await.expect("a message within 10 s");
-            match frame.expect("the socket stays open").expect("a frame") {
-                Message::Text(text) => return serde_json::from_str(&text).expect("JSON"),
-                Message::Close(frame) => panic!("closed: {frame:?}"),
-                _ => {}
-            }
-        }
-    }
-
-    /// Reads until the server's close frame; its code and reason.
-    async fn closed(&mut self) -> (u16, String) {
-        loop {
-            let frame = tokio::time::timeout(Duration::from_secs(10), self.0.next()).await.expect("closed within 10 s");
-            match frame {
-                Some(Ok(Message::Close(Some(frame)))) => {
-                    // Reading on sends our answer, completing the closing handshake.
-                    let _ = tokio::time::timeout(Duration::from_secs(1), async { while let Some(Ok(_)) = self.0.next().await {} }).await;
-                    return (frame.code.into(), frame.reason.to_string());
-                }
-                Some(Ok(Message::Close(None))) => panic!("closed without a code"),
-                Some(Ok(_)) => {}
-                other => panic!("the socket ended without a close frame: {other:?}"),
-            }
-        }
-    }
-
-    /// Runs a one-shot operation: its one `next` payload, then `complete`.
-    async fn run(&mut self, id: &str, query: &str, variables: Value) -> Value {
-        self.subscribe(id, query, variables).await;
-        let next = self.recv().await;
-        assert_eq!((next["type"].as_str(), next["id"].as_str()), (Some("next"), Some(id)), "{next}");
-        assert_eq!(self.recv().await, json!({ "id": id, "type": "complete" }));
-        next["payload"].clone()
-    }
-}
 
 #[tokio::test]
 async fn a_real_token_in_connection_init_is_acknowledged() {
     let app = TestApp::spawn().await;
-    let mut socket = Socket::ready(&app, &app.admin_token).await;
+    let mut socket = Socket::open(&app, &app.admin_token).await;
     // `{"token": ...}` works as well.
     let mut other = Socket::connect(&app, "graphql-transport-ws").await;
     other.send(json!({ "type": "connection_init", "payload": { "token": app.admin_token } })).await;
@@ -119,7 +49,7 @@ async fn a_query_over_the_socket_answers_as_the_caller() {
     let app = TestApp::spawn().await;
     let TwoSlices { token_a, .. } = fixtures::two_slices(&app).await;
     let over_http = app.ok(&token_a, "{ viewer { id name role } }", json!({})).await;
-    let mut socket = Socket::ready(&app, &token_a).await;
+    let mut socket = Socket::open(&app, &token_a).await;
     let payload = socket.run("me", "{ viewer { id name role } }", json!({})).await;
     assert_eq!(payload, json!({ "data": over_http }));
     assert_eq!(payload["data"]["viewer"]["name"], "alice");
@@ -129,7 +59,7 @@ async fn a_query_over_the_socket_answers_as_the_caller() {
 #[tokio::test]
 async fn a_mutation_over_the_socket_takes_effect() {
     let app = TestApp::spawn().await;
-    let mut socket = Socket::ready(&app, &app.admin_token).await;
+    let mut socket = Socket::open(&app, &app.admin_token).await;
     let payload = socket
         .run(
             "m",
@@ -148,7 +78,7 @@ async fn a_mutation_over_the_socket_takes_effect() {
 #[tokio::test]
 async fn a_document_that_does_not_validate_is_an_error_message_with_a_code() {
     let app = TestApp::spawn().await;
-    let mut socket = Socket::ready(&app, &app.admin_token).await;
+    let mut socket = Socket::open(&app, &app.admin_token).await;
     socket.subscribe("bad", "{ noSuchField }", json!({})).await;
     let message = socket.recv().await;
     assert_eq!((message["type"].as_str(), message["id"].as_str()), (Some("error"), Some("bad")), "{message}");
@@ -160,7 +90,7 @@ async fn a_document_that_does_not_validate_is_an_error_message_with_a_code() {
 async fn a_token_revoked_while_the_socket_is_open_stops_working_there_too() {
     let app = TestApp::spawn().await;
     let TwoSlices { token_a, .. } = fixtures::two_slices(&app).await;
-    let mut socket = Socket::ready(&app, &token_a).await;
+    let mut socket = Socket::open(&app, &token_a).await;
     let before = socket.run("1", "{ viewer { token { id } } }", json!({})).await;
     app.mutate(
         &app.admin_token,
@@ -171,7 +101,7 @@ async fn a_token_revoked_while_the_socket_is_open_stops_working_there_too() {
     .await;
     socket.subscribe("2", "{ viewer { name } }", json!({})).await;
     // Refused as an operation, unless the connection's own check closed it first.
-    let frame = tokio::time::timeout(Duration::from_secs(10), socket.0.next()).await.expect("an answer within 10 s");
+    let frame = tokio::time::timeout(Duration::from_secs(10), socket.ws.next()).await.expect("an answer within 10 s");
     match frame.expect("a frame").expect("readable") {
         Message::Text(text) => {
             let refused: Value = serde_json::from_str(&text).expect("JSON");
@@ -189,7 +119,7 @@ async fn a_token_revoked_while_the_socket_is_open_stops_working_there_too() {
 async fn a_running_subscription_ends_with_4403_soon_after_its_token_is_revoked() {
     let app = TestApp::spawn().await;
     let TwoSlices { token_a, slice_a, .. } = fixtures::two_slices(&app).await;
-    let mut socket = Socket::ready(&app, &token_a).await;
+    let mut socket = Socket::open(&app, &token_a).await;
     let me = socket.run("1", "{ viewer { token { id } } }", json!({})).await;
     // A live stream that would otherwise run for ever.
     socket.subscribe("2", "subscription($slice: ID!) { gprEvents(sliceId: $slice) { kind } }", json!({ "slice": slice_a })).await;
@@ -223,7 +153,7 @@ async fn the_legacy_protocol_runs_a_query_with_a_real_token() {
 #[tokio::test]
 async fn shutting_down_closes_open_sockets_with_1001() {
     let mut app = TestApp::spawn().await;
-    let mut socket = Socket::ready(&app, &app.admin_token).await;
+    let mut socket = Socket::open(&app, &app.admin_token).await;
     app.stop().await;
     assert_eq!(socket.closed().await.0, 1001);
     app.finish().await;
@@ -233,7 +163,7 @@ async fn shutting_down_closes_open_sockets_with_1001() {
 async fn a_refusal_over_the_socket_keeps_its_own_code() {
     let app = TestApp::spawn().await;
     let TwoSlices { token_a, .. } = fixtures::two_slices(&app).await;
-    let mut socket = Socket::ready(&app, &token_a).await;
+    let mut socket = Socket::open(&app, &token_a).await;
     socket.subscribe("1", "{ nodes(first: 100) { nodes { gpus { node { gpus { node { gpus { uuid } } } } } } } }", json!({})).await;
     let refused = socket.recv().await;
     assert_eq!((refused["type"].as_str(), refused["id"].as_str()), (Some("error"), Some("1")), "{refused}");
@@ -261,15 +191,15 @@ async fn a_user_holds_at_most_the_connections_and_operations_allowed_whatever_to
     let second = app.mutate(&token_a, "createToken", CREATE_TOKEN, json!({ "name": "second", "role": "USER" })).await;
     let token_a2 = second["secret"].as_str().expect("secret").to_owned();
 
-    let mut one = Socket::ready(&app, &token_a).await;
-    let mut two = Socket::ready(&app, &token_a2).await;
+    let mut one = Socket::open(&app, &token_a).await;
+    let mut two = Socket::open(&app, &token_a2).await;
     let mut third = Socket::connect(&app, "graphql-transport-ws").await;
     third.send(json!({ "type": "connection_init", "payload": { "authorization": format!("Bearer {token_a}") } })).await;
     let (code, reason) = third.closed().await;
     assert_eq!(code, 1008, "{reason}");
     assert!(reason.starts_with("LIMIT_EXCEEDED") && reason.contains('2'), "{reason}");
     // Another user is not crowded out.
-    let mut bob = Socket::ready(&app, &token_b).await;
+    let mut bob = Socket::open(&app, &token_b).await;
     assert_eq!(bob.run("b", "{ viewer { name } }", json!({})).await["data"]["viewer"]["name"], "bob");
 
     // Two live subscriptions across the two connections; a third operation of any kind is refused.
@@ -303,7 +233,7 @@ async fn a_user_holds_at_most_the_connections_and_operations_allowed_whatever_to
     for _ in 0..40 {
         let mut socket = Socket::connect(&app, "graphql-transport-ws").await;
         socket.send(json!({ "type": "connection_init", "payload": { "authorization": format!("Bearer {token_a}") } })).await;
-        let frame = tokio::time::timeout(Duration::from_secs(5), socket.0.next()).await.expect("an answer");
+        let frame = tokio::time::timeout(Duration::from_secs(5), socket.ws.next()).await.expect("an answer");
         if let Some(Ok(Message::Text(text))) = frame {
             assert_eq!(serde_json::from_str::<Value>(&text).expect("JSON"), json!({ "type": "connection_ack" }));
             reconnected = Some(socket);
@@ -324,9 +254,9 @@ async fn subscriptions_end_within_seconds_on_every_replica_after_their_user_leav
     let replica = app.spawn_replica().await;
     let over_redis = std::env::var_os("EGS_TEST_REDIS_URL").is_some();
 
-    let mut here = Socket::ready(&app, &dora).await;
-    let mut there = Socket::ready(&replica, &dora).await;
-    let mut stays = Socket::ready(&app, &carol).await;
+    let mut here = Socket::open(&app, &dora).await;
+    let mut there = Socket::open(&replica, &dora).await;
+    let mut stays = Socket::open(&app, &carol).await;
     here.subscribe("1", SLICE_EVENTS, json!({ "slice": slice_a })).await;
     there.subscribe("1", SLICE_EVENTS, json!({ "slice": slice_a })).await;
     here.subscribe("queue", "subscription($slice: ID!) { queueChanged(sliceId: $slice) { id } }", json!({ "slice": slice_a })).await;
@@ -389,7 +319,7 @@ async fn subscriptions_end_within_seconds_on_every_replica_after_their_user_leav
 #[tokio::test]
 async fn a_message_over_the_gateways_limit_closes_with_1009_not_a_dropped_socket() {
     let app = TestApp::spawn().await;
-    let mut socket = Socket::ready(&app, &app.admin_token).await;
+    let mut socket = Socket::open(&app, &app.admin_token).await;
     // Twice the default 1 MiB limit, as one subscribe message.
     let query = format!("{{ viewer {{ id }} }} # {}", "x".repeat(2 * 1024 * 1024));
     socket.subscribe("1", &query, json!({})).await;

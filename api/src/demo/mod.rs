@@ -93,7 +93,7 @@ pub async fn seed(services: &Services, data_dir: &Path) -> anyhow::Result<()> {
     let east = clusters::register_cluster(
         db,
         &system,
-        services.kubernetes.cipher(),
+        services.sealer(),
         clusters::RegisterCluster {
             name: "gpu-east".into(),
             provider: ClusterProvider::Simulated,
@@ -108,7 +108,7 @@ pub async fn seed(services: &Services, data_dir: &Path) -> anyhow::Result<()> {
     let west = clusters::register_cluster(
         db,
         &system,
-        services.kubernetes.cipher(),
+        services.sealer(),
         clusters::RegisterCluster {
             name: "gpu-west".into(),
             provider: ClusterProvider::Simulated,

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use egs_entities::{ClusterProvider, cluster, gpr, gpu, node, slice_namespace};
 use egs_schema::Services;
 use egs_schema::auth::Caller;
-use egs_schema::metrics::service::{NodeRef, SampleReport, report_samples};
+use egs_schema::metrics::ingest::{NodeRef, SampleReport, report_samples};
 use egs_schema::workloads::service::{GpuWorkloadReport, PodReport, ProcessReport, report_workloads};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use std::collections::HashMap;

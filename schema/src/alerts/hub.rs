@@ -4,7 +4,7 @@
 //! logs it in `alert_changes` in the same transaction (see [`super::service`]). Each replica's
 //! [`AlertHub`] tails that table, as the GPR [`crate::events::EventHub`] tails `gpr_events`, and
 //! fans new rows out to its subscribers. A write only has to *wake* the tailers: locally with
-//! [`AlertHub::changed`], on other replicas through an [`crate::Announce`] (Redis pub/sub when
+//! [`AlertHub::changed`], on other replicas through an [`crate::ports::Announce`] (Redis pub/sub when
 //! `--redis-url` is set), and a short poll catches the rest.
 //!
 //! **Why the database and not a Redis message with the alert in it:** the stored row is the
@@ -21,10 +21,11 @@
 //! clear claimed by two replicas may arrive out of order while the webhook is failing and
 //! being retried (each payload says which transition it is and when it happened).
 
+use super::transition::AlertTransition;
 use super::webhook::Webhook;
-use crate::Announce;
 use crate::events::IdTail;
-use egs_entities::{AlertAction, alert, alert_change};
+use crate::ports::Announce;
+use egs_entities::{alert, alert_change};
 use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use std::collections::HashMap;
@@ -39,26 +40,6 @@ const CHANNEL_CAPACITY: usize = 1024;
 /// another replica whose announcement was lost).
 pub const POLL: Duration = Duration::from_millis(250);
 const BATCH: u64 = 500;
-
-/// An alert raised or cleared, with the alert as it was then.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AlertTransition {
-    /// The id of the stored transition (`alert_changes`).
-    pub change_id: i64,
-    pub action: AlertAction,
-    pub alert: alert::Model,
-}
-
-impl AlertTransition {
-    /// `alert` as read now; a raise is published as it was raised, even if it cleared since.
-    pub fn new(change: &alert_change::Model, mut alert: alert::Model) -> Self {
-        if change.action == AlertAction::Raised {
-            alert.cleared_at = None;
-            alert.resolution = None;
-        }
-        Self { change_id: change.id, action: change.action, alert }
-    }
-}
 
 pub struct AlertHub {
     db: DatabaseConnection,

@@ -16,6 +16,7 @@
 pub mod hub;
 pub mod rules;
 pub mod service;
+pub mod transition;
 pub mod webhook;
 
 use crate::cluster::Cluster;

@@ -10,8 +10,8 @@
 use super::rules::{self, Decision, GPU_KINDS, GpuState, Limits, Open, Reading};
 use crate::auth::{Caller, Visible};
 use crate::error::{Error, Result, UserError};
-use crate::metrics::service::STALE_AFTER_SECS;
-use crate::metrics::store::Sample;
+use crate::inventory::liveness::STALE_AFTER_SECS;
+use crate::metrics::sample::Sample;
 use crate::validate;
 use chrono::{DateTime, Duration, Utc};
 use egs_entities::{AlertAction, AlertKind, GprPhase, alert, alert_change, alert_threshold, cluster, gpr, gpr_node, gpu, node};
@@ -628,7 +628,7 @@ const PRUNE_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
 pub async fn run_sweeper(
     db: DatabaseConnection,
     hub: std::sync::Arc<super::hub::AlertHub>,
-    clock: std::sync::Arc<dyn crate::lifecycle::Clock>,
+    clock: std::sync::Arc<dyn crate::ports::Clock>,
     every: std::time::Duration,
     stop: impl std::future::Future<Output = ()>,
 ) {

@@ -8,8 +8,8 @@
 //! Everything is logged with the webhook's scheme, host and port only: the path of a Slack
 //! webhook URL is its secret.
 
-use super::hub::AlertTransition;
 use super::rules::human_duration;
+use super::transition::AlertTransition;
 use crate::ids::{self, Kind};
 use anyhow::Context;
 use egs_entities::{AlertAction, AlertSeverity};

@@ -1,5 +1,6 @@
 //! Clusters: the Kubernetes clusters (or simulated ones) whose GPU nodes EGS shares.
 
+pub mod credentials;
 pub mod service;
 
 use crate::error::Result;
@@ -176,14 +177,14 @@ impl ClusterMutation {
             credentials,
             pod_placement: input.pod_placement,
         };
-        let cipher = ctx.data::<crate::Services>()?.kubernetes.cipher();
-        RegisterClusterPayload::from_result(service::register_cluster(db, caller, cipher, input).await.map(Cluster))
+        let sealer = crate::services(ctx)?.sealer();
+        RegisterClusterPayload::from_result(service::register_cluster(db, caller, sealer, input).await.map(Cluster))
     }
 
     /// Renames a cluster or changes its cloud and region (admin).
     async fn update_cluster(&self, ctx: &Context<'_>, input: UpdateClusterInput) -> async_graphql::Result<UpdateClusterPayload> {
         let (caller, db) = session(ctx)?;
-        let cipher = ctx.data::<crate::Services>()?.kubernetes.cipher();
+        let sealer = crate::services(ctx)?.sealer();
         let result = async {
             let input = service::UpdateCluster {
                 id: ids::decode("id", &input.id, Kind::Cluster)?,
@@ -193,7 +194,7 @@ impl ClusterMutation {
                 kubeconfig: input.kubeconfig,
                 pod_placement: input.pod_placement,
             };
-            service::update_cluster(db, caller, cipher, input).await.map(Cluster)
+            service::update_cluster(db, caller, sealer, input).await.map(Cluster)
         };
         UpdateClusterPayload::from_result(result.await)
     }

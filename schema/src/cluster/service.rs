@@ -1,8 +1,9 @@
 //! Registering and managing clusters (admin only).
 
+use super::credentials::CredentialCipher;
 use crate::auth::Caller;
 use crate::error::{Error, Result, UserError};
-use crate::kubernetes::credentials::CredentialCipher;
+use crate::ports::KubeAccess;
 use crate::validate;
 use chrono::Utc;
 use egs_entities::{ClusterProvider, GprPhase, Health, PodPlacement, RegistrationStatus, cluster, gpr, project};
@@ -43,36 +44,24 @@ pub struct UpdateCluster {
 /// Largest kubeconfig accepted.
 const MAX_KUBECONFIG_BYTES: usize = 256 * 1024;
 
+/// What storing a kubeconfig needs: the cipher that seals it, and the Kubernetes adapter that
+/// checks it is self-contained and usable.
+#[derive(Clone, Copy)]
+pub struct Sealer<'a> {
+    pub cipher: &'a CredentialCipher,
+    pub kube: &'a dyn KubeAccess,
+}
+
 /// Checks a kubeconfig and seals it. Only self-contained kubeconfigs are accepted: `exec`
 /// and `auth-provider` plugins would run commands on the gateway, and file paths would read
 /// its disk.
-async fn seal_kubeconfig(field: &str, yaml: &str, cipher: &CredentialCipher) -> Result<String> {
+async fn seal_kubeconfig(field: &str, yaml: &str, sealer: Sealer<'_>) -> Result<String> {
     let invalid = |message: String| Error::User(vec![UserError::invalid(field, message)]);
     if yaml.len() > MAX_KUBECONFIG_BYTES {
         return Err(invalid(format!("at most {MAX_KUBECONFIG_BYTES} bytes")));
     }
-    let parsed =
-        kube::config::Kubeconfig::from_yaml(yaml).map_err(|_| invalid("not a kubeconfig (YAML with clusters, users and contexts)".into()))?;
-    for named in &parsed.auth_infos {
-        let Some(user) = &named.auth_info else { continue };
-        let refused = if user.exec.is_some() {
-            Some("an `exec` credential plugin")
-        } else if user.auth_provider.is_some() {
-            Some("an `auth-provider`")
-        } else if user.token_file.is_some() || user.client_certificate.is_some() || user.client_key.is_some() {
-            Some("a file path (use the inline `token`, `client-certificate-data` and `client-key-data`)")
-        } else {
-            None
-        };
-        if let Some(what) = refused {
-            return Err(invalid(format!("user `{}` uses {what}, which EGS does not run; give a self-contained kubeconfig", named.name)));
-        }
-    }
-    if parsed.clusters.iter().any(|c| c.cluster.as_ref().is_some_and(|c| c.certificate_authority.is_some())) {
-        return Err(invalid("a cluster's `certificate-authority` is a file path; use `certificate-authority-data`".into()));
-    }
-    crate::kubernetes::config_from_kubeconfig(yaml).await.map_err(invalid)?;
-    cipher.seal(yaml).map_err(|e| Error::Internal(anyhow::anyhow!(e)))
+    sealer.kube.check_kubeconfig(yaml).await.map_err(invalid)?;
+    sealer.cipher.seal(yaml).map_err(|e| Error::Internal(anyhow::anyhow!(e)))
 }
 
 /// The default project's id (created at bootstrap).
@@ -120,7 +109,7 @@ async fn ensure_name_free(db: &DatabaseConnection, project_id: i64, name: &str, 
     Ok(())
 }
 
-pub async fn register_cluster(db: &DatabaseConnection, caller: &Caller, cipher: &CredentialCipher, input: RegisterCluster) -> Result<cluster::Model> {
+pub async fn register_cluster(db: &DatabaseConnection, caller: &Caller, sealer: Sealer<'_>, input: RegisterCluster) -> Result<cluster::Model> {
     caller.require_admin()?;
     check_cluster_fields(Some(&input.name), input.cloud.as_deref(), input.region.as_deref())?;
     let credentials = match (input.provider, &input.credentials) {
@@ -132,7 +121,7 @@ pub async fn register_cluster(db: &DatabaseConnection, caller: &Caller, cipher: 
             return Err(Error::User(vec![UserError::invalid("kubeconfig", "give the cluster's kubeconfig, or set inCluster")]));
         }
         (ClusterProvider::Kubernetes, Credentials::InCluster) => None,
-        (ClusterProvider::Kubernetes, Credentials::Kubeconfig(yaml)) => Some(seal_kubeconfig("kubeconfig", yaml, cipher).await?),
+        (ClusterProvider::Kubernetes, Credentials::Kubeconfig(yaml)) => Some(seal_kubeconfig("kubeconfig", yaml, sealer).await?),
     };
     let project_id = default_project_id(db).await?;
     ensure_name_free(db, project_id, &input.name, None).await?;
@@ -161,14 +150,14 @@ pub async fn register_cluster(db: &DatabaseConnection, caller: &Caller, cipher: 
     Ok(model.insert(db).await?)
 }
 
-pub async fn update_cluster(db: &DatabaseConnection, caller: &Caller, cipher: &CredentialCipher, input: UpdateCluster) -> Result<cluster::Model> {
+pub async fn update_cluster(db: &DatabaseConnection, caller: &Caller, sealer: Sealer<'_>, input: UpdateCluster) -> Result<cluster::Model> {
     caller.require_admin()?;
     let existing = cluster::Entity::find_by_id(input.id).one(db).await?.ok_or(Error::NotFound("cluster"))?;
     let sealed = match &input.kubeconfig {
         Some(_) if existing.provider != ClusterProvider::Kubernetes => {
             return Err(Error::User(vec![UserError::invalid("kubeconfig", "a simulated cluster takes no credentials")]));
         }
-        Some(yaml) => Some(seal_kubeconfig("kubeconfig", yaml, cipher).await?),
+        Some(yaml) => Some(seal_kubeconfig("kubeconfig", yaml, sealer).await?),
         None => None,
     };
     check_cluster_fields(input.name.as_deref(), input.cloud.as_ref().and_then(|c| c.as_deref()), input.region.as_ref().and_then(|r| r.as_deref()))?;

@@ -5,6 +5,7 @@
 use super::policy::{self, Ask, Usage};
 use crate::auth::{Caller, Visible};
 use crate::error::{Error, ErrorCode, Result, UserError};
+use crate::events::record_event;
 use crate::inventory::service::{NodeQuery, nodes_select, summarize_pools};
 use crate::validate;
 use chrono::{DateTime, Duration, Utc};
@@ -237,27 +238,6 @@ pub fn events_select(visible: &Visible, gpr_id: Option<i64>, slice_id: Option<i6
         select = select.filter(gpr_event::Column::SliceId.eq(slice_id));
     }
     select
-}
-
-/// Stores an event about a GPR (call inside the transaction that made the change).
-pub async fn record_event(
-    db: &impl ConnectionTrait,
-    gpr: &gpr::Model,
-    kind: GprEventKind,
-    message: impl Into<String>,
-    actor: &str,
-) -> Result<gpr_event::Model> {
-    Ok(gpr_event::ActiveModel {
-        gpr_id: Set(gpr.id),
-        slice_id: Set(gpr.slice_id),
-        kind: Set(kind),
-        message: Set(message.into()),
-        actor: Set(actor.to_owned()),
-        created_at: Set(Utc::now()),
-        ..Default::default()
-    }
-    .insert(db)
-    .await?)
 }
 
 /// The fields a GPR shares with a GPR template, checked the same way for both.

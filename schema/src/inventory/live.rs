@@ -12,9 +12,9 @@
 //! costs nothing.
 
 use super::InventoryChangeKind;
-use crate::Announce;
+use super::liveness::{STALE_AFTER_SECS, effective_health};
 use crate::events::EventHub;
-use crate::metrics::service::{STALE_AFTER_SECS, effective_health};
+use crate::ports::Announce;
 use chrono::{DateTime, Utc};
 use egs_entities::{Health, node};
 use sea_orm::{DatabaseConnection, EntityTrait};

@@ -2,6 +2,7 @@
 //! `removeNode`, and the live `inventoryChanged` feed ([`live`]).
 
 pub mod live;
+pub mod liveness;
 pub mod service;
 
 use crate::auth::Caller;
@@ -247,7 +248,7 @@ pub(crate) async fn list_nodes_page(
     let mut select = service::nodes_select(&query);
     // Health as readers see it: a silent agent's node is STALE, not its stored HEALTHY.
     if let Some(health) = filter.health {
-        select = select.filter(crate::metrics::service::health_condition(health, Utc::now()));
+        select = select.filter(liveness::health_condition(health, Utc::now()));
     }
     keyset_page(db, request, select, node::Column::Id, Order::OldestFirst, |n| n.id, GpuNode).await
 }

@@ -13,7 +13,7 @@
 
 use super::state::{self, ACTIVE, HOLDING, Snapshot};
 use crate::error::Result;
-use crate::metrics::service::STALE_AFTER_SECS;
+use crate::inventory::liveness::STALE_AFTER_SECS;
 use crate::scheduler::{Config, Decision, Holding, Scheduler};
 use chrono::{DateTime, Duration, Utc};
 use egs_entities::{GprPhase, gpr, node, slice, slice_cluster};

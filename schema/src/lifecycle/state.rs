@@ -10,7 +10,7 @@
 //! stays silent under a provisioned GPR past a grace period is handled as a failed node.
 
 use crate::error::Result;
-use crate::metrics::service::STALE_AFTER_SECS;
+use crate::inventory::liveness::STALE_AFTER_SECS;
 use crate::scheduler::{self, Config, Hold, Holding, NodeSpec, PoolKey, Request, RunningSpec, Scheduler, SliceSpec};
 use chrono::{DateTime, Utc};
 use egs_entities::{GprPhase, Health, NodeState, gpr, gpr_node, gpu, node, slice, slice_cluster};

@@ -2,7 +2,7 @@
 //! shows, and what lets a new leader resume a job where the old one stopped. A row is keyed by
 //! (GPR, operation, step); a new round of provisioning (after a requeue) starts from none.
 
-use super::provider::StepLog;
+use crate::ports::StepLog;
 use async_trait::async_trait;
 use chrono::Utc;
 use egs_entities::{StepOperation, StepStatus, gpr_step};

@@ -5,7 +5,8 @@
 //! first sample at once and then at most one update per interval, and one that falls behind
 //! the feed skips to the newest batches.
 
-use super::store::{Allocation, Sample, SampleBatch};
+use super::sample::{Sample, SampleBatch};
+use super::store::Allocation;
 use futures_util::Stream;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -199,7 +200,8 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::store::{Feed, MetricsStore, Values};
+    use crate::metrics::sample::Values;
+    use crate::metrics::store::{Feed, MetricsStore};
     use futures_util::StreamExt;
 
     const T0: i64 = 1_800_000_000;

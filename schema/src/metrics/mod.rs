@@ -1,11 +1,18 @@
 //! GPU metrics: `reportGpuSamples` for node agents, history and summaries for dashboards, and
-//! the live `gpuMetrics` subscription. Rules are in [`service`], history in [`store`], live
-//! delivery in [`live`]. The `Gpu` and `GpuNode` fields that read metrics call the helpers at
+//! the live `gpuMetrics` subscription. Who reads what is in [`access`], reports from agents in
+//! [`ingest`], summaries and ranking in [`summary`], history in [`store`], live delivery in
+//! [`live`]. The `Gpu` and `GpuNode` fields that read metrics call the helpers at
 //! the end of this file.
 
+pub mod access;
+pub mod export;
+pub mod ingest;
 pub mod live;
-pub mod service;
+pub mod sample;
 pub mod store;
+pub mod summary;
+#[cfg(test)]
+mod tests;
 
 use crate::error::{Error, Result, UserError};
 use crate::ids::{self, Kind};
@@ -13,6 +20,7 @@ use crate::inventory::Gpu;
 use crate::pagination::{Page, PageRequest, TotalCount};
 use crate::scalars::Duration;
 use crate::{loaded, loaders, services, session};
+use access::{Access, Scope};
 use async_graphql::connection::{Connection, Edge};
 use async_graphql::{Context, Enum, ID, InputObject, Object, SimpleObject};
 use base64::Engine;
@@ -20,10 +28,10 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Utc};
 use egs_entities::{GprEventKind, gpr_event, gpu, node};
 use sea_orm::Select;
-use service::{Access, Rank, Scope};
 use std::sync::Arc;
 use store::Holder;
-pub use store::{Feed, MetricsFanout, MetricsStore, NoMetricsFanout};
+pub use store::{Feed, MetricsStore, NoMetricsFanout};
+use summary::Rank;
 
 /// Shortest `gpuMetrics` interval.
 pub const MIN_INTERVAL_SECS: i64 = 1;
@@ -59,7 +67,7 @@ pub struct GpuSample {
 
 impl GpuSample {
     fn from_model(g: &gpu::Model) -> Option<Self> {
-        let latest = service::latest(g)?;
+        let latest = summary::latest(g)?;
         Some(Self {
             gpu_id: ids::encode(Kind::Gpu, g.id),
             uuid: g.uuid.clone(),
@@ -77,7 +85,7 @@ impl GpuSample {
         })
     }
 
-    fn from_live(s: &store::Sample) -> Self {
+    fn from_live(s: &sample::Sample) -> Self {
         Self {
             gpu_id: ids::encode(Kind::Gpu, s.gpu_id),
             uuid: s.uuid.to_string(),
@@ -110,8 +118,8 @@ pub struct GpuMetricValues {
     pub power: f64,
 }
 
-impl From<store::Values> for GpuMetricValues {
-    fn from(v: store::Values) -> Self {
+impl From<sample::Values> for GpuMetricValues {
+    fn from(v: sample::Values) -> Self {
         Self {
             util: v.util.into(),
             mem_util: v.mem_util.into(),
@@ -176,8 +184,8 @@ pub struct GpuSummary {
     pub oldest_sample_at: Option<DateTime<Utc>>,
 }
 
-impl From<service::Summary> for GpuSummary {
-    fn from(s: service::Summary) -> Self {
+impl From<summary::Summary> for GpuSummary {
+    fn from(s: summary::Summary) -> Self {
         Self {
             gpu_count: s.gpus as i32,
             reporting_gpu_count: s.reporting as i32,
@@ -267,11 +275,11 @@ pub struct ReportGpuSamplesPayload {
     pub user_errors: Vec<UserError>,
 }
 
-fn node_ref(input: &ReportGpuSamplesInput) -> Result<service::NodeRef> {
+fn node_ref(input: &ReportGpuSamplesInput) -> Result<ingest::NodeRef> {
     match (&input.node_id, &input.cluster_id, &input.node_name) {
-        (Some(id), None, None) => Ok(service::NodeRef::Id(ids::decode("nodeId", id, Kind::GpuNode)?)),
+        (Some(id), None, None) => Ok(ingest::NodeRef::Id(ids::decode("nodeId", id, Kind::GpuNode)?)),
         (None, Some(cluster), Some(name)) => {
-            Ok(service::NodeRef::Named { cluster_id: ids::decode("clusterId", cluster, Kind::Cluster)?, name: name.clone() })
+            Ok(ingest::NodeRef::Named { cluster_id: ids::decode("clusterId", cluster, Kind::Cluster)?, name: name.clone() })
         }
         _ => Err(Error::invalid("nodeId", "name the node by `nodeId`, or by `clusterId` and `nodeName`")),
     }
@@ -298,7 +306,7 @@ impl MetricsQuery {
     async fn gpu_summary(&self, ctx: &Context<'_>, node_id: Option<ID>, gpr_id: Option<ID>, slice_id: Option<ID>) -> Result<GpuSummary> {
         let (caller, db) = session(ctx)?;
         let scope = scope(None, node_id, gpr_id, slice_id)?;
-        Ok(service::summarize(service::scope_gpus(db, caller, scope).await?).into())
+        Ok(summary::summarize(access::scope_gpus(db, caller, scope).await?).into())
     }
 }
 
@@ -318,7 +326,7 @@ impl MetricsMutation {
             let samples = input
                 .samples
                 .into_iter()
-                .map(|s| service::SampleReport {
+                .map(|s| ingest::SampleReport {
                     uuid: s.uuid,
                     timestamp: s.timestamp,
                     util: s.util,
@@ -332,7 +340,7 @@ impl MetricsMutation {
                     ecc_uncorrected: s.ecc_uncorrected,
                 })
                 .collect();
-            service::report_samples(db, &services.metrics, &services.alerts, caller, Utc::now(), node, samples).await
+            ingest::report_samples(db, &services.metrics, &services.alerts, caller, Utc::now(), node, samples).await
         };
         match result.await {
             Ok(done) => Ok(ReportGpuSamplesPayload { accepted: done.accepted as i32, duplicates: done.duplicates as i32, user_errors: Vec::new() }),
@@ -368,7 +376,7 @@ impl MetricsSubscription {
         }
         let scope = scope(gpu_id, node_id, gpr_id, slice_id)?;
         let services = services(ctx)?;
-        let gpus = service::scope_gpus(db, caller, scope).await?;
+        let gpus = access::scope_gpus(db, caller, scope).await?;
         // A GPU's or a node's subscriber hears that node's feed only. (A sample reported
         // between the check and here arrives with the next report, a second later.)
         let feed = match scope {
@@ -381,7 +389,7 @@ impl MetricsSubscription {
         let allocation = match services.metrics.allocation() {
             Some(shared) => shared,
             None => {
-                let (shared, start) = services.metrics.install_allocation(service::allocation(db, None).await?);
+                let (shared, start) = services.metrics.install_allocation(access::allocation(db, None).await?);
                 if let Some(tx) = start {
                     let (nudges, _) = services.events.subscribe();
                     let db = db.clone();
@@ -391,14 +399,14 @@ impl MetricsSubscription {
                         |e: &Arc<gpr_event::Model>| MOVES_NODES.contains(&e.kind),
                         move || {
                             let db = db.clone();
-                            async move { service::allocation(&db, None).await }
+                            async move { access::allocation(&db, None).await }
                         },
                     ));
                 }
                 shared
             }
         };
-        let wanted = move |sample: &store::Sample, allocation: &store::Allocation| service::live_wanted(scope, &visible, allocation, sample);
+        let wanted = move |sample: &sample::Sample, allocation: &store::Allocation| access::live_wanted(scope, &visible, allocation, sample);
         let updates = live::coalesced(live, std::time::Duration::from_secs(interval as u64), allocation, wanted);
         Ok(updates.map(|samples| Ok(GpuMetricsUpdate { samples: samples.iter().map(GpuSample::from_live).collect() })))
     }
@@ -421,7 +429,7 @@ pub(crate) const MOVES_NODES: [GprEventKind; 11] = [
 
 // ---- Fields of `Gpu` and `GpuNode` (inventory) ----
 
-/// What the caller may read of `node`'s samples (see [`service::Access`]).
+/// What the caller may read of `node`'s samples (see [`access::Access`]).
 pub(crate) async fn node_access(ctx: &Context<'_>, node: &node::Model) -> Result<Access> {
     let (caller, db) = session(ctx)?;
     caller.require_person()?;
@@ -463,7 +471,7 @@ pub(crate) async fn history(
         Access::All => i64::MIN,
         Access::Since(since) => since.timestamp(),
     };
-    let window = service::window(Utc::now(), from, to, step.map(Duration::secs))?;
+    let window = summary::window(Utc::now(), from, to, step.map(Duration::secs))?;
     // A step straddling the assignment would mix in the previous holder's samples: start at a step boundary after it.
     let from = if since > window.from { since + (window.step - since.rem_euclid(window.step)) % window.step } else { window.from };
     Ok(services(ctx)?.metrics.points(gpu.id, from, window.to, window.step).into_iter().map(GpuMetricPoint::from).collect())
@@ -477,14 +485,14 @@ pub(crate) async fn node_summary(ctx: &Context<'_>, node: &node::Model) -> Resul
     }
     let mut gpus = loaded(loaders(ctx)?.gpus_by_node().load_one(node.id).await)?.unwrap_or_default();
     for g in gpus.iter_mut().filter(|g| !access.allows(g.last_sample_at)) {
-        service::redact(g);
+        access::redact(g);
     }
-    Ok(Some(service::summarize(gpus).into()))
+    Ok(Some(summary::summarize(gpus).into()))
 }
 
 /// `GpuNode.health`, with `STALE` for a silent agent.
 pub(crate) fn node_health(node: &node::Model) -> egs_entities::Health {
-    service::effective_health(node, Utc::now())
+    crate::inventory::liveness::effective_health(node, Utc::now())
 }
 
 /// The `gpus` list in a metrics order. Cursors are positions in the ranking, which changes as
@@ -506,10 +514,10 @@ pub(crate) async fn ranked_gpus(
     };
     let limit = PageRequest::new(first, None)?.limit as usize;
     let offset = after.as_deref().map(decode_rank_cursor).transpose()?.map_or(0, |n| n + 1);
-    let readable = service::readable(db, caller, None).await?;
+    let readable = access::readable(db, caller, None).await?;
     let total = TotalCount::of(db.clone(), select.clone());
     let mut gpus = select.all(db).await?;
-    service::rank(&mut gpus, rank, |g| {
+    summary::rank(&mut gpus, rank, |g| {
         readable.as_ref().is_none_or(|nodes| nodes.get(&g.node_id).is_some_and(|since| g.last_sample_at.is_some_and(|at| at >= *since)))
     });
     let has_next = gpus.len() > offset.saturating_add(limit);
@@ -564,11 +572,11 @@ pub(crate) async fn gpr_summary(ctx: &Context<'_>, gpr: &egs_entities::gpr::Mode
         };
         for mut g in by_node.remove(&link.node_id).unwrap_or_default() {
             if !access.allows(g.last_sample_at) {
-                service::redact(&mut g);
+                access::redact(&mut g);
             }
             gpus.push(g);
         }
     }
     gpus.sort_unstable_by_key(|g| g.id);
-    Ok(Some(service::summarize(gpus).into()))
+    Ok(Some(summary::summarize(gpus).into()))
 }

@@ -24,6 +24,8 @@
 //! batch wakes the subscribers of its node and not the other thousands; GPR and slice scopes
 //! (whose nodes change as GPRs come and go) listen to the feed of every batch.
 
+use super::sample::{Sample, SampleBatch, Values};
+use crate::ports::MetricsFanout;
 use std::collections::HashMap;
 use std::mem::size_of;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -50,53 +52,6 @@ const SHARDS: usize = 16;
 const KEEP_SECS: i64 = MINUTE_SLOTS as i64 * 60;
 /// How often the sweep for silent GPUs runs (from the ingest path).
 const SWEEP_EVERY_SECS: i64 = 600;
-
-/// The five values history keeps, in the units of the API (%, %, MiB, °C, W).
-#[derive(Copy, Clone, Debug, Default, PartialEq)]
-pub struct Values {
-    pub util: f32,
-    pub mem_util: f32,
-    pub mem_used_mib: f32,
-    pub temperature: f32,
-    pub power: f32,
-}
-
-impl Values {
-    fn fields(self) -> [f32; 5] {
-        [self.util, self.mem_util, self.mem_used_mib, self.temperature, self.power]
-    }
-
-    fn from_fields([util, mem_util, mem_used_mib, temperature, power]: [f32; 5]) -> Self {
-        Self { util, mem_util, mem_used_mib, temperature, power }
-    }
-
-    fn zip(self, other: Self, f: impl Fn(f32, f32) -> f32) -> Self {
-        let (a, b) = (self.fields(), other.fields());
-        Self::from_fields(std::array::from_fn(|i| f(a[i], b[i])))
-    }
-}
-
-/// One accepted sample, as history, the database and live subscribers see it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Sample {
-    pub gpu_id: i64,
-    pub uuid: Arc<str>,
-    pub node_id: i64,
-    /// Unix seconds.
-    pub at: i64,
-    pub values: Values,
-    pub sm_clock_mhz: f32,
-    pub xid_errors: Vec<i32>,
-    pub ecc_corrected: Option<i64>,
-    pub ecc_uncorrected: Option<i64>,
-}
-
-/// What one report added, as the live feed carries it: the newest new sample of each GPU.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SampleBatch {
-    pub node_id: i64,
-    pub samples: Vec<Sample>,
-}
 
 /// One point of a history query: the samples of `[at, at + step)`.
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -219,12 +174,6 @@ pub enum Feed {
     Node(i64),
     /// Every batch.
     All,
-}
-
-/// Hands the samples this replica accepted to the other replicas (Redis pub/sub when
-/// configured). Fire and forget: a lost batch costs the others a point of history.
-pub trait MetricsFanout: Send + Sync {
-    fn publish(&self, node_id: i64, samples: &[Sample]);
 }
 
 /// One replica: nobody else to tell.

@@ -1,12 +1,13 @@
 //! Slices (workspaces): namespaces on clusters, members with roles, and a policy.
 
+pub mod kubeconfig;
 pub mod service;
 
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
 use crate::gpr::{Gpr, GprFilter};
 use crate::ids::{self, Kind};
-use crate::metrics::{self, GpuSummary};
+use crate::metrics::GpuSummary;
 use crate::pagination::{Order, Page, PageRequest, keyset_page};
 use crate::scalars::Duration;
 use crate::user::User;
@@ -66,9 +67,9 @@ impl Slice {
     /// hold none.
     async fn gpu_summary(&self, ctx: &Context<'_>) -> Result<Option<GpuSummary>> {
         let (caller, db) = session(ctx)?;
-        match metrics::service::scope_gpus(db, caller, metrics::service::Scope::Slice(self.0.id)).await {
+        match crate::metrics::access::scope_gpus(db, caller, crate::metrics::access::Scope::Slice(self.0.id)).await {
             Ok(gpus) if gpus.is_empty() => Ok(None),
-            Ok(gpus) => Ok(Some(metrics::service::summarize(gpus).into())),
+            Ok(gpus) => Ok(Some(crate::metrics::summary::summarize(gpus).into())),
             // A slice the caller may not see reads as one without metrics, not as an error on
             // an object they already hold.
             Err(Error::NotFound(_)) => Ok(None),

@@ -1,9 +1,7 @@
 //! GPR templates and auto-GPR: admins keep templates (a GPR's shape, size, priority and
 //! window) and bind one to a slice; then a GPU pod of the slice that stays Pending makes EGS ask
-//! for nodes with a GPR from that template (see [`crate::kubernetes::autogpr`]). Also the slice
-//! kubeconfig mutation ([`kubeconfig`]).
+//! for nodes with a GPR from that template (see [`crate::kubernetes::autogpr`]).
 
-pub mod kubeconfig;
 pub mod service;
 
 use crate::error::Result;

@@ -1,7 +1,8 @@
 //! Access tokens: issued as JWTs, recorded by id so they can be listed and revoked.
 
-use crate::auth::{Caller, Claims, RevocationBroadcast, TOKEN_AUDIENCE, TOKEN_ISSUER, TokenCache, TokenKeys, agent_subject};
+use crate::auth::{Caller, Claims, TOKEN_AUDIENCE, TOKEN_ISSUER, TokenCache, TokenKeys, agent_subject};
 use crate::error::{Error, Result, UserError};
+use crate::ports::RevocationBroadcast;
 use crate::validate;
 use chrono::{DateTime, Duration, Utc};
 use egs_entities::{Role, SliceScope, SliceScopes, access_token, cluster, slice, user};

@@ -7,7 +7,8 @@
 
 use crate::auth::Caller;
 use crate::error::{Result, UserError};
-use crate::metrics::service::{Access, NodeRef, Reporting, allocation, reporting_node};
+use crate::metrics::access::{Access, allocation};
+use crate::metrics::ingest::{NodeRef, Reporting, reporting_node};
 use chrono::{DateTime, Utc};
 use egs_entities::{gpr, gpu, gpu_process, node, slice_namespace};
 use sea_orm::sea_query::Query;

@@ -1,6 +1,6 @@
 //! `POST /kubernetes/clusters/{cluster}/mutate/{key}`: the mutating admission webhook
 //! Kubernetes clusters with `podPlacement: WEBHOOK` call for pods created in slice namespaces
-//! (see `egs_schema::kubernetes::webhook`). The key (`Cluster.webhookPath`, for admins) is
+//! (see [`super::webhook`]). The key (`Cluster.webhookPath`, for admins) is
 //! derived from the signing key and the cluster's name: without it the route answers 404, so
 //! nobody but the API server learns which slice owns a namespace. The API server must reach it
 //! over HTTPS: put the gateway behind a TLS Service or ingress and give that CA in the webhook
@@ -20,5 +20,5 @@ pub async fn mutate(State(state): State<AppState>, Path((cluster, key)): Path<(S
     if !matches {
         return StatusCode::NOT_FOUND.into_response();
     }
-    Json(egs_schema::kubernetes::webhook::review(&state.services.db, &cluster, review).await).into_response()
+    Json(super::webhook::review(&state.services.db, &cluster, review).await).into_response()
 }

@@ -12,18 +12,21 @@
 //!   pods get the node selector and the toleration (or, with [`PodPlacement::Webhook`], EGS's
 //!   own mutating webhook adds them: see [`webhook`]).
 
+pub mod admission;
 pub mod autogpr;
+pub mod context;
 pub mod controllers;
-pub mod credentials;
 pub mod discovery;
 pub mod kubeconfig;
 pub mod provision;
 pub mod resources;
 pub mod webhook;
 
-use crate::lifecycle::provider::ProviderError;
-use credentials::CredentialCipher;
+use async_trait::async_trait;
 use egs_entities::{ClusterProvider, cluster};
+use egs_schema::cluster::credentials::CredentialCipher;
+use egs_schema::ports::ProviderError;
+use egs_schema::ports::{IssuedKubeconfig, KubeAccess};
 use sea_orm::{DatabaseConnection, EntityTrait};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -102,16 +105,16 @@ impl KubeClusters {
                 let yaml = self
                     .cipher
                     .open(sealed)
-                    .map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {}", row.name, crate::redaction::scrubbed(&e))))?;
+                    .map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {}", row.name, egs_schema::redaction::scrubbed(&e))))?;
                 config_from_kubeconfig(&yaml)
                     .await
-                    .map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {}", row.name, crate::redaction::scrubbed(&e))))?
+                    .map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {}", row.name, egs_schema::redaction::scrubbed(&e))))?
             }
             None => kube::Config::incluster().map_err(|e| {
                 ProviderError::Permanent(format!(
                     "cluster `{}` has no kubeconfig and EGS is not running in a cluster: {}",
                     row.name,
-                    crate::redaction::scrubbed(&e)
+                    egs_schema::redaction::scrubbed(&e)
                 ))
             })?,
         };
@@ -121,11 +124,50 @@ impl KubeClusters {
         let mut config = config;
         config.default_retry = false;
         let client = kube::Client::try_from(config)
-            .map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {}", row.name, crate::redaction::scrubbed(&e))))?;
+            .map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {}", row.name, egs_schema::redaction::scrubbed(&e))))?;
         if let Ok(mut clients) = self.clients.lock() {
             clients.insert(row.id, (row.credentials.clone(), client.clone()));
         }
         Ok(client)
+    }
+}
+
+#[async_trait]
+impl KubeAccess for KubeClusters {
+    /// Only self-contained kubeconfigs: `exec` and `auth-provider` plugins would run commands on
+    /// the gateway, and file paths would read its disk.
+    async fn check_kubeconfig(&self, yaml: &str) -> Result<(), String> {
+        let parsed = kube::config::Kubeconfig::from_yaml(yaml).map_err(|_| "not a kubeconfig (YAML with clusters, users and contexts)".to_owned())?;
+        for named in &parsed.auth_infos {
+            let Some(user) = &named.auth_info else { continue };
+            let refused = if user.exec.is_some() {
+                Some("an `exec` credential plugin")
+            } else if user.auth_provider.is_some() {
+                Some("an `auth-provider`")
+            } else if user.token_file.is_some() || user.client_certificate.is_some() || user.client_key.is_some() {
+                Some("a file path (use the inline `token`, `client-certificate-data` and `client-key-data`)")
+            } else {
+                None
+            };
+            if let Some(what) = refused {
+                return Err(format!("user `{}` uses {what}, which EGS does not run; give a self-contained kubeconfig", named.name));
+            }
+        }
+        if parsed.clusters.iter().any(|c| c.cluster.as_ref().is_some_and(|c| c.certificate_authority.is_some())) {
+            return Err("a cluster's `certificate-authority` is a file path; use `certificate-authority-data`".into());
+        }
+        config_from_kubeconfig(yaml).await.map(drop)
+    }
+
+    async fn grant_slice_access(
+        &self,
+        target: &cluster::Model,
+        slice: &str,
+        namespaces: &[String],
+        secrets_and_exec: bool,
+        expires_in_secs: i64,
+    ) -> Result<IssuedKubeconfig, ProviderError> {
+        kubeconfig::grant_slice_access(self, target, slice, namespaces, secrets_and_exec, expires_in_secs).await
     }
 }
 
@@ -142,7 +184,7 @@ pub async fn config_from_kubeconfig(yaml: &str) -> Result<kube::Config, String> 
 /// The first line of an error, at most 200 characters: enough to act on, too little to leak a
 /// token a parser quoted.
 fn redact(error: &dyn std::fmt::Display) -> String {
-    let text = crate::redaction::scrubbed(error);
+    let text = egs_schema::redaction::scrubbed(error);
     let line = text.lines().next().unwrap_or_default();
     line.chars().take(200).collect()
 }
@@ -155,7 +197,7 @@ pub fn classify(context: &str, error: kube::Error) -> ProviderError {
             ProviderError::Permanent(format!("{context}: {} ({})", status.message, status.code))
         }
         kube::Error::Api(status) => ProviderError::Transient(format!("{context}: {} ({})", status.message, status.code)),
-        _ => ProviderError::Transient(format!("{context}: {}", crate::redaction::scrubbed(&error))),
+        _ => ProviderError::Transient(format!("{context}: {}", egs_schema::redaction::scrubbed(&error))),
     }
 }
 

@@ -10,15 +10,15 @@
 //! Each object is reconciled on every watch event and again every `status_resync`, so changes
 //! made through GraphQL reach the resource too.
 
-use super::controllers::ControllerContext;
+use super::context::ControllerContext;
 use super::provision::emit;
 use super::{is_conflict, is_not_found};
-use crate::auth::Caller;
-use crate::error::{Error, UserError};
-use crate::gpr::service::{self, DEFAULT_PRIORITY, GprChanges, GprSource, GprSpec};
-use crate::ids::{self, Kind};
 use chrono::{DateTime, SecondsFormat, Utc};
 use egs_entities::{GprPhase, cluster, gpr, gpr_node, node, slice, slice_namespace};
+use egs_schema::auth::Caller;
+use egs_schema::error::{Error, UserError};
+use egs_schema::gpr::service::{self, DEFAULT_PRIORITY, GprChanges, GprSource, GprSpec};
+use egs_schema::ids::{self, Kind};
 use futures_util::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{Api, Patch, PatchParams};
@@ -162,7 +162,7 @@ pub struct GprCondition {
 }
 
 /// The CustomResourceDefinition as YAML, as checked in at
-/// `schema/crds/gpuprovisioningrequests.egs.io.yaml` (`egs print-crd`).
+/// `api/crds/gpuprovisioningrequests.egs.io.yaml` (`egs print-crd`).
 pub fn crd_yaml() -> String {
     let crd = GPUProvisioningRequest::crd();
     match serde_saphyr::to_string(&crd) {
@@ -210,7 +210,7 @@ pub async fn run(ctx: Arc<ControllerContext>, cluster: cluster::Model, client: k
                 match &error {
                     kube::runtime::controller::Error::ReconcilerFailed(..) => {}
                     other => {
-                        tracing::debug!(cluster = %cluster_name, error = %crate::redaction::scrubbed(&other), "GPUProvisioningRequest controller")
+                        tracing::debug!(cluster = %cluster_name, error = %egs_schema::redaction::scrubbed(&other), "GPUProvisioningRequest controller")
                     }
                 }
             }
@@ -236,7 +236,7 @@ fn error_policy(resource: Arc<GPUProvisioningRequest>, error: &ReconcileError, r
     tracing::warn!(
         cluster = %r.cluster.name,
         resource = %format!("{}/{}", resource.namespace().unwrap_or_default(), resource.name_any()),
-        error = %crate::redaction::scrubbed(&error),
+        error = %egs_schema::redaction::scrubbed(&error),
         "could not reconcile a GPUProvisioningRequest; retrying"
     );
     Action::requeue(r.ctx.config.status_resync)
@@ -310,7 +310,7 @@ impl Reconciler {
                 tracing::info!(cluster = %self.cluster.name, resource = %format!("{ns}/{name}"), gpr = %gpr_id, slice = %owner.name, "GPR created from a GPUProvisioningRequest");
                 let message = format!("GPR {gpr_id} created for slice `{}` ({})", owner.name, created.phase.as_str());
                 if let Err(error) = emit(&self.client, object_ref(resource), "Accepted", &message, "Normal").await {
-                    tracing::debug!(error = %crate::redaction::scrubbed(&error), "could not post the Accepted event");
+                    tracing::debug!(error = %egs_schema::redaction::scrubbed(&error), "could not post the Accepted event");
                 }
                 notes.observed_generation = generation;
                 notes.spec_applied = Some((true, "Applied", String::new()));
@@ -361,7 +361,7 @@ impl Reconciler {
                 Ok(updated)
             }
             // A stale version or a phase change meanwhile: read again next round.
-            Err(Error::User(errors)) if errors.iter().any(|e| e.code == crate::error::ErrorCode::Conflict) => {
+            Err(Error::User(errors)) if errors.iter().any(|e| e.code == egs_schema::error::ErrorCode::Conflict) => {
                 Err(ReconcileError(format!("the GPR changed meanwhile: {}", describe(&errors))))
             }
             Err(Error::User(errors)) => {
@@ -399,7 +399,7 @@ impl Reconciler {
             let message =
                 format!("GPR {} {} as the resource is being deleted", ids::encode(Kind::Gpr, found.id).0, found.phase.as_str().to_lowercase());
             if let Err(error) = emit(&self.client, object_ref(resource), "Deleting", &message, "Normal").await {
-                tracing::debug!(error = %crate::redaction::scrubbed(&error), "could not post the Deleting event");
+                tracing::debug!(error = %egs_schema::redaction::scrubbed(&error), "could not post the Deleting event");
             }
         }
         let current = resource.status.clone().unwrap_or_default();
@@ -425,7 +425,7 @@ impl Reconciler {
         if has_finalizer(resource)
             && let Err(error) = self.remove_finalizer(api, resource).await
         {
-            tracing::debug!(error = %crate::redaction::scrubbed(&error), "could not remove the finalizer of a refused GPUProvisioningRequest");
+            tracing::debug!(error = %egs_schema::redaction::scrubbed(&error), "could not remove the finalizer of a refused GPUProvisioningRequest");
         }
         let current = resource.status.clone().unwrap_or_default();
         let now = now_text();
@@ -628,9 +628,11 @@ struct Parsed {
 /// The text fields of the spec, parsed; every problem at once.
 fn parse_fields(spec: &GPUProvisioningRequestSpec) -> Result<Parsed, Vec<UserError>> {
     let mut errors = Vec::new();
-    let duration_secs = crate::scalars::parse_duration(&spec.duration).map_err(|e| errors.push(UserError::invalid("duration", e))).unwrap_or(0);
+    let duration_secs = egs_schema::scalars::parse_duration(&spec.duration).map_err(|e| errors.push(UserError::invalid("duration", e))).unwrap_or(0);
     let idle_timeout_secs = match &spec.idle_timeout {
-        Some(text) => crate::scalars::parse_duration(text).map(Some).map_err(|e| errors.push(UserError::invalid("idleTimeout", e))).unwrap_or(None),
+        Some(text) => {
+            egs_schema::scalars::parse_duration(text).map(Some).map_err(|e| errors.push(UserError::invalid("idleTimeout", e))).unwrap_or(None)
+        }
         None => None,
     };
     let earliest_start_at = match &spec.earliest_start_at {
@@ -715,8 +717,8 @@ mod tests {
     fn the_checked_in_crd_matches_the_resource_type() {
         assert!(
             CHECKED_IN == crd_yaml(),
-            "schema/crds/gpuprovisioningrequests.egs.io.yaml is out of date with the GPUProvisioningRequest type; regenerate it with\n\n    \
-             cargo run -p egs-api --bin egs -- print-crd > schema/crds/gpuprovisioningrequests.egs.io.yaml\n"
+            "api/crds/gpuprovisioningrequests.egs.io.yaml is out of date with the GPUProvisioningRequest type; regenerate it with\n\n    \
+             cargo run -p egs-api --bin egs -- print-crd > api/crds/gpuprovisioningrequests.egs.io.yaml\n"
         );
     }
 

@@ -1,55 +1,18 @@
 //! The Kubernetes controllers, run by the leader only (the scheduler's lease, see
-//! [`crate::lifecycle::LeaderTasks`]): for every Kubernetes cluster, node discovery, the
+//! [`egs_schema::ports::LeaderTasks`]): for every Kubernetes cluster, node discovery, the
 //! `GPUProvisioningRequest` controller and auto-GPR. A supervisor starts a cluster's
 //! controllers when it is registered (or its credentials change) and stops them when it is
 //! removed or this replica stops leading.
 
-use super::KubeClusters;
+use super::context::ControllerContext;
 use super::discovery::NodeSync;
-use crate::events::EventHub;
-use crate::inventory::live::InventoryFeed;
-use crate::lifecycle::{LeaderTasks, SchedulerHandle};
 use egs_entities::{ClusterProvider, Health, RegistrationStatus, cluster};
+use egs_schema::ports::LeaderTasks;
 use sea_orm::sea_query::Expr;
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use tokio::task::JoinHandle;
-
-/// What the controllers share.
-pub struct ControllerContext {
-    pub db: DatabaseConnection,
-    pub clusters: Arc<KubeClusters>,
-    pub inventory: Arc<InventoryFeed>,
-    pub scheduler: Arc<SchedulerHandle>,
-    pub events: Arc<EventHub>,
-    pub config: ControllerConfig,
-}
-
-impl ControllerContext {
-    /// Something the controllers stored: tell subscribers and the scheduler.
-    pub fn changed(&self) {
-        self.events.changed();
-        self.scheduler.wake();
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct ControllerConfig {
-    /// How often the supervisor looks for registered or removed clusters.
-    pub cluster_poll: Duration,
-    /// How often GPR resources' status is refreshed from the gateway (besides on changes).
-    pub status_resync: Duration,
-    /// How long a GPU pod stays Pending before auto-GPR asks for nodes.
-    pub auto_gpr_pending_for: Duration,
-}
-
-impl Default for ControllerConfig {
-    fn default() -> Self {
-        Self { cluster_poll: Duration::from_secs(5), status_resync: Duration::from_secs(5), auto_gpr_pending_for: Duration::from_secs(30) }
-    }
-}
 
 /// Aborts the task when dropped, so stopping the supervisor stops every cluster's controllers.
 struct Owned(JoinHandle<()>);
@@ -104,7 +67,7 @@ async fn supervise(ctx: Arc<ControllerContext>) {
                             running.insert(row.id, (credentials, Owned(tokio::spawn(run_cluster(ctx.clone(), row, client)))));
                         }
                         Err(error) => {
-                            tracing::warn!(cluster = %row.name, error = %crate::redaction::scrubbed(&error), "cannot reach the cluster");
+                            tracing::warn!(cluster = %row.name, error = %egs_schema::redaction::scrubbed(&error), "cannot reach the cluster");
                             let status = if row.registration_status == RegistrationStatus::Registered {
                                 RegistrationStatus::Registered
                             } else {
@@ -120,7 +83,7 @@ async fn supervise(ctx: Arc<ControllerContext>) {
                     }
                 }
             }
-            Err(error) => tracing::warn!(error = %crate::redaction::scrubbed(&error), "cannot list the Kubernetes clusters"),
+            Err(error) => tracing::warn!(error = %egs_schema::redaction::scrubbed(&error), "cannot list the Kubernetes clusters"),
         }
         tokio::time::sleep(ctx.config.cluster_poll).await;
     }

@@ -7,53 +7,22 @@
 //! for. The token is only ever in the answer: it is neither stored nor logged.
 
 use super::{COMPONENT, KubeClusters, SLICE_KEY, classify, is_conflict, is_not_found};
-use crate::auth::Caller;
-use crate::error::{Error, Result};
-use crate::lifecycle::provider::ProviderError;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use chrono::{DateTime, Utc};
-use egs_entities::{ClusterProvider, SliceRole, cluster, slice, slice_namespace};
+use egs_entities::cluster;
+use egs_schema::ports::{IssuedKubeconfig, ProviderError};
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// Lifetime of a kubeconfig when none is asked for.
-pub const DEFAULT_EXPIRY_SECS: i64 = 30 * 24 * 3600;
-/// Longest lifetime a kubeconfig may have.
-pub const MAX_EXPIRY_SECS: i64 = 365 * 24 * 3600;
-/// Shortest: the API server refuses TokenRequests for less than ten minutes.
-pub const MIN_EXPIRY_SECS: i64 = 600;
 /// Label on what EGS creates for a slice kubeconfig (besides `egs.io/slice`).
 pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
-
-/// A kubeconfig for a slice on one cluster. `Debug` leaves the secret out.
-pub struct SliceKubeconfig {
-    /// The kubeconfig YAML, token included.
-    pub kubeconfig: String,
-    /// `<namespace>/<name>` of the ServiceAccount the token speaks for.
-    pub service_account: String,
-    /// The slice's namespaces on the cluster, where the token may act.
-    pub namespaces: Vec<String>,
-    pub expires_at: DateTime<Utc>,
-}
-
-impl std::fmt::Debug for SliceKubeconfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SliceKubeconfig")
-            .field("kubeconfig", &"<redacted>")
-            .field("service_account", &self.service_account)
-            .field("namespaces", &self.namespaces)
-            .field("expires_at", &self.expires_at)
-            .finish()
-    }
-}
 
 /// The name of the ServiceAccount, Roles and RoleBindings of slice `slice`.
 pub fn account_name(slice: &str) -> String {
@@ -88,51 +57,24 @@ pub fn role_rules(secrets_and_exec: bool) -> Vec<PolicyRule> {
     rules
 }
 
-/// Issues a kubeconfig for slice `slice_id` on cluster `cluster_id` (admins and the slice's
-/// owners), revoking the one issued before.
-pub async fn issue(
-    db: &DatabaseConnection,
+/// Gives slice `slice` access to `namespaces` on cluster `target` and hands back a kubeconfig
+/// whose token expires in `expires` seconds (the rules, who may ask and for how long, are the
+/// schema's: `egs_schema::slice::kubeconfig`).
+pub async fn grant_slice_access(
     clusters: &KubeClusters,
-    caller: &Caller,
-    slice_id: i64,
-    cluster_id: i64,
-    expires_in_secs: Option<i64>,
-) -> Result<SliceKubeconfig> {
-    caller.require_person()?;
-    caller.require_slice_role(db, slice_id, SliceRole::Owner, "slice").await?;
-    let owner = slice::Entity::find_by_id(slice_id).one(db).await?.ok_or(Error::NotFound("slice"))?;
-    let expires = expires_in_secs.unwrap_or(DEFAULT_EXPIRY_SECS);
-    if !(MIN_EXPIRY_SECS..=MAX_EXPIRY_SECS).contains(&expires) {
-        return Err(Error::invalid("expiresIn", "must be between 10 minutes and 1 year"));
-    }
-    let target = cluster::Entity::find_by_id(cluster_id).one(db).await?.ok_or_else(|| Error::invalid("clusterId", "no such cluster"))?;
-    if target.provider != ClusterProvider::Kubernetes {
-        return Err(Error::invalid("clusterId", format!("cluster `{}` is simulated; kubeconfigs are for Kubernetes clusters", target.name)));
-    }
-    let namespaces: Vec<String> = slice_namespace::Entity::find()
-        .filter(slice_namespace::Column::SliceId.eq(slice_id))
-        .filter(slice_namespace::Column::ClusterId.eq(cluster_id))
-        .order_by_asc(slice_namespace::Column::Name)
-        .all(db)
-        .await?
-        .into_iter()
-        .map(|ns| ns.name)
-        .collect();
-    if namespaces.is_empty() {
-        return Err(Error::invalid(
-            "clusterId",
-            format!("slice `{}` has no namespace on cluster `{}`; ask an admin to add one", owner.name, target.name),
-        ));
-    }
-    let unusable = |e: ProviderError| Error::invalid("clusterId", format!("cluster `{}`: {e}", target.name));
-    let endpoint = endpoint_of(clusters, &target).await.map_err(unusable)?;
-    let client = clusters.client_for(&target).await.map_err(unusable)?;
-    let (token, expires_at) = grant(&client, &owner.name, &namespaces, owner.policy.kubeconfig_secrets_and_exec, expires).await.map_err(unusable)?;
+    target: &cluster::Model,
+    slice: &str,
+    namespaces: &[String],
+    secrets_and_exec: bool,
+    expires: i64,
+) -> Result<IssuedKubeconfig, ProviderError> {
+    let endpoint = endpoint_of(clusters, target).await?;
+    let client = clusters.client_for(target).await?;
+    let (token, expires_at) = grant(&client, slice, namespaces, secrets_and_exec, expires).await?;
     let home = namespaces[0].clone();
-    let account = account_name(&owner.name);
-    let kubeconfig = render(&endpoint, &target.name, &owner.name, &home, &token).map_err(|e| Error::Internal(anyhow::anyhow!(e)))?;
-    tracing::info!(slice = %owner.name, cluster = %target.name, service_account = %format!("{home}/{account}"), actor = caller.actor(), "slice kubeconfig issued");
-    Ok(SliceKubeconfig { kubeconfig, service_account: format!("{home}/{account}"), namespaces, expires_at })
+    let account = account_name(slice);
+    let kubeconfig = render(&endpoint, &target.name, slice, &home, &token).map_err(ProviderError::Permanent)?;
+    Ok(IssuedKubeconfig { kubeconfig, service_account: format!("{home}/{account}"), namespaces: namespaces.to_vec(), expires_at })
 }
 
 /// Where clients reach a cluster's API server, and how they trust it.
@@ -149,7 +91,7 @@ struct Endpoint {
 async fn endpoint_of(clusters: &KubeClusters, row: &cluster::Model) -> Result<Endpoint, ProviderError> {
     let Some(sealed) = &row.credentials else {
         let config = kube::Config::incluster().map_err(|e| {
-            ProviderError::Permanent(format!("no kubeconfig stored and not running in a cluster: {}", crate::redaction::scrubbed(&e)))
+            ProviderError::Permanent(format!("no kubeconfig stored and not running in a cluster: {}", egs_schema::redaction::scrubbed(&e)))
         })?;
         let ca = config.root_cert.map(|certs| STANDARD.encode(certs.iter().map(|der| pem(der)).collect::<String>()));
         return Ok(Endpoint {
@@ -358,12 +300,5 @@ mod tests {
         let rules = role_rules(false);
         let status = rules.iter().find(|r| r.resources.as_ref().is_some_and(|x| x.contains(&"gpuprovisioningrequests/status".to_owned())));
         assert_eq!(status.map(|r| r.verbs.clone()), Some(vec!["get".to_owned(), "list".to_owned(), "watch".to_owned()]));
-    }
-
-    #[test]
-    fn debug_leaves_the_token_out() {
-        let issued =
-            SliceKubeconfig { kubeconfig: "token: hunter2".into(), service_account: "a/b".into(), namespaces: vec![], expires_at: Utc::now() };
-        assert!(!format!("{issued:?}").contains("hunter2"));
     }
 }

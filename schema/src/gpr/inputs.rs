@@ -1,0 +1,187 @@
+//! What GPR queries and mutations take.
+
+use super::service::{GprChanges, GprSpec};
+use super::types::Label;
+use crate::error::{Error, Result};
+use crate::ids::{self, Kind};
+use crate::scalars::Duration;
+use async_graphql::{ID, InputObject, MaybeUndefined};
+use chrono::{DateTime, Utc};
+use std::collections::BTreeMap;
+
+/// A GPR you are thinking of submitting.
+#[derive(InputObject)]
+pub struct WaitTimeInput {
+    pub slice_id: ID,
+    pub node_count: i32,
+    pub gpus_per_node: Option<i32>,
+    pub min_gpu_memory_mib: Option<i64>,
+    /// Omit to see every shape the slice may use.
+    pub gpu_shape: Option<String>,
+    pub instance_type: Option<String>,
+    #[graphql(default)]
+    pub preferred_cluster_ids: Vec<ID>,
+    #[graphql(default = 101)]
+    pub priority: i32,
+    pub duration: Duration,
+    pub earliest_start_at: Option<DateTime<Utc>>,
+}
+
+#[derive(InputObject)]
+pub struct CreateGprInput {
+    pub slice_id: ID,
+    /// A DNS label, e.g. `llama-finetune-3`.
+    pub name: String,
+    /// Whole nodes, all from one pool.
+    pub node_count: i32,
+    /// GPUs needed on each node; omit for every GPU of the node.
+    pub gpus_per_node: Option<i32>,
+    pub min_gpu_memory_mib: Option<i64>,
+    /// Omit to let the scheduler pick.
+    pub gpu_shape: Option<String>,
+    /// Omit to let the scheduler pick.
+    pub instance_type: Option<String>,
+    /// Omit for any of the slice's clusters.
+    #[graphql(default)]
+    pub preferred_cluster_ids: Vec<ID>,
+    /// 1–300, higher runs first; default 101.
+    #[graphql(default = 101)]
+    pub priority: i32,
+    /// The strict reserved window, e.g. `6h` or `PT6H`.
+    pub duration: Duration,
+    /// Release after the GPUs stay idle this long; defaults to the slice policy.
+    pub idle_timeout: Option<Duration>,
+    #[graphql(default = true)]
+    pub preemptible: bool,
+    /// Defaults to the slice policy.
+    pub requeue_on_failure: Option<bool>,
+    /// Reserve ahead: not before this time.
+    pub earliest_start_at: Option<DateTime<Utc>>,
+    #[graphql(default)]
+    pub labels: Vec<Label>,
+}
+
+#[derive(InputObject)]
+pub struct UpdateGprInput {
+    pub id: ID,
+    /// The version you read; the update is refused if the GPR changed since.
+    pub version: i32,
+    pub name: Option<String>,
+    pub node_count: Option<i32>,
+    pub gpus_per_node: MaybeUndefined<i32>,
+    pub min_gpu_memory_mib: MaybeUndefined<i64>,
+    pub gpu_shape: MaybeUndefined<String>,
+    pub instance_type: MaybeUndefined<String>,
+    pub preferred_cluster_ids: Option<Vec<ID>>,
+    pub priority: Option<i32>,
+    pub duration: Option<Duration>,
+    pub idle_timeout: MaybeUndefined<Duration>,
+    pub preemptible: Option<bool>,
+    pub earliest_start_at: MaybeUndefined<DateTime<Utc>>,
+    pub labels: Option<Vec<Label>>,
+}
+
+#[derive(InputObject)]
+pub struct GprActionInput {
+    pub id: ID,
+    /// When given, the action is refused if the GPR changed since this version.
+    pub version: Option<i32>,
+}
+
+#[derive(InputObject)]
+pub struct SetGprPriorityInput {
+    pub id: ID,
+    pub priority: i32,
+    pub version: Option<i32>,
+}
+
+#[derive(InputObject)]
+pub struct GprDecisionInput {
+    pub id: ID,
+    /// Recorded in the GPR's events.
+    pub reason: Option<String>,
+    pub version: Option<i32>,
+}
+
+pub(super) fn decode_clusters(field: &str, list: &[ID]) -> Result<Vec<i64>> {
+    list.iter().enumerate().map(|(i, id)| ids::decode(&format!("{field}.{i}"), id, Kind::Cluster)).collect()
+}
+
+pub(super) fn labels_map(labels: Vec<Label>) -> Result<BTreeMap<String, String>> {
+    let mut map = BTreeMap::new();
+    for label in labels {
+        if map.insert(label.key.clone(), label.value).is_some() {
+            return Err(Error::invalid("labels", format!("label `{}` appears twice", label.key)));
+        }
+    }
+    Ok(map)
+}
+
+impl CreateGprInput {
+    /// The request as the service takes it; ids decoded, labels checked.
+    pub fn into_spec(self) -> Result<GprSpec> {
+        Ok(GprSpec {
+            slice_id: ids::decode("sliceId", &self.slice_id, Kind::Slice)?,
+            name: self.name,
+            node_count: self.node_count,
+            gpus_per_node: self.gpus_per_node,
+            min_gpu_memory_mib: self.min_gpu_memory_mib,
+            gpu_shape: self.gpu_shape,
+            instance_type: self.instance_type,
+            preferred_cluster_ids: decode_clusters("preferredClusterIds", &self.preferred_cluster_ids)?,
+            priority: self.priority,
+            duration_secs: self.duration.secs(),
+            idle_timeout_secs: self.idle_timeout.map(Duration::secs),
+            preemptible: self.preemptible,
+            requeue_on_failure: self.requeue_on_failure,
+            earliest_start_at: self.earliest_start_at,
+            labels: labels_map(self.labels)?,
+            source: None,
+        })
+    }
+}
+
+impl UpdateGprInput {
+    /// The edits as the service takes them; absent fields stay as stored.
+    pub fn into_changes(self) -> Result<GprChanges> {
+        Ok(GprChanges {
+            name: self.name,
+            node_count: self.node_count,
+            gpus_per_node: self.gpus_per_node.into(),
+            min_gpu_memory_mib: self.min_gpu_memory_mib.into(),
+            gpu_shape: self.gpu_shape.into(),
+            instance_type: self.instance_type.into(),
+            preferred_cluster_ids: self.preferred_cluster_ids.as_deref().map(|list| decode_clusters("preferredClusterIds", list)).transpose()?,
+            priority: self.priority,
+            duration_secs: self.duration.map(Duration::secs),
+            idle_timeout_secs: Option::<Option<Duration>>::from(self.idle_timeout).map(|t| t.map(Duration::secs)),
+            preemptible: self.preemptible,
+            earliest_start_at: self.earliest_start_at.into(),
+            labels: self.labels.map(labels_map).transpose()?,
+        })
+    }
+}
+
+impl WaitTimeInput {
+    /// The GPR being thought of, as `createGpr` would take it (defaults where it asks nothing).
+    pub fn into_spec(self) -> Result<GprSpec> {
+        Ok(GprSpec {
+            slice_id: ids::decode("sliceId", &self.slice_id, Kind::Slice)?,
+            name: "wait-time".into(),
+            node_count: self.node_count,
+            gpus_per_node: self.gpus_per_node,
+            min_gpu_memory_mib: self.min_gpu_memory_mib,
+            gpu_shape: self.gpu_shape,
+            instance_type: self.instance_type,
+            preferred_cluster_ids: decode_clusters("preferredClusterIds", &self.preferred_cluster_ids)?,
+            priority: self.priority,
+            duration_secs: self.duration.secs(),
+            idle_timeout_secs: None,
+            preemptible: true,
+            requeue_on_failure: None,
+            earliest_start_at: self.earliest_start_at,
+            labels: BTreeMap::new(),
+            source: None,
+        })
+    }
+}

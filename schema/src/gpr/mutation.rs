@@ -1,0 +1,84 @@
+//! Changing GPRs: create, edit, cancel, release early, priority, approval.
+
+use super::inputs::{CreateGprInput, GprActionInput, GprDecisionInput, SetGprPriorityInput, UpdateGprInput};
+use super::service;
+use super::types::Gpr;
+use crate::ids::{self, Kind};
+use crate::{payload, session};
+use async_graphql::{Context, Object};
+
+payload!(CreateGprPayload, gpr: Gpr);
+payload!(UpdateGprPayload, gpr: Gpr);
+payload!(CancelGprPayload, gpr: Gpr);
+payload!(EarlyReleaseGprPayload, gpr: Gpr);
+payload!(SetGprPriorityPayload, gpr: Gpr);
+payload!(ApproveGprPayload, gpr: Gpr);
+payload!(RejectGprPayload, gpr: Gpr);
+
+#[derive(Default)]
+pub struct GprMutation;
+
+#[Object]
+impl GprMutation {
+    /// Asks for GPU nodes for a slice (slice editors). Lands `QUEUED`, or `PENDING_APPROVAL`
+    /// when over the slice policy.
+    async fn create_gpr(&self, ctx: &Context<'_>, input: CreateGprInput) -> async_graphql::Result<CreateGprPayload> {
+        let (caller, db) = session(ctx)?;
+        CreateGprPayload::after_change(ctx, async { service::create_gpr(db, caller, input.into_spec()?).await.map(Gpr) }).await
+    }
+
+    /// Edits a pending GPR (slice editors), given the version you read.
+    async fn update_gpr(&self, ctx: &Context<'_>, input: UpdateGprInput) -> async_graphql::Result<UpdateGprPayload> {
+        let (caller, db) = session(ctx)?;
+        UpdateGprPayload::after_change(ctx, async {
+            let (id, version) = (ids::decode("id", &input.id, Kind::Gpr)?, input.version);
+            service::update_gpr(db, caller, id, version, input.into_changes()?).await.map(Gpr)
+        })
+        .await
+    }
+
+    /// Withdraws a pending GPR (slice editors).
+    async fn cancel_gpr(&self, ctx: &Context<'_>, input: GprActionInput) -> async_graphql::Result<CancelGprPayload> {
+        let (caller, db) = session(ctx)?;
+        CancelGprPayload::after_change(ctx, async {
+            service::cancel_gpr(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.version).await.map(Gpr)
+        })
+        .await
+    }
+
+    /// Gives a provisioned GPR's nodes back before its window ends (slice editors).
+    async fn early_release_gpr(&self, ctx: &Context<'_>, input: GprActionInput) -> async_graphql::Result<EarlyReleaseGprPayload> {
+        let (caller, db) = session(ctx)?;
+        EarlyReleaseGprPayload::after_change(ctx, async {
+            service::early_release_gpr(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.version).await.map(Gpr)
+        })
+        .await
+    }
+
+    /// Changes a GPR's priority (admin).
+    async fn set_gpr_priority(&self, ctx: &Context<'_>, input: SetGprPriorityInput) -> async_graphql::Result<SetGprPriorityPayload> {
+        let (caller, db) = session(ctx)?;
+        SetGprPriorityPayload::after_change(ctx, async {
+            service::set_gpr_priority(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.priority, input.version).await.map(Gpr)
+        })
+        .await
+    }
+
+    /// Approves a GPR held for being over policy (admin); it joins the queue.
+    async fn approve_gpr(&self, ctx: &Context<'_>, input: GprDecisionInput) -> async_graphql::Result<ApproveGprPayload> {
+        let (caller, db) = session(ctx)?;
+        ApproveGprPayload::after_change(ctx, async {
+            service::approve_gpr(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.reason, input.version).await.map(Gpr)
+        })
+        .await
+    }
+
+    /// Rejects a GPR held for being over policy (admin).
+    async fn reject_gpr(&self, ctx: &Context<'_>, input: GprDecisionInput) -> async_graphql::Result<RejectGprPayload> {
+        let (caller, db) = session(ctx)?;
+        RejectGprPayload::after_change(ctx, async {
+            service::reject_gpr(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.reason, input.version).await.map(Gpr)
+        })
+        .await
+    }
+}

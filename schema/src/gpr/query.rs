@@ -1,0 +1,160 @@
+//! Reading GPRs: lists, the queue, events and "Get wait time".
+
+use super::inputs::WaitTimeInput;
+use super::service;
+use super::types::{Gpr, GprEvent, PoolWaitEstimate};
+use crate::auth::Caller;
+use crate::error::{Error, Result};
+use crate::ids::{self, Kind};
+use crate::pagination::{Order, Page, PageRequest, keyset_page};
+use crate::session;
+use async_graphql::{Context, ID, InputObject, Object};
+use egs_entities::{GprPhase, gpr, gpr_event};
+use sea_orm::DatabaseConnection;
+
+#[derive(InputObject, Default)]
+pub struct GprFilter {
+    pub slice_id: Option<ID>,
+    /// Any of these phases.
+    pub phases: Option<Vec<GprPhase>>,
+    #[graphql(skip)]
+    pub slice_row: Option<i64>,
+}
+
+impl GprFilter {
+    pub(crate) fn within_slice(mut self, slice_id: i64) -> Self {
+        self.slice_id = None;
+        self.slice_row = Some(slice_id);
+        self
+    }
+}
+
+pub(crate) async fn list_gprs_page(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    filter: GprFilter,
+    first: Option<i32>,
+    after: Option<String>,
+) -> Result<Page<Gpr>> {
+    let request = PageRequest::new(first, after)?;
+    let slice_id = match &filter.slice_id {
+        Some(id) => Some(ids::decode("filter.sliceId", id, Kind::Slice)?),
+        None => filter.slice_row,
+    };
+    let query = service::GprQuery { slice_id, phases: filter.phases.unwrap_or_default() };
+    let select = service::gprs_select(db, caller, &query).await?;
+    keyset_page(db, request, select, gpr::Column::Id, Order::NewestFirst, |g| g.id, Gpr).await
+}
+
+pub(super) async fn list_events_page(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    gpr_id: Option<i64>,
+    slice_id: Option<i64>,
+    first: Option<i32>,
+    after: Option<String>,
+) -> Result<Page<GprEvent>> {
+    caller.require_person()?;
+    let request = PageRequest::new(first, after)?;
+    let visible = caller.visible_slices(db).await?;
+    let select = service::events_select(&visible, gpr_id, slice_id);
+    keyset_page(db, request, select, gpr_event::Column::Id, Order::OldestFirst, |e| e.id, GprEvent).await
+}
+
+#[derive(Default)]
+pub struct GprQuery;
+
+#[Object]
+impl GprQuery {
+    /// GPRs in the caller's slices (all for admins), newest first.
+    async fn gprs(&self, ctx: &Context<'_>, filter: Option<GprFilter>, first: Option<i32>, after: Option<String>) -> Result<Page<Gpr>> {
+        let (caller, db) = session(ctx)?;
+        list_gprs_page(db, caller, filter.unwrap_or_default(), first, after).await
+    }
+
+    /// "Get wait time": when a GPR like this would start in every pool the slice may use, if
+    /// submitted now, soonest first. Changes nothing.
+    async fn wait_time_estimates(&self, ctx: &Context<'_>, input: WaitTimeInput) -> Result<Vec<PoolWaitEstimate>> {
+        let (caller, db) = session(ctx)?;
+        let scheduler = &crate::services(ctx)?.scheduler;
+        let now = scheduler.clock.now();
+        let rows = service::wait_time_estimates(db, caller, input.into_spec()?, scheduler, now).await?;
+        Ok(rows.into_iter().map(|(r, own)| PoolWaitEstimate::new(r, own, now)).collect())
+    }
+
+    /// The queue in order (admins): every waiting GPR, or those of one slice or one pool.
+    async fn queue(
+        &self,
+        ctx: &Context<'_>,
+        slice_id: Option<ID>,
+        cluster_id: Option<ID>,
+        gpu_shape: Option<String>,
+        instance_type: Option<String>,
+        #[graphql(default = 100)] first: i32,
+    ) -> Result<Vec<Gpr>> {
+        let (caller, db) = session(ctx)?;
+        let query = queue_query(slice_id.as_ref(), cluster_id.as_ref(), gpu_shape, instance_type, first)?;
+        Ok(service::queue(db, caller, query).await?.into_iter().map(Gpr).collect())
+    }
+
+    async fn gpr(&self, ctx: &Context<'_>, id: ID) -> Result<Gpr> {
+        let (caller, db) = session(ctx)?;
+        Ok(Gpr(service::find_gpr(db, caller, ids::decode("id", &id, Kind::Gpr)?).await?))
+    }
+
+    /// GPR events the caller may see, oldest first; narrow by GPR or slice.
+    async fn gpr_events(
+        &self,
+        ctx: &Context<'_>,
+        gpr_id: Option<ID>,
+        slice_id: Option<ID>,
+        first: Option<i32>,
+        after: Option<String>,
+    ) -> Result<Page<GprEvent>> {
+        let (caller, db) = session(ctx)?;
+        let (gpr_id, slice_id) = event_scope(db, caller, gpr_id.as_ref(), slice_id.as_ref()).await?;
+        list_events_page(db, caller, gpr_id, slice_id, first, after).await
+    }
+}
+
+/// The GPR and slice an event list or stream is narrowed to. Checks visibility, so a hidden
+/// GPR or slice reads as missing rather than as "no events".
+pub(super) async fn event_scope(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    gpr_id: Option<&ID>,
+    slice_id: Option<&ID>,
+) -> Result<(Option<i64>, Option<i64>)> {
+    let gpr_id = match gpr_id {
+        Some(id) => Some(service::find_gpr(db, caller, ids::decode("gprId", id, Kind::Gpr)?).await?.id),
+        None => None,
+    };
+    let slice_id = match slice_id {
+        Some(id) => Some(crate::slice::service::find_slice(db, caller, ids::decode("sliceId", id, Kind::Slice)?).await?.id),
+        None => None,
+    };
+    Ok((gpr_id, slice_id))
+}
+
+/// Most GPRs one queue view shows.
+const MAX_QUEUE_VIEW: i32 = 500;
+
+/// `queue(...)`'s arguments, decoded; `first` out of range is refused, not clamped.
+pub(super) fn queue_query(
+    slice_id: Option<&ID>,
+    cluster_id: Option<&ID>,
+    gpu_shape: Option<String>,
+    instance_type: Option<String>,
+    first: i32,
+) -> Result<service::QueueQuery> {
+    Ok(service::QueueQuery {
+        slice_id: slice_id.map(|id| ids::decode("sliceId", id, Kind::Slice)).transpose()?,
+        cluster_id: cluster_id.map(|id| ids::decode("clusterId", id, Kind::Cluster)).transpose()?,
+        gpu_shape,
+        instance_type,
+        first: match first {
+            1..=MAX_QUEUE_VIEW => first as u64,
+            _ => return Err(Error::invalid("first", format!("`first` must be between 1 and {MAX_QUEUE_VIEW} (got {first})"))),
+        },
+    })
+}

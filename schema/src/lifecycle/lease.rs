@@ -1,0 +1,76 @@
+//! The leader lease: one replica at a time runs the scheduler loop, and every write it makes
+//! is fenced by the lease's epoch, so a replica that lost the lease cannot write.
+
+use super::{LEASE, Lifecycle};
+use crate::error::{Error, Result};
+use chrono::Duration;
+use egs_entities::leader_lease;
+use sea_orm::sea_query::Expr;
+use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseTransaction, EntityTrait, QueryFilter, Set, TransactionTrait};
+
+impl Lifecycle {
+    /// Takes or renews the lease; the epoch when this replica leads.
+    pub(super) async fn lead(&self) -> Result<Option<i64>> {
+        let now = self.now();
+        let expires_at = now + self.config.lease_ttl;
+        let me = &self.config.instance;
+        let Some(current) = leader_lease::Entity::find_by_id(LEASE).one(&self.db).await? else {
+            let inserted = leader_lease::ActiveModel { name: Set(LEASE.into()), holder: Set(me.clone()), epoch: Set(1), expires_at: Set(expires_at) }
+                .insert(&self.db)
+                .await;
+            return Ok(inserted.ok().map(|l| l.epoch));
+        };
+        let (epoch, guard_holder) = if current.holder == *me {
+            (current.epoch, true)
+        } else if current.expires_at < now {
+            (current.epoch + 1, false)
+        } else {
+            return Ok(None);
+        };
+        let mut update = leader_lease::Entity::update_many()
+            .col_expr(leader_lease::Column::Holder, Expr::value(me.clone()))
+            .col_expr(leader_lease::Column::Epoch, Expr::value(epoch))
+            .col_expr(leader_lease::Column::ExpiresAt, Expr::value(expires_at))
+            .filter(leader_lease::Column::Name.eq(LEASE))
+            .filter(leader_lease::Column::Epoch.eq(current.epoch));
+        if guard_holder {
+            update = update.filter(leader_lease::Column::Holder.eq(me.clone()));
+        }
+        let taken = update.exec(&self.db).await?.rows_affected == 1;
+        if taken && !guard_holder {
+            tracing::info!(epoch, instance = %me, "took the scheduler lease");
+        }
+        Ok(taken.then_some(epoch))
+    }
+
+    pub(super) async fn release_lease(&self) {
+        let expired = self.now() - Duration::seconds(1);
+        let result = leader_lease::Entity::update_many()
+            .col_expr(leader_lease::Column::ExpiresAt, Expr::value(expired))
+            .filter(leader_lease::Column::Name.eq(LEASE))
+            .filter(leader_lease::Column::Holder.eq(self.config.instance.clone()))
+            .exec(&self.db)
+            .await;
+        if let Err(error) = result {
+            tracing::warn!(error = %error, "could not hand the scheduler lease back");
+        }
+    }
+
+    /// Opens a transaction that only commits if this replica still holds the lease at `epoch`.
+    /// The no-op update also locks the lease row (PostgreSQL), so a takeover waits for us.
+    pub(super) async fn fenced(&self, epoch: i64) -> Result<DatabaseTransaction> {
+        let txn = self.db.begin().await?;
+        let held = leader_lease::Entity::update_many()
+            .col_expr(leader_lease::Column::Epoch, Expr::col(leader_lease::Column::Epoch))
+            .filter(leader_lease::Column::Name.eq(LEASE))
+            .filter(leader_lease::Column::Holder.eq(self.config.instance.clone()))
+            .filter(leader_lease::Column::Epoch.eq(epoch))
+            .exec(&txn)
+            .await?
+            .rows_affected;
+        if held != 1 {
+            return Err(Error::Internal(anyhow::anyhow!("lost the scheduler lease (epoch {epoch})")));
+        }
+        Ok(txn)
+    }
+}

@@ -1,0 +1,438 @@
+//! One tick of the leader: feed the core what changed, plan, and persist each decision
+//! (admissions, releases, node failures, milestones and estimates) in fenced transactions.
+
+use super::state::Snapshot;
+use super::*;
+use crate::error::Result;
+use crate::events::record_event;
+use crate::scheduler::{Decision, Scheduler};
+use chrono::{DateTime, Duration, Utc};
+use egs_entities::{GprEventKind, GprPhase, NodeState, ReleaseReason, StepOperation, cluster, gpr, gpr_node, node};
+use sea_orm::sea_query::Expr;
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+impl Lifecycle {
+    pub(super) async fn tick(self: Arc<Self>, epoch: i64) -> Result<()> {
+        let mut slot = self.handle.driver.lock().await;
+        let result = self.clone().tick_with(epoch, &mut slot).await;
+        if result.is_err() {
+            // Storage is the truth: the next tick starts over from it.
+            *slot = None;
+        }
+        result
+    }
+
+    pub(super) async fn tick_with(self: Arc<Self>, epoch: i64, slot: &mut Option<driver::Driver>) -> Result<()> {
+        let now = self.now();
+        let planning = &self.handle.planning;
+        let fed = match slot.as_mut().filter(|d| d.epoch == epoch) {
+            Some(driver) => driver.look(&self.db, now, planning).await?,
+            None => false,
+        };
+        if !fed {
+            *slot = Some(driver::Driver::build(&self.db, epoch, now, planning).await?);
+        }
+        let Some(driver) = slot.as_mut() else { return Ok(()) };
+        let t = now.timestamp();
+
+        // Timers and ends of windows first: what they free is planned in the same tick.
+        let provisioned: Vec<gpr::Model> = driver.state.active.values().filter(|g| g.phase == GprPhase::Provisioned).cloned().collect();
+        for g in &provisioned {
+            if let Some(done) = self.milestones(epoch, g, now).await?
+                && let Some(known) = driver.state.active.get_mut(&g.id)
+            {
+                known.milestones_done = done;
+            }
+        }
+        let expired = driver.core.expired(t);
+        let idle = driver.core.idle(t, |id| driver.state.last_busy.get(&id).map(|b| b.timestamp()).or(Some(t)));
+        for g in &provisioned {
+            let reason = if expired.contains(&g.id) {
+                ReleaseReason::Expired
+            } else if idle.contains(&g.id) {
+                ReleaseReason::IdleTimeout
+            } else {
+                continue;
+            };
+            if let Some(until) = self.start_release(epoch, g, reason, None).await? {
+                driver.core.start_release(g.id, until, t);
+            }
+        }
+
+        // Failed nodes under provisioned GPRs: a spare from the pool, or run degraded.
+        for decision in std::mem::take(&mut driver.failures) {
+            let (Decision::ReplaceNode { gpr: id, .. } | Decision::Degraded { gpr: id, .. }) = decision else { continue };
+            let Some(g) = driver.state.active.get(&id).cloned() else { continue };
+            if let Some((failed, replacement)) = self.node_failed(epoch, &g, &driver.state, &decision).await? {
+                driver.node_replaced(id, failed, replacement);
+            }
+        }
+
+        let decisions = driver.core.plan(t);
+        let mut stepped = false;
+        for decision in &decisions {
+            match decision {
+                Decision::Preempt { victim, by, .. } => {
+                    if let Some(g) = driver.state.active.get(victim) {
+                        self.start_release(epoch, g, ReleaseReason::Preempted, driver.state.active.get(by)).await?;
+                        stepped = true;
+                    }
+                }
+                Decision::Admit { gpr: id, pool, nodes, .. } => {
+                    if let Some(g) = driver.state.active.get(id) {
+                        self.admit(epoch, g, pool, nodes).await?;
+                        stepped = true;
+                    }
+                }
+                Decision::ReplaceNode { .. } | Decision::Degraded { .. } => {}
+            }
+        }
+        let causes: HashMap<i64, crate::scheduler::Cause> = driver.core.take_moves().into_iter().map(|m| (m.gpr, m.cause)).collect();
+        self.store_estimates(epoch, &mut driver.state, &driver.core, &causes).await?;
+
+        // Jobs for GPRs mid-step (including those a previous leader left in flight).
+        for g in driver.state.active.values().filter(|g| matches!(g.phase, GprPhase::Provisioning | GprPhase::Releasing)) {
+            self.clone().spawn_job(epoch, g.clone());
+        }
+        if stepped {
+            // The next tick reads back what these steps stored and starts their jobs.
+            self.handle.wake();
+        }
+        Ok(())
+    }
+
+    /// Writes the 25/50/75 % and exit-warning events that are due and not yet written; the
+    /// milestone bits now stored, when it wrote them.
+    pub(super) async fn milestones(&self, epoch: i64, g: &gpr::Model, now: DateTime<Utc>) -> Result<Option<i32>> {
+        let (Some(start), Some(exit)) = (g.provisioned_at, g.exit_at) else { return Ok(None) };
+        let window = (exit - start).num_seconds().max(1);
+        let mut due: Vec<(i32, GprEventKind, String)> = Vec::new();
+        for (bit, kind, share) in MILESTONES {
+            let at = start + Duration::seconds((window as f64 * share) as i64);
+            if g.milestones_done & bit == 0 && at <= now {
+                due.push((bit, kind, format!("{}% of the window has passed; exits at {}", (share * 100.0) as i32, exit.to_rfc3339())));
+            }
+        }
+        let warn_at = (exit - self.config.exit_warning).max(start);
+        if g.milestones_done & EXIT_WARNING_BIT == 0 && warn_at <= now {
+            // Written even when late (the gateway was down), so the history has no gap.
+            let message = if now < exit {
+                format!("the window ends in {}; save your work", crate::scalars::format_duration((exit - now).num_seconds().max(0)))
+            } else {
+                "the window has ended; the nodes are being released".to_owned()
+            };
+            due.push((EXIT_WARNING_BIT, GprEventKind::ExitWarning, message));
+        }
+        if due.is_empty() {
+            return Ok(None);
+        }
+        let done = due.iter().fold(g.milestones_done, |acc, (bit, ..)| acc | bit);
+        let txn = self.fenced(epoch).await?;
+        let written = gpr::Entity::update_many()
+            .col_expr(gpr::Column::MilestonesDone, Expr::value(done))
+            .filter(gpr::Column::Id.eq(g.id))
+            .filter(gpr::Column::MilestonesDone.eq(g.milestones_done))
+            .filter(gpr::Column::Phase.eq(GprPhase::Provisioned))
+            .exec(&txn)
+            .await?
+            .rows_affected;
+        if written == 1 {
+            for (_, kind, message) in due {
+                record_event(&txn, g, kind, message, ACTOR).await?;
+            }
+        }
+        self.commit(txn).await?;
+        Ok((written == 1).then_some(done))
+    }
+
+    /// PROVISIONED → RELEASING (or a preemption victim) with its reason and events; when the
+    /// nodes are back at the latest, if it moved.
+    pub(super) async fn start_release(&self, epoch: i64, g: &gpr::Model, reason: ReleaseReason, by: Option<&gpr::Model>) -> Result<Option<i64>> {
+        let txn = self.fenced(epoch).await?;
+        let message = match (reason, by) {
+            (ReleaseReason::Expired, _) => "the reserved window ended".to_owned(),
+            (ReleaseReason::IdleTimeout, _) => {
+                format!("every GPU stayed idle for {}", crate::scalars::format_duration(g.idle_timeout_secs.unwrap_or_default()))
+            }
+            (ReleaseReason::Preempted, Some(by)) => format!("preempted by GPR `{}` (priority {} over {})", by.name, by.priority, g.priority),
+            _ => format!("released ({})", reason.as_str()),
+        };
+        let now = self.now();
+        let deadline = state::release_deadline(now.timestamp(), g.holds_until.map(|t| t.timestamp()), &self.handle.planning);
+        let until = DateTime::from_timestamp(deadline, 0).unwrap_or(now);
+        let changes = gpr::ActiveModel {
+            phase: Set(GprPhase::Releasing),
+            release_reason: Set(Some(reason)),
+            reason: Set(Some(message.clone())),
+            preempted_by_id: Set(by.map(|b| b.id)),
+            holding_since: Set(Some(now)),
+            holds_until: Set(Some(until)),
+            version: Set(g.version + 1),
+            updated_at: Set(Utc::now()),
+            ..Default::default()
+        };
+        let moved = gpr::Entity::update_many()
+            .set(changes)
+            .filter(gpr::Column::Id.eq(g.id))
+            .filter(gpr::Column::Phase.is_in([GprPhase::Provisioned, GprPhase::Provisioning]))
+            .exec(&txn)
+            .await?
+            .rows_affected
+            == 1;
+        if moved {
+            let kind = match reason {
+                ReleaseReason::IdleTimeout => Some(GprEventKind::IdleReleased),
+                ReleaseReason::Preempted => Some(GprEventKind::Preempted),
+                _ => None,
+            };
+            if let Some(kind) = kind {
+                record_event(&txn, g, kind, message.clone(), ACTOR).await?;
+            }
+            record_event(&txn, g, GprEventKind::Releasing, format!("releasing its nodes: {message}"), ACTOR).await?;
+        }
+        self.commit(txn).await?;
+        Ok(moved.then_some(deadline))
+    }
+
+    /// A node of a provisioned GPR failed: it leaves the GPR, and a spare takes its place
+    /// (`NODE_REPLACED`, then the provider hands the spare to the slice) or the GPR runs on
+    /// fewer nodes (`DEGRADED`). Unlinking the failed node makes this happen once.
+    /// The failed node and its replacement, once stored.
+    pub(super) async fn node_failed(
+        self: &Arc<Self>,
+        epoch: i64,
+        g: &gpr::Model,
+        snapshot: &Snapshot,
+        decision: &Decision,
+    ) -> Result<Option<(i64, Option<i64>)>> {
+        let (failed, replacement) = match *decision {
+            Decision::ReplaceNode { failed, replacement, .. } => (failed, Some(replacement)),
+            Decision::Degraded { failed, .. } => (failed, None),
+            _ => return Ok(None),
+        };
+        let name = |id: i64| snapshot.nodes.iter().find(|n| n.id == id).map_or_else(|| format!("#{id}"), |n| n.name.clone());
+        let txn = self.fenced(epoch).await?;
+        let unlinked = gpr_node::Entity::delete_many()
+            .filter(gpr_node::Column::GprId.eq(g.id))
+            .filter(gpr_node::Column::NodeId.eq(failed))
+            .exec(&txn)
+            .await?
+            .rows_affected;
+        if unlinked == 0 {
+            // Another leader handled it since the snapshot.
+            return Ok(None);
+        }
+        node::Entity::update_many()
+            .col_expr(node::Column::State, Expr::value(NodeState::Available))
+            .col_expr(node::Column::AllocatedGprId, Expr::value(Option::<i64>::None))
+            .filter(node::Column::Id.eq(failed))
+            .filter(node::Column::AllocatedGprId.eq(g.id))
+            .exec(&txn)
+            .await?;
+        let (kind, message) = match replacement {
+            Some(spare) => {
+                gpr_node::ActiveModel { gpr_id: Set(g.id), node_id: Set(spare), assigned_at: Set(Utc::now()) }.insert(&txn).await?;
+                node::Entity::update_many()
+                    .col_expr(node::Column::State, Expr::value(NodeState::Reserved))
+                    .col_expr(node::Column::AllocatedGprId, Expr::value(g.id))
+                    .filter(node::Column::Id.eq(spare))
+                    .exec(&txn)
+                    .await?;
+                (GprEventKind::NodeReplaced, format!("node `{}` failed; node `{}` from the same pool took its place", name(failed), name(spare)))
+            }
+            None => {
+                let left = snapshot.links.get(&g.id).map_or(0, |l| l.len().saturating_sub(1));
+                let message = format!(
+                    "node `{}` failed and no node of the pool was free to replace it; running on {left} of {} node(s)",
+                    name(failed),
+                    g.node_count
+                );
+                (GprEventKind::Degraded, message)
+            }
+        };
+        record_event(&txn, g, kind, message, ACTOR).await?;
+        self.commit(txn).await?;
+        if let Some(spare) = replacement {
+            let (mut job, provider) = self.job_for(g).await?;
+            let mut failed_job = job.clone();
+            job.node_names = vec![name(spare)];
+            job.unhealthy_nodes.retain(|n| job.node_names.contains(n));
+            failed_job.node_names = vec![name(failed)];
+            // The slice keeps its namespaces' placement (the GPR still runs on the spare).
+            failed_job.namespaces.clear();
+            failed_job.resource = None;
+            let db = self.db.clone();
+            tokio::spawn(async move {
+                // Every step runs again for the spare (the GPR's rows are from its first round).
+                let log = steps::DbStepLog::new(db.clone(), job.gpr_id, StepOperation::Provision, false);
+                if let Err(error) = provider.provision(&job, &log).await {
+                    tracing::warn!(gpr = job.gpr_id, node = ?job.node_names, %error, "handing the replacement node to the slice failed");
+                }
+                // Best effort, and not recorded: the GPR's release steps are for its own release.
+                // What the failed node keeps is overwritten when it is next provisioned.
+                if let Err(error) = provider.release(&failed_job, &provider::Unrecorded).await {
+                    tracing::info!(gpr = failed_job.gpr_id, node = ?failed_job.node_names, %error, "taking the failed node back did not finish");
+                }
+            });
+        }
+        Ok(Some((failed, replacement)))
+    }
+
+    /// QUEUED → PROVISIONING on the chosen nodes.
+    pub(super) async fn admit(&self, epoch: i64, g: &gpr::Model, pool: &crate::scheduler::PoolKey, nodes: &[i64]) -> Result<()> {
+        let txn = self.fenced(epoch).await?;
+        let now = self.now();
+        let changes = gpr::ActiveModel {
+            holding_since: Set(Some(now)),
+            holds_until: Set(Some(now + Duration::seconds(self.handle.planning.span(g.duration_secs)))),
+            phase: Set(GprPhase::Provisioning),
+            reason: Set(None),
+            queue_position: Set(None),
+            assigned_cluster_id: Set(Some(pool.cluster)),
+            assigned_instance_type: Set(Some(pool.instance_type.clone())),
+            assigned_gpu_shape: Set(Some(pool.gpu_shape.clone())),
+            estimated_start_at: Set(None),
+            start_no_later_than: Set(None),
+            milestones_done: Set(0),
+            version: Set(g.version + 1),
+            updated_at: Set(Utc::now()),
+            ..Default::default()
+        };
+        let moved = gpr::Entity::update_many()
+            .set(changes)
+            .filter(gpr::Column::Id.eq(g.id))
+            .filter(gpr::Column::Version.eq(g.version))
+            .filter(gpr::Column::Phase.eq(GprPhase::Queued))
+            .exec(&txn)
+            .await?
+            .rows_affected
+            == 1;
+        if !moved {
+            // Edited or cancelled since the snapshot: the next tick plans it afresh.
+            return Ok(());
+        }
+        steps::forget(&txn, g.id).await?;
+        let at = Utc::now();
+        for &node_id in nodes {
+            gpr_node::ActiveModel { gpr_id: Set(g.id), node_id: Set(node_id), assigned_at: Set(at) }.insert(&txn).await?;
+        }
+        node::Entity::update_many()
+            .col_expr(node::Column::State, Expr::value(NodeState::Reserved))
+            .col_expr(node::Column::AllocatedGprId, Expr::value(g.id))
+            .filter(node::Column::Id.is_in(nodes.to_vec()))
+            .exec(&txn)
+            .await?;
+        let cluster = cluster::Entity::find_by_id(pool.cluster).one(&txn).await?.map(|c| c.name).unwrap_or_default();
+        let message = format!("provisioning {} node(s) of {} ({}) on cluster `{cluster}`", nodes.len(), pool.gpu_shape, pool.instance_type);
+        record_event(&txn, g, GprEventKind::ProvisioningStarted, message, ACTOR).await?;
+        self.commit(txn).await?;
+        Ok(())
+    }
+
+    /// Queue positions, promises, expectations and planned pools of pending GPRs.
+    /// `causes` says why promises moved later in this tick (an event that moves one names it).
+    /// The driver's copy of each row is brought in line with what was written.
+    pub(super) async fn store_estimates(
+        &self,
+        epoch: i64,
+        snapshot: &mut Snapshot,
+        core: &Scheduler,
+        causes: &HashMap<i64, crate::scheduler::Cause>,
+    ) -> Result<()> {
+        let positions = core.positions();
+        let mut changed = Vec::new();
+        for g in snapshot.active.values().filter(|g| g.phase == GprPhase::Queued) {
+            let Some(status) = core.status_unpositioned(g.id) else { continue };
+            let promise = status.start_no_later_than.and_then(|t| DateTime::from_timestamp(t, 0));
+            let expected = status.estimated_start.and_then(|t| DateTime::from_timestamp(t, 0));
+            let position = positions.get(&g.id).and_then(|p| i32::try_from(*p).ok());
+            let pool = status.pool.clone();
+            let same_pool = Snapshot::assigned_pool(g) == pool;
+            if g.queue_position == position && g.start_no_later_than == promise && g.estimated_start_at == expected && same_pool {
+                continue;
+            }
+            changed.push((g.clone(), position, promise, expected, pool));
+        }
+        if changed.is_empty() {
+            return Ok(());
+        }
+        let txn = self.fenced(epoch).await?;
+        let mut stored = Vec::with_capacity(changed.len());
+        for (g, position, promise, expected, pool) in changed {
+            let g = &g;
+            let changes = gpr::ActiveModel {
+                queue_position: Set(position),
+                start_no_later_than: Set(promise),
+                estimated_start_at: Set(expected),
+                assigned_cluster_id: Set(pool.as_ref().map(|p| p.cluster)),
+                assigned_instance_type: Set(pool.as_ref().map(|p| p.instance_type.clone())),
+                assigned_gpu_shape: Set(pool.as_ref().map(|p| p.gpu_shape.clone())),
+                ..Default::default()
+            };
+            // Not a user-visible change: the version stays, but a concurrent edit wins.
+            let written = gpr::Entity::update_many()
+                .set(changes)
+                .filter(gpr::Column::Id.eq(g.id))
+                .filter(gpr::Column::Version.eq(g.version))
+                .exec(&txn)
+                .await?
+                .rows_affected;
+            let moved = |before: Option<DateTime<Utc>>, after: Option<DateTime<Utc>>| match (before, after) {
+                (Some(b), Some(a)) => (a - b).num_seconds().abs() >= ESTIMATE_EVENT_SECS,
+                // A promise given, or taken away (it fits nowhere now): both worth an event.
+                (None, Some(_)) | (Some(_), None) => true,
+                (None, None) => false,
+            };
+            if written == 1 && (moved(g.start_no_later_than, promise) || moved(g.estimated_start_at, expected)) {
+                let describe = |t: Option<DateTime<Utc>>| t.map_or_else(|| "unknown (it fits in no pool now)".to_owned(), |t| t.to_rfc3339());
+                let mut message = format!("starts no later than {}, expected {}", describe(promise), describe(expected));
+                let later = match (g.start_no_later_than, promise) {
+                    (Some(before), Some(after)) => after > before,
+                    (Some(_), None) => true,
+                    _ => false,
+                };
+                if later {
+                    let why = causes.get(&g.id).map_or_else(|| "the plan was re-made".to_owned(), |c| describe_cause(c, snapshot));
+                    message = format!("{message}; the promise moved later: {why}");
+                }
+                record_event(&txn, g, GprEventKind::EstimateChanged, message, ACTOR).await?;
+            }
+            if written == 1 {
+                stored.push((g.id, position, promise, expected, pool));
+            }
+        }
+        self.commit(txn).await?;
+        for (id, position, promise, expected, pool) in stored {
+            if let Some(g) = snapshot.active.get_mut(&id) {
+                g.queue_position = position;
+                g.start_no_later_than = promise;
+                g.estimated_start_at = expected;
+                g.assigned_cluster_id = pool.as_ref().map(|p| p.cluster);
+                g.assigned_instance_type = pool.as_ref().map(|p| p.instance_type.clone());
+                g.assigned_gpu_shape = pool.map(|p| p.gpu_shape);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why a promise moved later, in words (DESIGN §4.5's causes).
+fn describe_cause(cause: &crate::scheduler::Cause, snapshot: &Snapshot) -> String {
+    use crate::scheduler::Cause;
+    match cause {
+        Cause::HigherPriority { gpr, priority } => {
+            let name = snapshot.active.get(gpr).map_or_else(|| format!("#{gpr}"), |g| format!("`{}`", g.name));
+            format!("GPR {name} of higher priority ({priority}) was ranked ahead of it")
+        }
+        Cause::CapacityLost { pool } => format!(
+            "capacity was lost in its pool ({} × {}, cluster {}): a node failed, went silent or was cordoned",
+            pool.gpu_shape,
+            pool.instance_type,
+            crate::ids::encode(crate::ids::Kind::Cluster, pool.cluster).0
+        ),
+        Cause::OwnChange => "its own size, window or priority changed".to_owned(),
+        Cause::Overdue => "its planned start passed while nodes were held past their bound".to_owned(),
+    }
+}

@@ -1,0 +1,50 @@
+//! One accepted GPU sample, as history, the database, live subscribers and other replicas see it.
+
+use std::sync::Arc;
+
+/// The five values history keeps, in the units of the API (%, %, MiB, °C, W).
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct Values {
+    pub util: f32,
+    pub mem_util: f32,
+    pub mem_used_mib: f32,
+    pub temperature: f32,
+    pub power: f32,
+}
+
+impl Values {
+    pub(super) fn fields(self) -> [f32; 5] {
+        [self.util, self.mem_util, self.mem_used_mib, self.temperature, self.power]
+    }
+
+    pub(super) fn from_fields([util, mem_util, mem_used_mib, temperature, power]: [f32; 5]) -> Self {
+        Self { util, mem_util, mem_used_mib, temperature, power }
+    }
+
+    pub(super) fn zip(self, other: Self, f: impl Fn(f32, f32) -> f32) -> Self {
+        let (a, b) = (self.fields(), other.fields());
+        Self::from_fields(std::array::from_fn(|i| f(a[i], b[i])))
+    }
+}
+
+/// One accepted sample, as history, the database and live subscribers see it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    pub gpu_id: i64,
+    pub uuid: Arc<str>,
+    pub node_id: i64,
+    /// Unix seconds.
+    pub at: i64,
+    pub values: Values,
+    pub sm_clock_mhz: f32,
+    pub xid_errors: Vec<i32>,
+    pub ecc_corrected: Option<i64>,
+    pub ecc_uncorrected: Option<i64>,
+}
+
+/// What one report added, as the live feed carries it: the newest new sample of each GPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleBatch {
+    pub node_id: i64,
+    pub samples: Vec<Sample>,
+}

@@ -1,0 +1,155 @@
+//! The ports: everything the schema needs from outside itself, as traits the gateway's adapters
+//! implement (DESIGN §2). The stand-ins for one process or for tests sit beside the code that
+//! uses them; the real ones (Redis, the Kubernetes API) are wired in `egs-api`.
+//!
+//! | port | one process / tests | distributed |
+//! |---|---|---|
+//! | [`Clock`] | [`crate::clock::ManualClock`] in tests | [`crate::clock::SystemClock`] |
+//! | [`Announce`] (stored changes) | [`crate::Alone`] | Redis pub/sub |
+//! | [`RevocationBroadcast`] (tokens, access) | [`crate::auth::NoReplicas`] | Redis pub/sub |
+//! | [`MetricsFanout`] (accepted samples) | [`crate::metrics::NoMetricsFanout`] | Redis pub/sub |
+//! | [`ClusterProvider`] and its [`StepLog`] | simulated nodes | the Kubernetes API |
+//! | [`LeaderTasks`] | none | the Kubernetes controllers |
+//! | [`KubeAccess`] (kubeconfigs) | none: Kubernetes clusters are refused | the Kubernetes API |
+
+use crate::metrics::sample::Sample;
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use egs_entities::cluster;
+
+/// Where lifecycle code reads the time; tests move it forward instead of sleeping.
+pub trait Clock: Send + Sync {
+    fn now(&self) -> DateTime<Utc>;
+}
+
+/// Tells the other replicas that something was stored, so they look at once instead of at
+/// their next poll (Redis pub/sub when configured).
+pub trait Announce: Send + Sync {
+    fn announce(&self);
+}
+
+/// Tells other gateway replicas that a token was revoked, so they drop their cached record at
+/// once instead of after [`TOKEN_CACHE_TTL`]. The embedded mode has no other replicas.
+pub trait RevocationBroadcast: Send + Sync {
+    fn token_revoked(&self, jti: &str);
+    /// The user lost slice access: drop their cached token records (see [`reduce_access`]).
+    fn access_reduced(&self, user_id: i64);
+}
+
+/// Hands the samples this replica accepted to the other replicas (Redis pub/sub when
+/// configured). Fire and forget: a lost batch costs the others a point of history.
+pub trait MetricsFanout: Send + Sync {
+    fn publish(&self, node_id: i64, samples: &[Sample]);
+}
+
+/// Work only the leader does besides the scheduler loop (the Kubernetes controllers): told
+/// whenever this replica gains or loses the lease.
+pub trait LeaderTasks: Send + Sync {
+    fn set_leading(&self, leading: bool);
+}
+
+/// What a provider needs to hand nodes to a slice (or take them back).
+#[derive(Clone, Debug)]
+pub struct NodeJob {
+    pub gpr_id: i64,
+    pub gpr_name: String,
+    pub slice_name: String,
+    pub cluster_id: i64,
+    pub cluster_name: String,
+    pub node_names: Vec<String>,
+    /// GPUs each node should have allocatable, by node name (from the inventory).
+    pub expected_gpus: std::collections::BTreeMap<String, i32>,
+    /// Nodes whose agent is silent or reports a fault (the precheck refuses them).
+    pub unhealthy_nodes: Vec<String>,
+    /// The slice's namespaces on this cluster.
+    pub namespaces: Vec<String>,
+    /// `(namespace, name)` of the `GPUProvisioningRequest` the GPR came from, for its Events.
+    pub resource: Option<(String, String)>,
+    /// When the window ends (for messages); `None` before provisioning.
+    pub exit_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// Where a provider records its steps (visible as `Gpr.provisioningSteps`).
+#[async_trait]
+pub trait StepLog: Send + Sync {
+    /// Whether `step` finished in an earlier attempt of this job (a resumed job skips it).
+    async fn finished_before(&self, step: &str) -> bool;
+    async fn started(&self, step: &str);
+    async fn finished(&self, step: &str, message: &str);
+    async fn failed(&self, step: &str, message: &str);
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    /// Worth retrying later (API server unreachable, eviction blocked).
+    #[error("{}", crate::redaction::scrub_credentials(.0))]
+    Transient(String),
+    /// Will not work as asked (precheck failed, provider missing).
+    #[error("{}", crate::redaction::scrub_credentials(.0))]
+    Permanent(String),
+}
+
+#[async_trait]
+pub trait ClusterProvider: Send + Sync {
+    /// Prechecks the nodes and makes them the slice's. Must be idempotent: a new leader
+    /// re-runs a step that was in flight when the old one died.
+    async fn provision(&self, job: &NodeJob, steps: &dyn StepLog) -> Result<(), ProviderError>;
+    /// Takes the nodes back from the slice. Idempotent like `provision`.
+    async fn release(&self, job: &NodeJob, steps: &dyn StepLog) -> Result<(), ProviderError>;
+}
+
+/// What EGS asks of a Kubernetes cluster's API outside the provider's jobs: the adapter is
+/// `egs-api`'s Kubernetes module. Who may ask, and for what, is decided before (the slice and
+/// cluster services).
+#[async_trait]
+pub trait KubeAccess: Send + Sync {
+    /// Whether a kubeconfig is self-contained (no credential plugin, no file path) and gives a
+    /// usable client configuration; the error says what is wrong without echoing the file (it
+    /// holds secrets).
+    async fn check_kubeconfig(&self, yaml: &str) -> std::result::Result<(), String>;
+    /// Gives slice `slice` access to `namespaces` (the first is home) on cluster `target`,
+    /// revoking what was issued before, and hands back a kubeconfig whose token expires in
+    /// `expires_in_secs`.
+    async fn grant_slice_access(
+        &self,
+        target: &cluster::Model,
+        slice: &str,
+        namespaces: &[String],
+        secrets_and_exec: bool,
+        expires_in_secs: i64,
+    ) -> std::result::Result<IssuedKubeconfig, ProviderError>;
+}
+
+/// A slice kubeconfig, shown once: EGS keeps no copy. `Debug` leaves the secret out.
+pub struct IssuedKubeconfig {
+    /// The kubeconfig YAML, token included.
+    pub kubeconfig: String,
+    /// `<namespace>/<name>` of the ServiceAccount the token speaks for.
+    pub service_account: String,
+    /// The namespaces where it may act; the first is the context's namespace.
+    pub namespaces: Vec<String>,
+    pub expires_at: DateTime<Utc>,
+}
+
+impl std::fmt::Debug for IssuedKubeconfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IssuedKubeconfig")
+            .field("kubeconfig", &"<redacted>")
+            .field("service_account", &self.service_account)
+            .field("namespaces", &self.namespaces)
+            .field("expires_at", &self.expires_at)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_leaves_the_token_out() {
+        let issued =
+            IssuedKubeconfig { kubeconfig: "token: hunter2".into(), service_account: "a/b".into(), namespaces: vec![], expires_at: Utc::now() };
+        assert!(!format!("{issued:?}").contains("hunter2"));
+    }
+}

@@ -1,0 +1,119 @@
+//! `sliceKubeconfig`: a kubeconfig that acts in a slice's namespaces on one cluster. Here are
+//! the rules (who may ask, for how long, on which cluster); the Kubernetes work (ServiceAccount,
+//! Roles, TokenRequest) is the [`KubeAccess`] adapter's.
+
+use crate::auth::Caller;
+use crate::error::{Error, Result, UserError};
+use crate::ids::{self, Kind};
+use crate::ports::{IssuedKubeconfig, KubeAccess};
+use crate::scalars::Duration;
+use crate::{services, session};
+use async_graphql::{Context, ID, InputObject, Object, SimpleObject};
+use chrono::{DateTime, Utc};
+use egs_entities::{ClusterProvider, SliceRole, cluster, slice, slice_namespace};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
+
+/// Lifetime of a kubeconfig when none is asked for.
+pub const DEFAULT_EXPIRY_SECS: i64 = 30 * 24 * 3600;
+/// Longest lifetime a kubeconfig may have.
+pub const MAX_EXPIRY_SECS: i64 = 365 * 24 * 3600;
+/// Shortest: the API server refuses TokenRequests for less than ten minutes.
+pub const MIN_EXPIRY_SECS: i64 = 600;
+
+#[derive(InputObject)]
+pub struct SliceKubeconfigInput {
+    pub slice_id: ID,
+    pub cluster_id: ID,
+    /// How long the token lives: 30 days when omitted, 10 minutes to 1 year.
+    pub expires_in: Option<Duration>,
+}
+
+/// A kubeconfig for the slice's namespaces on one cluster. It is shown only here: EGS keeps no
+/// copy, and asking again revokes the previous one.
+#[derive(SimpleObject)]
+pub struct SliceKubeconfigPayload {
+    /// The kubeconfig YAML (its token is a secret).
+    pub kubeconfig: Option<String>,
+    /// `<namespace>/<name>` of the ServiceAccount the token speaks for.
+    pub service_account: Option<String>,
+    /// The namespaces where it may act; the first is the context's namespace.
+    pub namespaces: Vec<String>,
+    pub expires_at: Option<DateTime<Utc>>,
+    /// Problems with the input that the caller can fix; empty on success.
+    pub user_errors: Vec<UserError>,
+}
+
+#[derive(Default)]
+pub struct SliceKubeconfigMutation;
+
+#[Object]
+impl SliceKubeconfigMutation {
+    /// Issues a kubeconfig for a slice's namespaces on a Kubernetes cluster (admins and the
+    /// slice's owners), revoking the one issued before.
+    async fn slice_kubeconfig(&self, ctx: &Context<'_>, input: SliceKubeconfigInput) -> async_graphql::Result<SliceKubeconfigPayload> {
+        let (caller, db) = session(ctx)?;
+        let clusters = &services(ctx)?.kubernetes;
+        let result = async {
+            let slice_id = ids::decode("sliceId", &input.slice_id, Kind::Slice)?;
+            let cluster_id = ids::decode("clusterId", &input.cluster_id, Kind::Cluster)?;
+            issue(db, clusters.as_ref(), caller, slice_id, cluster_id, input.expires_in.map(Duration::secs)).await
+        };
+        match result.await {
+            Ok(issued) => Ok(SliceKubeconfigPayload {
+                kubeconfig: Some(issued.kubeconfig),
+                service_account: Some(issued.service_account),
+                namespaces: issued.namespaces,
+                expires_at: Some(issued.expires_at),
+                user_errors: Vec::new(),
+            }),
+            Err(Error::User(user_errors)) => {
+                Ok(SliceKubeconfigPayload { kubeconfig: None, service_account: None, namespaces: Vec::new(), expires_at: None, user_errors })
+            }
+            Err(other) => Err(other.into()),
+        }
+    }
+}
+
+/// Issues a kubeconfig for slice `slice_id` on cluster `cluster_id` (admins and the slice's
+/// owners), revoking the one issued before.
+pub async fn issue(
+    db: &DatabaseConnection,
+    kube: &dyn KubeAccess,
+    caller: &Caller,
+    slice_id: i64,
+    cluster_id: i64,
+    expires_in_secs: Option<i64>,
+) -> Result<IssuedKubeconfig> {
+    caller.require_person()?;
+    caller.require_slice_role(db, slice_id, SliceRole::Owner, "slice").await?;
+    let owner = slice::Entity::find_by_id(slice_id).one(db).await?.ok_or(Error::NotFound("slice"))?;
+    let expires = expires_in_secs.unwrap_or(DEFAULT_EXPIRY_SECS);
+    if !(MIN_EXPIRY_SECS..=MAX_EXPIRY_SECS).contains(&expires) {
+        return Err(Error::invalid("expiresIn", "must be between 10 minutes and 1 year"));
+    }
+    let target = cluster::Entity::find_by_id(cluster_id).one(db).await?.ok_or_else(|| Error::invalid("clusterId", "no such cluster"))?;
+    if target.provider != ClusterProvider::Kubernetes {
+        return Err(Error::invalid("clusterId", format!("cluster `{}` is simulated; kubeconfigs are for Kubernetes clusters", target.name)));
+    }
+    let namespaces: Vec<String> = slice_namespace::Entity::find()
+        .filter(slice_namespace::Column::SliceId.eq(slice_id))
+        .filter(slice_namespace::Column::ClusterId.eq(cluster_id))
+        .order_by_asc(slice_namespace::Column::Name)
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|ns| ns.name)
+        .collect();
+    if namespaces.is_empty() {
+        return Err(Error::invalid(
+            "clusterId",
+            format!("slice `{}` has no namespace on cluster `{}`; ask an admin to add one", owner.name, target.name),
+        ));
+    }
+    let issued = kube
+        .grant_slice_access(&target, &owner.name, &namespaces, owner.policy.kubeconfig_secrets_and_exec, expires)
+        .await
+        .map_err(|e| Error::invalid("clusterId", format!("cluster `{}`: {e}", target.name)))?;
+    tracing::info!(slice = %owner.name, cluster = %target.name, service_account = %issued.service_account, actor = caller.actor(), "slice kubeconfig issued");
+    Ok(issued)
+}
