@@ -240,7 +240,7 @@ impl Application {
         let tailer = tokio::spawn(self.state.services.events.clone().run(until_stopped()));
         let services = &self.state.services;
         let alert_tailer = tokio::spawn(services.alerts.clone().run(until_stopped()));
-        let sweeper = tokio::spawn(egs_schema::alerts::service::run_sweeper(
+        let sweeper = tokio::spawn(egs_schema::alerts::sweeper::run_sweeper(
             services.db.clone(),
             services.alerts.clone(),
             self.clock.clone(),

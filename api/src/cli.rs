@@ -30,7 +30,7 @@ pub fn print_schema() {
 
 /// The `GPUProvisioningRequest` CRD, as checked in at `api/crds/`.
 pub fn print_crd() {
-    print!("{}", crate::kubernetes::resources::crd_yaml());
+    print!("{}", crate::kubernetes::crd::crd_yaml());
 }
 
 fn parse_slice_role(text: &str) -> anyhow::Result<SliceRole> {

@@ -37,7 +37,7 @@ pub const MAX_OUTPUT_COST: u64 = 2_000_000;
 const LIST_BOUND: u64 = 100;
 /// Fields whose lists have a smaller bound than [`LIST_BOUND`] (by field name).
 const LIST_BOUNDS: [(&str, u64); 2] =
-    [("gpus", crate::inventory::service::MAX_GPUS_PER_NODE as u64), ("labels", crate::gpr::service::MAX_LABELS as u64)];
+    [("gpus", crate::inventory::service::MAX_GPUS_PER_NODE as u64), ("labels", crate::gpr::spec::MAX_LABELS as u64)];
 
 /// Whom a per-user limit counts against: the user, or the token for agent tokens (which
 /// belong to no user; each speaks for one node or one cluster's DaemonSet).

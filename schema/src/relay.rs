@@ -48,13 +48,13 @@ impl RelayQuery {
             Kind::Slice => Node::Slice(Slice(slice::service::find_slice(db, caller, row).await?)),
             Kind::User => Node::User(User(user::service::find_user(db, caller, row).await?)),
             Kind::AccessToken => Node::AccessToken(AccessToken(token::service::find_token(db, caller, row).await?)),
-            Kind::Gpr => Node::Gpr(Gpr(gpr::service::find_gpr(db, caller, row).await?)),
+            Kind::Gpr => Node::Gpr(Gpr(gpr::reads::find_gpr(db, caller, row).await?)),
             Kind::GprEvent => {
                 let event = gpr_event::Entity::find_by_id(row).one(db).await?.ok_or(Error::NotFound("event"))?;
                 caller.require_slice_role(db, event.slice_id, egs_entities::SliceRole::Viewer, "event").await?;
                 Node::GprEvent(GprEvent(event))
             }
-            Kind::Alert => Node::Alert(Alert(crate::alerts::service::find_alert(db, caller, row).await?)),
+            Kind::Alert => Node::Alert(Alert(crate::alerts::reads::find_alert(db, caller, row).await?)),
             Kind::Project | Kind::SliceNamespace | Kind::GprTemplate => return Err(Error::NotFound("object")),
         })
     }

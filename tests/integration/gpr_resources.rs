@@ -5,7 +5,7 @@
 //! the GPR and the `egs.io/gpr` finalizer holds the object until the GPR is finished. Every
 //! check reads the cluster's objects, not only the gateway's.
 
-use egs_api::kubernetes::resources::GPUProvisioningRequest;
+use egs_api::kubernetes::crd::GPUProvisioningRequest;
 use egs_tests::fixtures::{self, SHAPE_H100};
 use egs_tests::kube_backend::KubeBackend;
 use egs_tests::{TestApp, on_both_backends, wait_for};

@@ -202,7 +202,7 @@ pub async fn seed(services: &Services, data_dir: &Path) -> anyhow::Result<()> {
         // Over the slice's 2-node limit: waits for an admin's approval.
         (&carol, vision.id, "detector-large", 3, A100.shape, 110, 6),
     ] {
-        let spec = gprs::GprSpec {
+        let spec = egs_schema::gpr::spec::GprSpec {
             slice_id,
             name: name.into(),
             node_count: nodes,

@@ -6,7 +6,7 @@
 //!
 //! Sample-driven rules (temperature, power, XID, ECC) run inside `reportGpuSamples`; time-driven
 //! ones (stale nodes, idle GPRs, quiet periods, subjects gone or handed over) in a sweeper
-//! every replica runs ([`service::run_sweeper`]).
+//! every replica runs ([`sweeper::run_sweeper`]).
 //!
 //! Isolation: admins read every alert. A user reads the alerts of their slices' GPRs and of
 //! the nodes and GPUs those GPRs held when it was raised; alerts about nodes no slice held are
@@ -14,8 +14,11 @@
 //! on a node after it gave it back.
 
 pub mod hub;
+pub mod reads;
 pub mod rules;
 pub mod service;
+pub mod sweeper;
+pub mod thresholds;
 pub mod transition;
 pub mod webhook;
 
@@ -144,8 +147,8 @@ pub struct AlertThreshold {
     pub updated_at: Option<DateTime<Utc>>,
 }
 
-impl From<service::ShapeThresholds> for AlertThreshold {
-    fn from(t: service::ShapeThresholds) -> Self {
+impl From<thresholds::ShapeThresholds> for AlertThreshold {
+    fn from(t: thresholds::ShapeThresholds) -> Self {
         Self {
             gpu_shape: t.gpu_shape,
             temperature_celsius: t.limits.temperature_celsius,
@@ -196,21 +199,21 @@ impl AlertQuery {
         after: Option<String>,
     ) -> Result<Page<Alert>> {
         let (caller, db) = session(ctx)?;
-        let query = service::AlertQuery {
+        let query = reads::AlertQuery {
             slice_id: decode_opt("sliceId", slice_id.as_ref(), Kind::Slice)?,
             cluster_id: decode_opt("clusterId", cluster_id.as_ref(), Kind::Cluster)?,
             kind,
             open,
         };
         let request = PageRequest::new(first, after)?;
-        let select = service::alerts_select(db, caller, &query).await?;
+        let select = reads::alerts_select(db, caller, &query).await?;
         keyset_page(db, request, select, alert::Column::Id, Order::NewestFirst, |a| a.id, Alert).await
     }
 
     /// The alert thresholds of every GPU shape in the inventory or configured (admins).
     async fn alert_thresholds(&self, ctx: &Context<'_>) -> Result<Vec<AlertThreshold>> {
         let (caller, db) = session(ctx)?;
-        Ok(service::list_thresholds(db, caller).await?.into_iter().map(AlertThreshold::from).collect())
+        Ok(thresholds::list_thresholds(db, caller).await?.into_iter().map(AlertThreshold::from).collect())
     }
 }
 
@@ -224,7 +227,7 @@ impl AlertMutation {
     /// clear, and new ones are raised, against the new values from the next sample on.
     async fn set_alert_threshold(&self, ctx: &Context<'_>, input: SetAlertThresholdInput) -> async_graphql::Result<SetAlertThresholdPayload> {
         let (caller, db) = session(ctx)?;
-        let result = service::set_threshold(db, caller, input.gpu_shape, input.temperature_celsius, input.power_watts).await;
+        let result = thresholds::set_threshold(db, caller, input.gpu_shape, input.temperature_celsius, input.power_watts).await;
         SetAlertThresholdPayload::from_result(result.map(AlertThreshold::from))
     }
 }
@@ -260,7 +263,7 @@ impl AlertSubscription {
         Ok(async_stream::stream! {
             loop {
                 match live.recv().await {
-                    Ok(transition) if service::wanted(&visible, slice_id, cluster_id, &transition.alert) => {
+                    Ok(transition) if reads::wanted(&visible, slice_id, cluster_id, &transition.alert) => {
                         yield Ok(Alert(transition.alert.clone()));
                     }
                     Ok(_) => {}

@@ -7,20 +7,16 @@
 //! So when two replicas evaluate the same condition, exactly one stores the transition, and
 //! only a stored transition is published (see [`super::hub`]).
 
-use super::rules::{self, Decision, GPU_KINDS, GpuState, Limits, Open, Reading};
-use crate::auth::{Caller, Visible};
-use crate::error::{Error, Result, UserError};
-use crate::inventory::liveness::STALE_AFTER_SECS;
+use super::rules::{self, Decision, GpuState, Limits, Open, Reading};
+use crate::error::{Error, Result};
 use crate::metrics::sample::Sample;
-use crate::validate;
-use chrono::{DateTime, Duration, Utc};
-use egs_entities::{AlertAction, AlertKind, GprPhase, alert, alert_change, alert_threshold, cluster, gpr, gpr_node, gpu, node};
+use chrono::{DateTime, Utc};
+use egs_entities::{AlertAction, AlertKind, alert, alert_change, alert_threshold, cluster, gpr, gpu, node};
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
-    ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Select, Set,
-    TransactionTrait, TryInsertResult,
+    ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, Set, TransactionTrait, TryInsertResult,
 };
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::HashMap;
 
 /// Alert transitions are kept this long in `alert_changes` (they are for live delivery; the
 /// alerts themselves are the history).
@@ -59,7 +55,7 @@ pub struct NewAlert {
     pub at: DateTime<Utc>,
 }
 
-async fn log_change(db: &impl ConnectionTrait, alert_id: i64, action: AlertAction, at: DateTime<Utc>) -> Result<()> {
+pub(super) async fn log_change(db: &impl ConnectionTrait, alert_id: i64, action: AlertAction, at: DateTime<Utc>) -> Result<()> {
     let row = alert_change::ActiveModel { id: NotSet, alert_id: Set(alert_id), action: Set(action), at: Set(at), notified_by: Set(None) };
     alert_change::Entity::insert(row).exec_without_returning(db).await?;
     Ok(())
@@ -107,7 +103,7 @@ pub async fn raise(db: &DatabaseConnection, new: NewAlert) -> Result<Option<aler
 }
 
 /// The open alert of a kind about a subject, if any.
-async fn find_open(db: &impl ConnectionTrait, kind: AlertKind, subject: &str) -> Result<Option<alert::Model>> {
+pub(super) async fn find_open(db: &impl ConnectionTrait, kind: AlertKind, subject: &str) -> Result<Option<alert::Model>> {
     Ok(alert::Entity::find()
         .filter(alert::Column::Kind.eq(kind))
         .filter(alert::Column::Subject.eq(subject))
@@ -136,7 +132,7 @@ pub async fn clear(db: &DatabaseConnection, alert_id: i64, resolution: &str, at:
 }
 
 /// Records that an open alert's condition happened again (its quiet period starts over).
-async fn recur(db: &DatabaseConnection, alert_id: i64, at: DateTime<Utc>) -> Result<()> {
+pub(super) async fn recur(db: &DatabaseConnection, alert_id: i64, at: DateTime<Utc>) -> Result<()> {
     alert::Entity::update_many()
         .col_expr(alert::Column::LastSeenAt, Expr::value(at))
         .filter(alert::Column::Id.eq(alert_id))
@@ -146,21 +142,21 @@ async fn recur(db: &DatabaseConnection, alert_id: i64, at: DateTime<Utc>) -> Res
     Ok(())
 }
 
-fn open_of(model: &alert::Model) -> Open {
+pub(super) fn open_of(model: &alert::Model) -> Open {
     Open { severity: model.severity, gpr_id: model.gpr_id, last_seen: model.last_seen_at.unwrap_or(model.raised_at) }
 }
 
-fn time_of(at: i64) -> DateTime<Utc> {
+pub(super) fn time_of(at: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(at, 0).unwrap_or_default()
 }
 
 /// Samples are `f32`: two decimals are all they carry.
-fn round2(value: f32) -> f64 {
+pub(super) fn round2(value: f32) -> f64 {
     (f64::from(value) * 100.0).round() / 100.0
 }
 
 /// What an alert is about, with what its raise needs to say so.
-enum Target<'a> {
+pub(super) enum Target<'a> {
     Gpu { node: &'a node::Model, gpu: &'a gpu::Model },
     Node(&'a node::Model),
     Gpr(&'a gpr::Model),
@@ -178,7 +174,7 @@ impl Target<'_> {
 
 /// Names and holders read while writing transitions, at most once each.
 #[derive(Default)]
-struct Names {
+pub(super) struct Names {
     clusters: HashMap<i64, String>,
     slices_of_gprs: HashMap<i64, Option<i64>>,
 }
@@ -205,25 +201,25 @@ impl Names {
 }
 
 /// Applies decisions against the open alerts it was given, keeping them current.
-struct Writer<'a> {
-    db: &'a DatabaseConnection,
+pub(super) struct Writer<'a> {
+    pub(super) db: &'a DatabaseConnection,
     /// Open alerts by kind and subject.
-    open: HashMap<(AlertKind, String), alert::Model>,
-    names: Names,
+    pub(super) open: HashMap<(AlertKind, String), alert::Model>,
+    pub(super) names: Names,
     /// Transitions this writer stored.
-    stored: usize,
+    pub(super) stored: usize,
 }
 
 impl<'a> Writer<'a> {
-    fn new(db: &'a DatabaseConnection, open: Vec<alert::Model>) -> Self {
+    pub(super) fn new(db: &'a DatabaseConnection, open: Vec<alert::Model>) -> Self {
         Self { db, open: open.into_iter().map(|a| ((a.kind, a.subject.clone()), a)).collect(), names: Names::default(), stored: 0 }
     }
 
-    fn rule_open(&self, kind: AlertKind, subject: &str) -> Option<Open> {
+    pub(super) fn rule_open(&self, kind: AlertKind, subject: &str) -> Option<Open> {
         self.open.get(&(kind, subject.to_owned())).map(open_of)
     }
 
-    fn gpu_state(&self, subject: &str, ecc_uncorrected: Option<i64>) -> GpuState {
+    pub(super) fn gpu_state(&self, subject: &str, ecc_uncorrected: Option<i64>) -> GpuState {
         GpuState {
             over_temperature: self.rule_open(AlertKind::OverTemperature, subject),
             over_power: self.rule_open(AlertKind::OverPower, subject),
@@ -233,7 +229,7 @@ impl<'a> Writer<'a> {
         }
     }
 
-    async fn clear(&mut self, kind: AlertKind, subject: &str, resolution: &str, at: DateTime<Utc>) -> Result<()> {
+    pub(super) async fn clear(&mut self, kind: AlertKind, subject: &str, resolution: &str, at: DateTime<Utc>) -> Result<()> {
         if let Some(open) = self.open.remove(&(kind, subject.to_owned()))
             && clear(self.db, open.id, resolution, at).await?
         {
@@ -242,7 +238,7 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    async fn apply(&mut self, decision: Decision, target: &Target<'_>, at: DateTime<Utc>) -> Result<()> {
+    pub(super) async fn apply(&mut self, decision: Decision, target: &Target<'_>, at: DateTime<Utc>) -> Result<()> {
         let subject = target.subject();
         match decision {
             Decision::Clear { kind, resolution } => self.clear(kind, &subject, &resolution, at).await,
@@ -309,7 +305,7 @@ impl<'a> Writer<'a> {
 }
 
 /// The thresholds an admin set for a shape: (temperature, power).
-async fn shape_thresholds(db: &impl ConnectionTrait, shape: &str) -> Result<(Option<f64>, Option<f64>)> {
+pub(super) async fn shape_thresholds(db: &impl ConnectionTrait, shape: &str) -> Result<(Option<f64>, Option<f64>)> {
     let row = alert_threshold::Entity::find().filter(alert_threshold::Column::GpuShape.eq(shape)).one(db).await?;
     Ok(row.map_or((None, None), |t| (t.temperature_celsius, t.power_watts)))
 }
@@ -381,274 +377,4 @@ async fn evaluate_report(
         }
     }
     Ok(writer.stored)
-}
-
-/// Runs the time-driven rules once: `NODE_STALE` (judged on `wall`, the time node health reads
-/// with), `GPR_IDLE` (on `clock`, the lifecycle's, which the idle release itself reads), quiet
-/// XID and ECC alerts, and alerts whose subject went away or whose node changed hands.
-/// Returns how many transitions it stored.
-pub async fn sweep(db: &DatabaseConnection, wall: DateTime<Utc>, clock: DateTime<Utc>) -> Result<usize> {
-    let open = alert::Entity::find().filter(alert::Column::ClearedAt.is_null()).order_by_asc(alert::Column::Id).all(db).await?;
-    let mut writer = Writer::new(db, open.clone());
-
-    // Nodes that went silent, and those open alerts are about.
-    let referenced: BTreeSet<i64> =
-        open.iter().filter(|a| a.kind == AlertKind::NodeStale || GPU_KINDS.contains(&a.kind)).filter_map(|a| a.node_id).collect();
-    let mut which = Condition::any().add(node::Column::LastHeartbeatAt.lte(wall - Duration::seconds(STALE_AFTER_SECS)));
-    if !referenced.is_empty() {
-        which = which.add(node::Column::Id.is_in(referenced.iter().copied()));
-    }
-    let nodes: BTreeMap<i64, node::Model> = node::Entity::find().filter(which).all(db).await?.into_iter().map(|n| (n.id, n)).collect();
-    for n in nodes.values() {
-        let subject = node_subject(n.id);
-        let open = writer.rule_open(AlertKind::NodeStale, &subject);
-        for decision in rules::node_staleness(wall, n.last_heartbeat_at, STALE_AFTER_SECS, open.as_ref(), n.allocated_gpr_id) {
-            writer.apply(decision, &Target::Node(n), wall).await?;
-        }
-    }
-
-    let gpu_ids: Vec<i64> = open.iter().filter(|a| GPU_KINDS.contains(&a.kind)).filter_map(|a| a.gpu_id).collect();
-    let gpus: HashMap<i64, gpu::Model> = if gpu_ids.is_empty() {
-        HashMap::new()
-    } else {
-        gpu::Entity::find().filter(gpu::Column::Id.is_in(gpu_ids)).all(db).await?.into_iter().map(|g| (g.id, g)).collect()
-    };
-    for a in &open {
-        let node = a.node_id.and_then(|id| nodes.get(&id));
-        let gone = match a.kind {
-            AlertKind::NodeStale if node.is_none() => Some("the node was removed"),
-            kind if GPU_KINDS.contains(&kind) => match (node, a.gpu_id.and_then(|id| gpus.get(&id))) {
-                (None, _) => Some("the node was removed"),
-                (_, None) => Some("the GPU was removed"),
-                (Some(n), Some(g)) if g.node_id != n.id => Some("the GPU moved to another node"),
-                (Some(n), _) if n.allocated_gpr_id != a.gpr_id => Some("the node changed hands"),
-                _ => None,
-            },
-            _ => None,
-        };
-        if let Some(resolution) = gone {
-            writer.clear(a.kind, &a.subject, resolution, wall).await?;
-        } else if matches!(a.kind, AlertKind::XidError | AlertKind::EccError) {
-            let mut state = Some(open_of(a));
-            if let Some(decision) = rules::quiet(&mut state, a.kind, wall)
-                && let (Some(n), Some(g)) = (node, a.gpu_id.and_then(|id| gpus.get(&id)))
-            {
-                writer.apply(decision, &Target::Gpu { node: n, gpu: g }, wall).await?;
-            }
-        }
-    }
-
-    sweep_idle_gprs(db, &mut writer, &open, clock).await?;
-    Ok(writer.stored)
-}
-
-async fn sweep_idle_gprs(db: &DatabaseConnection, writer: &mut Writer<'_>, open: &[alert::Model], clock: DateTime<Utc>) -> Result<()> {
-    let provisioned =
-        gpr::Entity::find().filter(gpr::Column::Phase.eq(GprPhase::Provisioned)).filter(gpr::Column::IdleTimeoutSecs.is_not_null()).all(db).await?;
-    let watched: HashSet<i64> = provisioned.iter().map(|g| g.id).collect();
-    let mut idle_since: HashMap<i64, DateTime<Utc>> = HashMap::new();
-    if !provisioned.is_empty() {
-        let links = gpr_node::Entity::find().filter(gpr_node::Column::GprId.is_in(watched.iter().copied())).all(db).await?;
-        let node_ids: HashSet<i64> = links.iter().map(|l| l.node_id).collect();
-        let gpus = gpu::Entity::find().filter(gpu::Column::NodeId.is_in(node_ids)).all(db).await?;
-        let mut by_node: HashMap<i64, Vec<&gpu::Model>> = HashMap::new();
-        for g in &gpus {
-            by_node.entry(g.node_id).or_default().push(g);
-        }
-        let mut nodes_of: HashMap<i64, Vec<i64>> = HashMap::new();
-        for l in &links {
-            nodes_of.entry(l.gpr_id).or_default().push(l.node_id);
-        }
-        for g in &provisioned {
-            let Some(since) = g.provisioned_at else { continue };
-            let gpus: Vec<&gpu::Model> = nodes_of.get(&g.id).into_iter().flatten().filter_map(|n| by_node.get(n)).flatten().copied().collect();
-            // As the idle release reads it: no verdict until every GPU reported in the window.
-            if gpus.is_empty() || gpus.iter().any(|gpu| gpu.last_sample_at.is_none_or(|t| t < since)) {
-                continue;
-            }
-            idle_since.insert(g.id, gpus.iter().filter_map(|gpu| gpu.last_busy_at).max().unwrap_or(since).max(since));
-        }
-    }
-    for g in &provisioned {
-        let subject = gpr_subject(g.id);
-        let is_open = writer.open.contains_key(&(AlertKind::GprIdle, subject));
-        if let Some(decision) = rules::gpr_idleness(clock, g.idle_timeout_secs.unwrap_or_default(), idle_since.get(&g.id).copied(), is_open) {
-            writer.apply(decision, &Target::Gpr(g), clock).await?;
-        }
-    }
-    for a in open.iter().filter(|a| a.kind == AlertKind::GprIdle && a.gpr_id.is_none_or(|id| !watched.contains(&id))) {
-        writer.clear(AlertKind::GprIdle, &a.subject, "the GPR is no longer provisioned with an idle timeout", clock).await?;
-    }
-    Ok(())
-}
-
-/// Forgets transitions older than [`CHANGE_RETENTION_SECS`].
-pub async fn prune_changes(db: &DatabaseConnection, now: DateTime<Utc>) -> Result<u64> {
-    let cutoff = now - Duration::seconds(CHANGE_RETENTION_SECS);
-    Ok(alert_change::Entity::delete_many().filter(alert_change::Column::At.lt(cutoff)).exec(db).await?.rows_affected)
-}
-
-/// Filters of the `alerts` list.
-#[derive(Clone, Debug, Default)]
-pub struct AlertQuery {
-    pub slice_id: Option<i64>,
-    pub cluster_id: Option<i64>,
-    pub kind: Option<AlertKind>,
-    /// `Some(true)`: open only; `Some(false)`: cleared only.
-    pub open: Option<bool>,
-}
-
-/// The alerts `caller` may read, filtered. Users read the alerts of their slices' GPRs and of
-/// the nodes those held; alerts about nodes no slice held are for admins. A slice the caller
-/// may not see is `NOT_FOUND`.
-pub async fn alerts_select(db: &DatabaseConnection, caller: &Caller, query: &AlertQuery) -> Result<Select<alert::Entity>> {
-    caller.require_person()?;
-    if let Some(slice) = query.slice_id {
-        crate::slice::service::find_slice(db, caller, slice).await?;
-    }
-    let mut select = alert::Entity::find();
-    if let Visible::Only(slices) = caller.visible_slices(db).await? {
-        select = select.filter(alert::Column::SliceId.is_in(slices));
-    }
-    if let Some(slice) = query.slice_id {
-        select = select.filter(alert::Column::SliceId.eq(slice));
-    }
-    if let Some(cluster) = query.cluster_id {
-        select = select.filter(alert::Column::ClusterId.eq(cluster));
-    }
-    if let Some(kind) = query.kind {
-        select = select.filter(alert::Column::Kind.eq(kind));
-    }
-    select = match query.open {
-        Some(true) => select.filter(alert::Column::ClearedAt.is_null()),
-        Some(false) => select.filter(alert::Column::ClearedAt.is_not_null()),
-        None => select,
-    };
-    Ok(select)
-}
-
-/// One alert, under the rule of [`alerts_select`]: one the caller may not read is `NOT_FOUND`,
-/// like a missing one.
-pub async fn find_alert(db: &DatabaseConnection, caller: &Caller, id: i64) -> Result<alert::Model> {
-    let query = AlertQuery { slice_id: None, cluster_id: None, kind: None, open: None };
-    alerts_select(db, caller, &query).await?.filter(alert::Column::Id.eq(id)).one(db).await?.ok_or(Error::NotFound("alert"))
-}
-
-/// Whether a subscriber who sees `visible` slices, filtered by slice and cluster, receives an
-/// alert's transitions: the same rule as [`alerts_select`].
-pub fn wanted(visible: &Visible, slice_id: Option<i64>, cluster_id: Option<i64>, alert: &alert::Model) -> bool {
-    let readable = match visible {
-        Visible::All => true,
-        Visible::Only(slices) => alert.slice_id.is_some_and(|s| slices.binary_search(&s).is_ok()),
-    };
-    readable && slice_id.is_none_or(|s| alert.slice_id == Some(s)) && cluster_id.is_none_or(|c| alert.cluster_id == Some(c))
-}
-
-/// The thresholds in force for one GPU shape (for nodes that set none of their own).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ShapeThresholds {
-    pub gpu_shape: String,
-    pub limits: Limits,
-    /// When an admin last set them; `None` for built-in defaults.
-    pub updated_at: Option<DateTime<Utc>>,
-}
-
-fn shape_view(gpu_shape: String, row: Option<&alert_threshold::Model>) -> ShapeThresholds {
-    let set = row.map_or((None, None), |r| (r.temperature_celsius, r.power_watts));
-    let limits = Limits::resolve((None, None), set, &gpu_shape);
-    ShapeThresholds { gpu_shape, limits, updated_at: row.map(|r| r.updated_at) }
-}
-
-/// Thresholds of every shape in the inventory or configured, by shape (admins).
-pub async fn list_thresholds(db: &DatabaseConnection, caller: &Caller) -> Result<Vec<ShapeThresholds>> {
-    caller.require_admin()?;
-    let configured: BTreeMap<String, alert_threshold::Model> =
-        alert_threshold::Entity::find().all(db).await?.into_iter().map(|t| (t.gpu_shape.clone(), t)).collect();
-    let mut shapes: BTreeSet<String> =
-        node::Entity::find().select_only().column(node::Column::GpuShape).distinct().into_tuple::<String>().all(db).await?.into_iter().collect();
-    shapes.extend(configured.keys().cloned());
-    Ok(shapes
-        .into_iter()
-        .map(|shape| {
-            let row = configured.get(&shape);
-            shape_view(shape, row)
-        })
-        .collect())
-}
-
-/// Sets the thresholds of a GPU shape (admins); `None` restores the built-in default. Invalid
-/// values change nothing.
-pub async fn set_threshold(
-    db: &DatabaseConnection,
-    caller: &Caller,
-    gpu_shape: String,
-    temperature_celsius: Option<f64>,
-    power_watts: Option<f64>,
-) -> Result<ShapeThresholds> {
-    caller.require_admin()?;
-    let mut errors: Vec<UserError> = Vec::new();
-    validate::text("gpuShape", &gpu_shape, 128, &mut errors);
-    for (field, value, (min, max), unit) in
-        [("temperatureCelsius", temperature_celsius, TEMPERATURE_RANGE, " °C"), ("powerWatts", power_watts, POWER_RANGE, " W")]
-    {
-        if let Some(v) = value
-            && !(v.is_finite() && (min..=max).contains(&v))
-        {
-            errors.push(UserError::invalid(field, format!("must be between {min}{unit} and {max}{unit}, got {v}")));
-        }
-    }
-    validate::finish(errors)?;
-    let gpu_shape = gpu_shape.trim().to_owned();
-    if temperature_celsius.is_none() && power_watts.is_none() {
-        alert_threshold::Entity::delete_many().filter(alert_threshold::Column::GpuShape.eq(gpu_shape.as_str())).exec(db).await?;
-        return Ok(shape_view(gpu_shape, None));
-    }
-    let row = alert_threshold::ActiveModel {
-        id: NotSet,
-        gpu_shape: Set(gpu_shape.clone()),
-        temperature_celsius: Set(temperature_celsius),
-        power_watts: Set(power_watts),
-        updated_at: Set(Utc::now()),
-    };
-    let upsert = OnConflict::column(alert_threshold::Column::GpuShape)
-        .update_columns([alert_threshold::Column::TemperatureCelsius, alert_threshold::Column::PowerWatts, alert_threshold::Column::UpdatedAt])
-        .to_owned();
-    alert_threshold::Entity::insert(row).on_conflict(upsert).exec_without_returning(db).await?;
-    let stored = alert_threshold::Entity::find().filter(alert_threshold::Column::GpuShape.eq(gpu_shape.as_str())).one(db).await?;
-    let stored = stored.ok_or_else(|| Error::Internal(anyhow::anyhow!("alert thresholds of `{gpu_shape}` vanished after being stored")))?;
-    Ok(shape_view(gpu_shape, Some(&stored)))
-}
-
-/// How often the sweeper forgets old transitions.
-const PRUNE_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
-
-/// Runs [`sweep`] every `every` until `stop` completes, waking `hub` when it stored transitions.
-/// Every replica runs one: the unique index and the conditional clears make a transition
-/// stored once however many sweep, and no replica has to be the leader for alerts to work.
-pub async fn run_sweeper(
-    db: DatabaseConnection,
-    hub: std::sync::Arc<super::hub::AlertHub>,
-    clock: std::sync::Arc<dyn crate::ports::Clock>,
-    every: std::time::Duration,
-    stop: impl std::future::Future<Output = ()>,
-) {
-    tokio::pin!(stop);
-    let mut last_prune: Option<std::time::Instant> = None;
-    loop {
-        tokio::select! {
-            _ = &mut stop => return,
-            _ = tokio::time::sleep(every) => {}
-        }
-        match sweep(&db, Utc::now(), clock.now()).await {
-            Ok(0) => {}
-            Ok(_) => hub.changed(),
-            Err(error) => tracing::warn!(error = ?error, "the alert sweep failed; retrying at the next one"),
-        }
-        if last_prune.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {
-            last_prune = Some(std::time::Instant::now());
-            if let Err(error) = prune_changes(&db, Utc::now()).await {
-                tracing::warn!(error = ?error, "could not prune old alert transitions");
-            }
-        }
-    }
 }

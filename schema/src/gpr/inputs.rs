@@ -1,6 +1,6 @@
 //! What GPR queries and mutations take.
 
-use super::service::{GprChanges, GprSpec};
+use super::spec::{GprChanges, GprSpec};
 use super::types::Label;
 use crate::error::{Error, Result};
 use crate::ids::{self, Kind};

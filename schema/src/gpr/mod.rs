@@ -1,15 +1,19 @@
 //! GPU Provision Requests: N whole nodes of a shape for a strict reserved window.
 //!
 //! The rooms: [`types`] (the objects), [`inputs`], [`query`], [`mutation`] and
-//! [`subscription`] (the GraphQL roots), [`service`] (the rules and the storage), [`policy`]
+//! [`subscription`] (the GraphQL roots), [`service`] (the changes and their events), [`reads`],
+//! [`checks`] (fields, inventory and policy before anything is stored), [`policy`]
 //! (what a slice's policy allows) and [`queue_views`] (live queue reads shared by watchers).
 
+pub mod checks;
 pub mod inputs;
 pub mod mutation;
 pub mod policy;
 pub mod query;
 pub mod queue_views;
+pub mod reads;
 pub mod service;
+pub mod spec;
 pub mod subscription;
 pub mod types;
 

@@ -1,7 +1,7 @@
 //! Reading GPRs: lists, the queue, events and "Get wait time".
 
 use super::inputs::WaitTimeInput;
-use super::service;
+use super::reads;
 use super::types::{Gpr, GprEvent, PoolWaitEstimate};
 use crate::auth::Caller;
 use crate::error::{Error, Result};
@@ -41,8 +41,8 @@ pub(crate) async fn list_gprs_page(
         Some(id) => Some(ids::decode("filter.sliceId", id, Kind::Slice)?),
         None => filter.slice_row,
     };
-    let query = service::GprQuery { slice_id, phases: filter.phases.unwrap_or_default() };
-    let select = service::gprs_select(db, caller, &query).await?;
+    let query = reads::GprQuery { slice_id, phases: filter.phases.unwrap_or_default() };
+    let select = reads::gprs_select(db, caller, &query).await?;
     keyset_page(db, request, select, gpr::Column::Id, Order::NewestFirst, |g| g.id, Gpr).await
 }
 
@@ -57,7 +57,7 @@ pub(super) async fn list_events_page(
     caller.require_person()?;
     let request = PageRequest::new(first, after)?;
     let visible = caller.visible_slices(db).await?;
-    let select = service::events_select(&visible, gpr_id, slice_id);
+    let select = reads::events_select(&visible, gpr_id, slice_id);
     keyset_page(db, request, select, gpr_event::Column::Id, Order::OldestFirst, |e| e.id, GprEvent).await
 }
 
@@ -78,7 +78,7 @@ impl GprQuery {
         let (caller, db) = session(ctx)?;
         let scheduler = &crate::services(ctx)?.scheduler;
         let now = scheduler.clock.now();
-        let rows = service::wait_time_estimates(db, caller, input.into_spec()?, scheduler, now).await?;
+        let rows = reads::wait_time_estimates(db, caller, input.into_spec()?, scheduler, now).await?;
         Ok(rows.into_iter().map(|(r, own)| PoolWaitEstimate::new(r, own, now)).collect())
     }
 
@@ -94,12 +94,12 @@ impl GprQuery {
     ) -> Result<Vec<Gpr>> {
         let (caller, db) = session(ctx)?;
         let query = queue_query(slice_id.as_ref(), cluster_id.as_ref(), gpu_shape, instance_type, first)?;
-        Ok(service::queue(db, caller, query).await?.into_iter().map(Gpr).collect())
+        Ok(reads::queue(db, caller, query).await?.into_iter().map(Gpr).collect())
     }
 
     async fn gpr(&self, ctx: &Context<'_>, id: ID) -> Result<Gpr> {
         let (caller, db) = session(ctx)?;
-        Ok(Gpr(service::find_gpr(db, caller, ids::decode("id", &id, Kind::Gpr)?).await?))
+        Ok(Gpr(reads::find_gpr(db, caller, ids::decode("id", &id, Kind::Gpr)?).await?))
     }
 
     /// GPR events the caller may see, oldest first; narrow by GPR or slice.
@@ -126,7 +126,7 @@ pub(super) async fn event_scope(
     slice_id: Option<&ID>,
 ) -> Result<(Option<i64>, Option<i64>)> {
     let gpr_id = match gpr_id {
-        Some(id) => Some(service::find_gpr(db, caller, ids::decode("gprId", id, Kind::Gpr)?).await?.id),
+        Some(id) => Some(reads::find_gpr(db, caller, ids::decode("gprId", id, Kind::Gpr)?).await?.id),
         None => None,
     };
     let slice_id = match slice_id {
@@ -146,8 +146,8 @@ pub(super) fn queue_query(
     gpu_shape: Option<String>,
     instance_type: Option<String>,
     first: i32,
-) -> Result<service::QueueQuery> {
-    Ok(service::QueueQuery {
+) -> Result<reads::QueueQuery> {
+    Ok(reads::QueueQuery {
         slice_id: slice_id.map(|id| ids::decode("sliceId", id, Kind::Slice)).transpose()?,
         cluster_id: cluster_id.map(|id| ids::decode("clusterId", id, Kind::Cluster)).transpose()?,
         gpu_shape,

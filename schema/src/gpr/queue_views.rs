@@ -7,7 +7,7 @@
 //! wiring's access check), so the shared read runs with no caller.
 
 use crate::events::EventHub;
-use crate::gpr::service::{self, QueueQuery};
+use crate::gpr::reads::{self, QueueQuery};
 use egs_entities::gpr;
 use sea_orm::DatabaseConnection;
 use std::collections::HashMap;
@@ -94,7 +94,7 @@ impl QueueViews {
             if self.forget_if_unwatched(&query, &view) {
                 return;
             }
-            let read = service::queue_unchecked(&self.db, query.clone()).await.map_err(async_graphql::Error::from);
+            let read = reads::queue_unchecked(&self.db, query.clone()).await.map_err(async_graphql::Error::from);
             let failed = read.is_err();
             view.send_if_modified(|current| {
                 let differs = match (&**current, &read) {

@@ -3,7 +3,7 @@
 
 use super::query::{event_scope, queue_query};
 use super::queue_views;
-use super::service;
+use super::reads;
 use super::types::{Gpr, GprEvent};
 use crate::error::{Error, Result};
 use crate::ids::{self, Kind};
@@ -55,7 +55,7 @@ impl GprSubscription {
         let select = {
             let visible = visible.clone();
             move |after: i64| {
-                service::events_select(&visible, gpr_id, slice_id).filter(gpr_event::Column::Id.gt(after)).order_by_asc(gpr_event::Column::Id)
+                reads::events_select(&visible, gpr_id, slice_id).filter(gpr_event::Column::Id.gt(after)).order_by_asc(gpr_event::Column::Id)
             }
         };
         let wanted = move |e: &gpr_event::Model| {
@@ -128,7 +128,7 @@ impl QueueSubscription {
         let (caller, db) = session(ctx)?;
         let query = queue_query(slice_id.as_ref(), cluster_id.as_ref(), gpu_shape, instance_type, first)?;
         // Checks access now, so a refused view is an error instead of an empty stream.
-        let first_view = service::queue(db, caller, query.clone()).await?;
+        let first_view = reads::queue(db, caller, query.clone()).await?;
         let views = crate::services(ctx)?.queue_views.clone();
         let (mut view, watching) = views.watch(query, &first_view);
         Ok(async_stream::stream! {

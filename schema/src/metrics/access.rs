@@ -142,7 +142,7 @@ pub async fn scope_gpus(db: &DatabaseConnection, caller: &Caller, scope: Scope) 
         }
         Scope::Node(id) => (gpu::Entity::find().filter(gpu::Column::NodeId.eq(id)), Some(id), "node"),
         Scope::Gpr(id) => {
-            let gpr = crate::gpr::service::find_gpr(db, caller, id).await?;
+            let gpr = crate::gpr::reads::find_gpr(db, caller, id).await?;
             (held_by(Condition::all().add(node::Column::AllocatedGprId.eq(gpr.id))), None, "GPR")
         }
         Scope::Slice(id) => {

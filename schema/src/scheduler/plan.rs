@@ -13,8 +13,8 @@
 //! it ("unless a higher-priority GPR arrives later").
 
 use super::{
-    Busy, Cause, Decision, GprId, Holding, Plan, PoolEstimate, PromiseMove, QueueKey, Request, Reservation, Reservations, Running, RunningSpec,
-    Scheduler, Time, Timeline, Unfit,
+    Busy, Cause, Decision, GprId, Holding, Plan, PromiseMove, QueueKey, Request, Reservation, Reservations, Running, RunningSpec, Scheduler, Time,
+    Timeline, Unfit,
 };
 use std::collections::BTreeSet;
 
@@ -42,24 +42,24 @@ fn slice_windows(busy: &[Busy], respect: impl Fn(&Busy) -> bool) -> Vec<(Time, T
 
 /// A pool's timeline as one GPR sees it: less the windows of lower-priority GPRs it goes
 /// ahead of, which are subtracted on the fly while searching.
-struct View<'a> {
+pub(super) struct View<'a> {
     timeline: &'a Timeline,
     /// `(at, delta)` sorted by time, to subtract; empty when the GPR respects every window.
     edges: Vec<(Time, i32)>,
 }
 
 impl<'a> View<'a> {
-    fn whole(timeline: &'a Timeline) -> Self {
+    pub(super) fn whole(timeline: &'a Timeline) -> Self {
         View { timeline, edges: Vec::new() }
     }
 
     /// `timeline` less the `reservations` below `priority` (those that could matter to a
     /// search over `[from, until)`).
-    fn without_lower(timeline: &'a Timeline, reservations: &Reservations, priority: i32, from: Time, until: Time) -> Self {
+    pub(super) fn without_lower(timeline: &'a Timeline, reservations: &Reservations, priority: i32, from: Time, until: Time) -> Self {
         View { timeline, edges: reservations.edges_below(priority, from, until) }
     }
 
-    fn earliest_fit(&self, from: Time, duration: Time, n: i32, capacity: i32, limit: Time) -> Option<Time> {
+    pub(super) fn earliest_fit(&self, from: Time, duration: Time, n: i32, capacity: i32, limit: Time) -> Option<Time> {
         if self.edges.is_empty() {
             self.timeline.earliest_fit(from, duration, n, capacity, limit)
         } else {
@@ -72,7 +72,7 @@ impl<'a> View<'a> {
 /// slice's `windows` (from [`slice_windows`]). The pool is only scanned inside the slice's
 /// free gaps: most slices are busy now and have more GPRs queued, so this skips most of a
 /// crowded pool's timeline.
-fn fit(view: &View<'_>, capacity: i32, nodes: i32, from: Time, duration: Time, limit: Time, windows: &[(Time, Time)]) -> Option<Time> {
+pub(super) fn fit(view: &View<'_>, capacity: i32, nodes: i32, from: Time, duration: Time, limit: Time, windows: &[(Time, Time)]) -> Option<Time> {
     let mut start = from;
     let mut next = windows.partition_point(|w| w.1 <= start);
     loop {
@@ -303,13 +303,13 @@ impl Scheduler {
     }
 
     /// The slice windows `request` must keep clear of when planning.
-    fn plan_windows(&self, request: &Request, fresh: bool) -> Vec<(Time, Time)> {
+    pub(super) fn plan_windows(&self, request: &Request, fresh: bool) -> Vec<(Time, Time)> {
         let busy = self.slices.get(&request.slice).map_or(&[][..], |s| &s.busy[..]);
         slice_windows(busy, |b| b.gpr != request.id && self.respects(fresh, request.priority, b.gpr))
     }
 
     /// The same on expected windows, for estimates.
-    fn expected_windows(&self, request: &Request, rank: i32, newcomer: bool) -> Vec<(Time, Time)> {
+    pub(super) fn expected_windows(&self, request: &Request, rank: i32, newcomer: bool) -> Vec<(Time, Time)> {
         let busy = self.slices.get(&request.slice).map_or(&[][..], |s| &s.expected_busy[..]);
         slice_windows(busy, |b| b.gpr != request.id && self.respects(newcomer, rank, b.gpr))
     }
@@ -320,7 +320,15 @@ impl Scheduler {
     }
 
     /// The earliest window for `request` in pool `index` given the current timelines.
-    fn earliest_in_pool(&self, request: &Request, fresh: bool, index: usize, from: Time, limit: Time, windows: &[(Time, Time)]) -> Option<Time> {
+    pub(super) fn earliest_in_pool(
+        &self,
+        request: &Request,
+        fresh: bool,
+        index: usize,
+        from: Time,
+        limit: Time,
+        windows: &[(Time, Time)],
+    ) -> Option<Time> {
         let pool = &self.pools[index];
         let nodes = request.nodes as i32;
         if nodes > pool.healthy {
@@ -475,7 +483,7 @@ impl Scheduler {
     /// strictly lower priority, preemptible, in slices that allow eviction; lowest priority
     /// first, then most recently started; then a reverse pass drops victims not needed.
     /// `rank` is the priority the request is queued at (aged), which lower plans give way to.
-    fn find_victims(&self, request: &Request, rank: i32, fresh: bool, pools: &[usize], now: Time) -> Option<(usize, Vec<GprId>)> {
+    pub(super) fn find_victims(&self, request: &Request, rank: i32, fresh: bool, pools: &[usize], now: Time) -> Option<(usize, Vec<GprId>)> {
         if request.earliest_start.is_some_and(|t| t > now) {
             return None;
         }
@@ -544,133 +552,5 @@ impl Scheduler {
             self.displaced.push(victim);
         }
         decisions.push(Decision::Preempt { victim, by, requeued });
-    }
-
-    /// Expected starts for the whole queue: the same order and rules on predicted window ends.
-    fn estimate_all(&mut self, now: Time) {
-        for key in self.queue.in_order() {
-            self.estimate_one(key.id, now, false);
-        }
-    }
-
-    /// Expected start of one pending GPR on the expected timelines. A `newcomer` goes ahead of
-    /// lower-priority GPRs, so their expected windows do not hold it back.
-    fn estimate_one(&mut self, id: GprId, now: Time, newcomer: bool) {
-        let Some(p) = self.pending.get(&id) else { return };
-        let Some(plan) = p.plan else { return };
-        let request = &p.request;
-        let rank = p.key.priority;
-        let from = request.earliest_start.unwrap_or(now).max(now);
-        let windows = self.expected_windows(request, rank, newcomer);
-        // Expected use depends on the pool's shape only: ask the predictor once per shape.
-        let mut durations: Vec<(&str, Time)> = Vec::with_capacity(2);
-        let mut duration_in = |index: usize| {
-            let shape = self.pools[index].key.gpu_shape.as_str();
-            match durations.iter().find(|(s, _)| *s == shape) {
-                Some(&(_, duration)) => duration,
-                None => {
-                    let duration = self.expected_duration(request, index);
-                    durations.push((shape, duration));
-                    duration
-                }
-            }
-        };
-        let mut best = (plan.start, plan.pool, duration_in(plan.pool));
-        // The pool of the last expected window first, then the plan's: the likeliest answers
-        // bound the scans of the others, which must be strictly earlier to win.
-        let hint = p.expected_hint.filter(|h| p.pools.contains(h));
-        let first = hint.into_iter().chain(std::iter::once(plan.pool).filter(|i| Some(*i) != hint));
-        let rest = p.pools.iter().copied().filter(|&i| Some(i) != hint && i != plan.pool);
-        for index in first.chain(rest) {
-            let pool = &self.pools[index];
-            let duration = duration_in(index);
-            let view = self.expected_view(index, rank, newcomer, from, best.0.saturating_add(duration));
-            if let Some(start) = fit(&view, pool.healthy, request.nodes as i32, from, duration, best.0 - 1, &windows) {
-                best = (start, index, duration);
-            }
-        }
-        let (start, pool, duration) = best;
-        let window = Plan { pool, start, end: start.saturating_add(duration) };
-        let nodes = request.nodes as i32;
-        let slice = request.slice;
-        self.pools[pool].expected.add(window.start, window.end, nodes);
-        self.pools[pool].expected_planned.push(Reservation { gpr: id, priority: rank, start: window.start, end: window.end, nodes });
-        if let Some(s) = self.slices.get_mut(&slice) {
-            s.expected_busy.push(Busy { gpr: id, start: window.start, end: window.end });
-        }
-        if let Some(p) = self.pending.get_mut(&id) {
-            p.expected = Some(start);
-            p.expected_window = Some(window);
-        }
-    }
-
-    /// A pool's plan timeline as a GPR of `priority` sees it over `[from, until)`: a `fresh`
-    /// one goes ahead of lower-priority plans, so they do not hold it back.
-    fn plan_view(&self, index: usize, priority: i32, fresh: bool, from: Time, until: Time) -> View<'_> {
-        let pool = &self.pools[index];
-        if fresh { View::without_lower(&pool.plan, &pool.planned, priority, from, until) } else { View::whole(&pool.plan) }
-    }
-
-    /// A pool's expected timeline, without the expected windows of GPRs a newcomer of
-    /// `priority` would go ahead of.
-    fn expected_view(&self, index: usize, priority: i32, newcomer: bool, from: Time, until: Time) -> View<'_> {
-        let pool = &self.pools[index];
-        if newcomer { View::without_lower(&pool.expected, &pool.expected_planned, priority, from, until) } else { View::whole(&pool.expected) }
-    }
-
-    /// How long `request` is expected to hold pool `pool`'s nodes: its predicted use plus the
-    /// observed provisioning and release.
-    fn expected_duration(&self, request: &Request, pool: usize) -> Time {
-        self.expected_span(request.slice, &self.pools[pool].key.gpu_shape, request.duration)
-    }
-
-    /// "Get wait time": the promise and the expected start `request` would get in every pool
-    /// it may use if it were submitted now, soonest first. Changes nothing.
-    pub fn wait_time(&self, request: &Request, now: Time) -> Vec<PoolEstimate> {
-        if self.dirty {
-            // Plans from before a change are not a sound base: answer from a copy brought up
-            // to date (the gateway plans before it asks, so this is for other callers).
-            let mut current = self.clone();
-            current.plan(now);
-            return current.wait_time_on_current_plans(request, now);
-        }
-        self.wait_time_on_current_plans(request, now)
-    }
-
-    fn wait_time_on_current_plans(&self, request: &Request, now: Time) -> Vec<PoolEstimate> {
-        let from = request.earliest_start.unwrap_or(now).max(now);
-        let mut rows = Vec::new();
-        let (windows, expected_windows) = (self.plan_windows(request, true), self.expected_windows(request, request.priority, true));
-        let allowance = self.config.release_allowance;
-        let behind_own = self
-            .running
-            .values()
-            .filter(|r| r.spec.request.slice == request.slice)
-            .map(|r| (r.spec.request.id, r.spec.nodes_back_by(allowance)))
-            .max_by_key(|own| own.1);
-        for index in self.matching_pools(request) {
-            let Some(promise) = self.earliest_in_pool(request, true, index, from, Time::MAX, &windows) else { continue };
-            let pool = &self.pools[index];
-            let duration = self.expected_duration(request, index);
-            let view = self.expected_view(index, request.priority, true, from, promise.saturating_add(duration));
-            let expected = fit(&view, pool.healthy, request.nodes as i32, from, duration, promise, &expected_windows).unwrap_or(promise);
-            // What `submit` would do: start now by preempting, where policy allows it.
-            let preempts = if promise > now { self.find_victims(request, request.priority, true, &[index], now) } else { None };
-            let (promise, expected, preempts) = match preempts {
-                Some((_, victims)) => (now, now, victims),
-                None => (promise, expected.min(promise), Vec::new()),
-            };
-            rows.push(PoolEstimate {
-                pool: pool.key.clone(),
-                start_no_later_than: promise,
-                estimated_start: expected,
-                free_nodes_now: (pool.healthy - pool.plan.used_at(now)).max(0) as u32,
-                healthy_nodes: pool.healthy.max(0) as u32,
-                preempts,
-                behind_own: behind_own.filter(|own| own.1 > now),
-            });
-        }
-        rows.sort_by(|a, b| (a.estimated_start, a.start_no_later_than, &a.pool).cmp(&(b.estimated_start, b.start_no_later_than, &b.pool)));
-        rows
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::auth::Caller;
 use crate::error::{Error, Result, UserError};
-use crate::gpr::service::{ShapeFields, check_shape_fields};
+use crate::gpr::checks::{ShapeFields, check_shape_fields};
 use crate::validate;
 use chrono::Utc;
 use egs_entities::{gpr_template, slice};

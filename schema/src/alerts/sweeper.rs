@@ -1,0 +1,150 @@
+//! The time-driven rules every replica runs: stale nodes, idle GPRs, quiet XID and ECC alerts,
+//! subjects gone or handed over; and forgetting old transitions.
+
+use super::rules::{self, GPU_KINDS};
+use super::service::{CHANGE_RETENTION_SECS, Target, Writer, gpr_subject, node_subject, open_of};
+use crate::error::Result;
+use crate::inventory::liveness::STALE_AFTER_SECS;
+use chrono::{DateTime, Duration, Utc};
+use egs_entities::{AlertKind, GprPhase, alert, alert_change, gpr, gpr_node, gpu, node};
+use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+/// Runs the time-driven rules once: `NODE_STALE` (judged on `wall`, the time node health reads
+/// with), `GPR_IDLE` (on `clock`, the lifecycle's, which the idle release itself reads), quiet
+/// XID and ECC alerts, and alerts whose subject went away or whose node changed hands.
+/// Returns how many transitions it stored.
+pub async fn sweep(db: &DatabaseConnection, wall: DateTime<Utc>, clock: DateTime<Utc>) -> Result<usize> {
+    let open = alert::Entity::find().filter(alert::Column::ClearedAt.is_null()).order_by_asc(alert::Column::Id).all(db).await?;
+    let mut writer = Writer::new(db, open.clone());
+
+    // Nodes that went silent, and those open alerts are about.
+    let referenced: BTreeSet<i64> =
+        open.iter().filter(|a| a.kind == AlertKind::NodeStale || GPU_KINDS.contains(&a.kind)).filter_map(|a| a.node_id).collect();
+    let mut which = Condition::any().add(node::Column::LastHeartbeatAt.lte(wall - Duration::seconds(STALE_AFTER_SECS)));
+    if !referenced.is_empty() {
+        which = which.add(node::Column::Id.is_in(referenced.iter().copied()));
+    }
+    let nodes: BTreeMap<i64, node::Model> = node::Entity::find().filter(which).all(db).await?.into_iter().map(|n| (n.id, n)).collect();
+    for n in nodes.values() {
+        let subject = node_subject(n.id);
+        let open = writer.rule_open(AlertKind::NodeStale, &subject);
+        for decision in rules::node_staleness(wall, n.last_heartbeat_at, STALE_AFTER_SECS, open.as_ref(), n.allocated_gpr_id) {
+            writer.apply(decision, &Target::Node(n), wall).await?;
+        }
+    }
+
+    let gpu_ids: Vec<i64> = open.iter().filter(|a| GPU_KINDS.contains(&a.kind)).filter_map(|a| a.gpu_id).collect();
+    let gpus: HashMap<i64, gpu::Model> = if gpu_ids.is_empty() {
+        HashMap::new()
+    } else {
+        gpu::Entity::find().filter(gpu::Column::Id.is_in(gpu_ids)).all(db).await?.into_iter().map(|g| (g.id, g)).collect()
+    };
+    for a in &open {
+        let node = a.node_id.and_then(|id| nodes.get(&id));
+        let gone = match a.kind {
+            AlertKind::NodeStale if node.is_none() => Some("the node was removed"),
+            kind if GPU_KINDS.contains(&kind) => match (node, a.gpu_id.and_then(|id| gpus.get(&id))) {
+                (None, _) => Some("the node was removed"),
+                (_, None) => Some("the GPU was removed"),
+                (Some(n), Some(g)) if g.node_id != n.id => Some("the GPU moved to another node"),
+                (Some(n), _) if n.allocated_gpr_id != a.gpr_id => Some("the node changed hands"),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(resolution) = gone {
+            writer.clear(a.kind, &a.subject, resolution, wall).await?;
+        } else if matches!(a.kind, AlertKind::XidError | AlertKind::EccError) {
+            let mut state = Some(open_of(a));
+            if let Some(decision) = rules::quiet(&mut state, a.kind, wall)
+                && let (Some(n), Some(g)) = (node, a.gpu_id.and_then(|id| gpus.get(&id)))
+            {
+                writer.apply(decision, &Target::Gpu { node: n, gpu: g }, wall).await?;
+            }
+        }
+    }
+
+    sweep_idle_gprs(db, &mut writer, &open, clock).await?;
+    Ok(writer.stored)
+}
+
+async fn sweep_idle_gprs(db: &DatabaseConnection, writer: &mut Writer<'_>, open: &[alert::Model], clock: DateTime<Utc>) -> Result<()> {
+    let provisioned =
+        gpr::Entity::find().filter(gpr::Column::Phase.eq(GprPhase::Provisioned)).filter(gpr::Column::IdleTimeoutSecs.is_not_null()).all(db).await?;
+    let watched: HashSet<i64> = provisioned.iter().map(|g| g.id).collect();
+    let mut idle_since: HashMap<i64, DateTime<Utc>> = HashMap::new();
+    if !provisioned.is_empty() {
+        let links = gpr_node::Entity::find().filter(gpr_node::Column::GprId.is_in(watched.iter().copied())).all(db).await?;
+        let node_ids: HashSet<i64> = links.iter().map(|l| l.node_id).collect();
+        let gpus = gpu::Entity::find().filter(gpu::Column::NodeId.is_in(node_ids)).all(db).await?;
+        let mut by_node: HashMap<i64, Vec<&gpu::Model>> = HashMap::new();
+        for g in &gpus {
+            by_node.entry(g.node_id).or_default().push(g);
+        }
+        let mut nodes_of: HashMap<i64, Vec<i64>> = HashMap::new();
+        for l in &links {
+            nodes_of.entry(l.gpr_id).or_default().push(l.node_id);
+        }
+        for g in &provisioned {
+            let Some(since) = g.provisioned_at else { continue };
+            let gpus: Vec<&gpu::Model> = nodes_of.get(&g.id).into_iter().flatten().filter_map(|n| by_node.get(n)).flatten().copied().collect();
+            // As the idle release reads it: no verdict until every GPU reported in the window.
+            if gpus.is_empty() || gpus.iter().any(|gpu| gpu.last_sample_at.is_none_or(|t| t < since)) {
+                continue;
+            }
+            idle_since.insert(g.id, gpus.iter().filter_map(|gpu| gpu.last_busy_at).max().unwrap_or(since).max(since));
+        }
+    }
+    for g in &provisioned {
+        let subject = gpr_subject(g.id);
+        let is_open = writer.open.contains_key(&(AlertKind::GprIdle, subject));
+        if let Some(decision) = rules::gpr_idleness(clock, g.idle_timeout_secs.unwrap_or_default(), idle_since.get(&g.id).copied(), is_open) {
+            writer.apply(decision, &Target::Gpr(g), clock).await?;
+        }
+    }
+    for a in open.iter().filter(|a| a.kind == AlertKind::GprIdle && a.gpr_id.is_none_or(|id| !watched.contains(&id))) {
+        writer.clear(AlertKind::GprIdle, &a.subject, "the GPR is no longer provisioned with an idle timeout", clock).await?;
+    }
+    Ok(())
+}
+
+/// Forgets transitions older than [`CHANGE_RETENTION_SECS`].
+pub async fn prune_changes(db: &DatabaseConnection, now: DateTime<Utc>) -> Result<u64> {
+    let cutoff = now - Duration::seconds(CHANGE_RETENTION_SECS);
+    Ok(alert_change::Entity::delete_many().filter(alert_change::Column::At.lt(cutoff)).exec(db).await?.rows_affected)
+}
+
+/// How often the sweeper forgets old transitions.
+const PRUNE_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Runs [`sweep`] every `every` until `stop` completes, waking `hub` when it stored transitions.
+/// Every replica runs one: the unique index and the conditional clears make a transition
+/// stored once however many sweep, and no replica has to be the leader for alerts to work.
+pub async fn run_sweeper(
+    db: DatabaseConnection,
+    hub: std::sync::Arc<super::hub::AlertHub>,
+    clock: std::sync::Arc<dyn crate::ports::Clock>,
+    every: std::time::Duration,
+    stop: impl std::future::Future<Output = ()>,
+) {
+    tokio::pin!(stop);
+    let mut last_prune: Option<std::time::Instant> = None;
+    loop {
+        tokio::select! {
+            _ = &mut stop => return,
+            _ = tokio::time::sleep(every) => {}
+        }
+        match sweep(&db, Utc::now(), clock.now()).await {
+            Ok(0) => {}
+            Ok(_) => hub.changed(),
+            Err(error) => tracing::warn!(error = ?error, "the alert sweep failed; retrying at the next one"),
+        }
+        if last_prune.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {
+            last_prune = Some(std::time::Instant::now());
+            if let Err(error) = prune_changes(&db, Utc::now()).await {
+                tracing::warn!(error = ?error, "could not prune old alert transitions");
+            }
+        }
+    }
+}

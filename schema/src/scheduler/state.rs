@@ -1,0 +1,144 @@
+//! The core's own bookkeeping: pools with their timelines, nodes, slices' shares, the
+//! reservations of a pass, and the pending and running GPRs.
+
+use super::*;
+use rustc_hash::FxHashMap as HashMap;
+
+#[derive(Clone, Debug)]
+pub(super) struct Pool {
+    pub(super) key: PoolKey,
+    pub(super) gpus_per_node: u32,
+    pub(super) gpu_memory_mib: i64,
+    pub(super) nodes: Vec<NodeId>,
+    pub(super) healthy: i32,
+    /// Running reservations plus every pending plan: what promises are checked against.
+    pub(super) plan: Timeline,
+    /// Running reservations on predicted ends plus every pending GPR's expected window.
+    pub(super) expected: Timeline,
+    /// Pending plans here, unordered (for "what if I were ahead of them" views).
+    pub(super) planned: Reservations,
+    /// Pending GPRs' expected windows here (the same, for estimates).
+    pub(super) expected_planned: Reservations,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct NodeState {
+    pub(super) pool: usize,
+    pub(super) healthy: bool,
+    pub(super) holder: Option<GprId>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub(super) struct SliceState {
+    pub(super) clusters: Vec<ClusterId>,
+    pub(super) evictable: bool,
+    pub(super) shapes: Vec<String>,
+    /// Decayed GPU-seconds, weighted to the scheduler's share epoch.
+    pub(super) share: f64,
+    pub(super) pending: Vec<GprId>,
+    /// Windows the slice is busy in: running GPRs and pending plans (one GPR at a time).
+    pub(super) busy: Vec<Busy>,
+    pub(super) expected_busy: Vec<Busy>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Busy {
+    pub(super) gpr: GprId,
+    pub(super) start: Time,
+    pub(super) end: Time,
+}
+
+/// A pending GPR's window in a pool's list, with what views filter on, so building a view
+/// needs no lookups.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Reservation {
+    pub(super) gpr: GprId,
+    pub(super) priority: i32,
+    pub(super) start: Time,
+    pub(super) end: Time,
+    pub(super) nodes: i32,
+}
+
+/// A pool's pending windows (plans, or expected windows), unordered: what "what if I went
+/// ahead of the lower-priority ones" views take away (see `plan::View`).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Reservations {
+    pub(super) list: Vec<Reservation>,
+}
+
+impl Reservations {
+    pub(super) fn push(&mut self, r: Reservation) {
+        self.list.push(r);
+    }
+
+    pub(super) fn forget(&mut self, gpr: GprId) {
+        if let Some(at) = self.list.iter().position(|r| r.gpr == gpr) {
+            self.list.swap_remove(at);
+        }
+    }
+
+    pub(super) fn set_priority(&mut self, gpr: GprId, priority: i32) {
+        for r in self.list.iter_mut().filter(|r| r.gpr == gpr) {
+            r.priority = priority;
+        }
+    }
+
+    pub(super) fn replace(&mut self, list: Vec<Reservation>) -> Vec<Reservation> {
+        std::mem::replace(&mut self.list, list)
+    }
+
+    pub(super) fn iter(&self) -> std::slice::Iter<'_, Reservation> {
+        self.list.iter()
+    }
+
+    /// `(at, delta)` edges, sorted by time, of the windows below `priority` that touch
+    /// `[from, until)` (the others cannot change a search there).
+    pub(super) fn edges_below(&self, priority: i32, from: Time, until: Time) -> Vec<(Time, i32)> {
+        let wanted = self.list.iter().filter(|r| r.priority < priority && r.start < until && r.end > from);
+        let mut edges: Vec<(Time, i32)> = wanted.flat_map(|r| [(r.start, r.nodes), (r.end, -r.nodes)]).collect();
+        edges.sort_unstable_by_key(|e| e.0);
+        edges
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Plan {
+    pub(super) pool: usize,
+    pub(super) start: Time,
+    pub(super) end: Time,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct Pending {
+    pub(super) request: Request,
+    pub(super) key: QueueKey,
+    pub(super) pools: Vec<usize>,
+    /// Ranked since the last plan was made (new, re-prioritised, requeued or edited): it may
+    /// displace lower-priority holds made before it.
+    pub(super) fresh: bool,
+    pub(super) plan: Option<Plan>,
+    /// The last promise given (the plan's start when the last call returned).
+    pub(super) promised: Option<Time>,
+    /// Why the plan was taken away, when it was (see [`Cause`]).
+    pub(super) voided: Option<Cause>,
+    pub(super) expected: Option<Time>,
+    /// The expected window (pool, start, predicted end) behind `expected`.
+    pub(super) expected_window: Option<Plan>,
+    /// The pool of the last expected window: tried first in the next pass.
+    pub(super) expected_hint: Option<usize>,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct Running {
+    pub(super) spec: RunningSpec,
+    pub(super) pool: usize,
+    pub(super) predicted_end: Time,
+    /// Fair share has charged its use up to here.
+    pub(super) charged_until: Time,
+}
+
+impl Running {
+    pub(super) fn healthy_nodes(&self, nodes: &HashMap<NodeId, NodeState>) -> i32 {
+        self.spec.nodes.iter().filter(|n| nodes.get(n).is_some_and(|s| s.healthy)).count() as i32
+    }
+}
