@@ -9,6 +9,7 @@
 
 use egs_schema::alerts::hub::AlertHub;
 use egs_schema::auth::TokenCache;
+use egs_schema::backoff::Backoff;
 use egs_schema::events::EventHub;
 use egs_schema::inventory::live::InventoryFeed;
 use egs_schema::lifecycle::SchedulerHandle;
@@ -92,19 +93,20 @@ pub fn spawn_revocation_listener(client: redis::Client, deployment: &str, cache:
 /// with backoff.
 fn spawn_listener(client: redis::Client, channel: String, on_message: impl Fn(&redis::Msg) + Send + Sync + 'static) {
     tokio::spawn(async move {
-        let mut delay = INITIAL_RECONNECT_DELAY;
+        let mut backoff = Backoff::new(INITIAL_RECONNECT_DELAY, MAX_RECONNECT_DELAY);
         loop {
             let mut subscribed = false;
-            match listen(&client, &channel, &on_message, &mut subscribed).await {
+            let outcome = listen(&client, &channel, &on_message, &mut subscribed).await;
+            // A subscription that worked starts the backoff over: the next outage is new.
+            if subscribed {
+                backoff.reset();
+            }
+            let delay = backoff.next_delay();
+            match outcome {
                 Ok(()) => tracing::warn!(%channel, "a Redis subscription ended; reconnecting"),
                 Err(e) => tracing::debug!(%channel, error = %e, retry_in_ms = delay.as_millis() as u64, "a Redis subscription failed"),
             }
-            // A subscription that worked starts the backoff over: the next outage is new.
-            if subscribed {
-                delay = INITIAL_RECONNECT_DELAY;
-            }
             tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(MAX_RECONNECT_DELAY);
         }
     });
 }

@@ -9,6 +9,7 @@
 
 pub mod alerts;
 pub mod auth;
+pub mod backoff;
 pub mod clock;
 pub mod cluster;
 pub mod error;

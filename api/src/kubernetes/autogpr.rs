@@ -17,6 +17,7 @@ use super::context::ControllerContext;
 use super::provision::emit;
 use egs_entities::{GprPhase, cluster, gpr, gpr_template, slice, slice_namespace};
 use egs_schema::auth::Caller;
+use egs_schema::backoff::Backoff;
 use egs_schema::error::Error;
 use egs_schema::gpr::service::create_gpr;
 use egs_schema::gpr::spec::GprSpec;
@@ -76,8 +77,8 @@ struct Waiting {
 }
 
 struct AutoGpr {
-    /// Slices whose last attempt failed: when to try again, and the wait after that.
-    backoff: HashMap<i64, (Instant, Duration)>,
+    /// Slices whose last attempt failed: when to try again, and the waits to come.
+    backoff: HashMap<i64, (Instant, Backoff)>,
 }
 
 impl AutoGpr {
@@ -106,8 +107,9 @@ impl AutoGpr {
                     self.backoff.remove(&owner.id);
                 }
                 Err(why) => {
-                    let wait = self.backoff.get(&owner.id).map_or(FIRST_BACKOFF, |(_, wait)| (*wait * 2).min(MAX_BACKOFF));
-                    self.backoff.insert(owner.id, (Instant::now() + wait, wait));
+                    let (until, backoff) = self.backoff.entry(owner.id).or_insert_with(|| (Instant::now(), Backoff::new(FIRST_BACKOFF, MAX_BACKOFF)));
+                    let wait = backoff.next_delay();
+                    *until = Instant::now() + wait;
                     tracing::warn!(cluster = %cluster.name, slice = %owner.name, reason = %why, retry_in_s = wait.as_secs(), "auto-GPR: no GPR created");
                     let message = format!("EGS could not ask for GPU nodes for slice `{}`: {why} (retrying in {}s)", owner.name, wait.as_secs());
                     if let Err(error) = emit(client, pod_ref(trigger), "GPRNotCreated", &message, "Warning").await {

@@ -10,6 +10,7 @@ use super::{
     TOLERATIONS_WHITELIST_ANNOTATION, classify, is_conflict, is_not_found,
 };
 use async_trait::async_trait;
+use egs_schema::backoff::Backoff;
 use egs_schema::lifecycle::provider::run_step;
 use egs_schema::ports::{ClusterProvider, NodeJob, ProviderError, StepLog};
 use k8s_openapi::api::core::v1::{Event, Namespace, Node, ObjectReference, Pod, Taint};
@@ -183,7 +184,7 @@ impl KubernetesProvider {
     async fn evict_all(&self, client: &kube::Client, job: &NodeJob) -> Result<String, ProviderError> {
         let all_pods: Api<Pod> = Api::all(client.clone());
         let started = tokio::time::Instant::now();
-        let mut backoff = self.eviction.first_backoff;
+        let mut backoff = Backoff::new(self.eviction.first_backoff, self.eviction.max_backoff);
         let mut evicted = 0usize;
         loop {
             let mut blocked = Vec::new();
@@ -222,8 +223,7 @@ impl KubernetesProvider {
             if blocked.is_empty() && evicted > evicted_before {
                 continue; // look again at once: pods without a grace period are gone already
             }
-            tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(self.eviction.max_backoff);
+            tokio::time::sleep(backoff.next_delay()).await;
         }
     }
 }

@@ -10,6 +10,7 @@
 
 use super::rules::human_duration;
 use super::transition::AlertTransition;
+use crate::backoff::Backoff;
 use crate::ids::{self, Kind};
 use anyhow::Context;
 use egs_entities::{AlertAction, AlertSeverity};
@@ -27,6 +28,8 @@ pub const QUEUE_CAPACITY: usize = 1000;
 pub const ATTEMPTS: u32 = 5;
 /// Wait before the first retry; it doubles for each next one (0.5, 1, 2, 4 s).
 pub const FIRST_RETRY: Duration = Duration::from_millis(500);
+/// The longest wait between two tries.
+const LAST_RETRY: Duration = Duration::from_secs(4);
 /// Longest a POST may take, connecting included.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -117,7 +120,7 @@ impl Webhook {
 
     async fn deliver(&self, transition: &AlertTransition) {
         let payload = slack_payload(transition);
-        let mut wait = FIRST_RETRY;
+        let mut backoff = Backoff::new(FIRST_RETRY, LAST_RETRY);
         for attempt in 1..=ATTEMPTS {
             let why = match self.post(&payload).await {
                 Outcome::Delivered => return,
@@ -131,9 +134,9 @@ impl Webhook {
                 tracing::warn!(alert.id = transition.alert.id, webhook = %self.shown, %why, attempts = ATTEMPTS, "gave up posting an alert transition to the webhook");
                 return;
             }
+            let wait = backoff.next_delay();
             tracing::debug!(alert.id = transition.alert.id, webhook = %self.shown, %why, attempt, retry_in_ms = wait.as_millis() as u64, "posting to the alert webhook failed; retrying");
             tokio::time::sleep(wait).await;
-            wait *= 2;
         }
     }
 
