@@ -103,6 +103,19 @@ async fn drop_database(server_url: &str, name: &str) {
     }
 }
 
+/// The database a new test gateway uses: a fresh PostgreSQL database on the server of
+/// `EGS_TEST_DATABASE_URL` (its URL, and what to drop at the end), or none (SQLite in the data
+/// dir).
+async fn test_database() -> (Option<String>, Option<(String, String)>) {
+    match std::env::var("EGS_TEST_DATABASE_URL").ok().filter(|u| !u.is_empty()) {
+        Some(server) => {
+            let (url, name) = fresh_postgres_database(&server).await.expect("a fresh PostgreSQL database");
+            (Some(url), Some((server, name)))
+        }
+        None => (None, None),
+    }
+}
+
 /// Test settings: port 0, Redis from `EGS_TEST_REDIS_URL`, default limits.
 fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> ServeArgs {
     ServeArgs {
@@ -181,14 +194,7 @@ impl TestApp {
     /// Starts a gateway; `adjust` may change the settings first (limits, demo, CORS).
     pub async fn spawn_with(adjust: impl FnOnce(&mut ServeArgs)) -> Self {
         let data_dir = tempfile::tempdir().expect("temp dir");
-        let server_url = std::env::var("EGS_TEST_DATABASE_URL").ok().filter(|u| !u.is_empty());
-        let (database_url, postgres_cleanup) = match &server_url {
-            Some(server) => {
-                let (url, name) = fresh_postgres_database(server).await.expect("a fresh PostgreSQL database");
-                (Some(url), Some((server.clone(), name)))
-            }
-            None => (None, None),
-        };
+        let (database_url, postgres_cleanup) = test_database().await;
         let given_database_url = database_url.clone();
         let mut settings = serve_args(data_dir.path().to_owned(), database_url);
         adjust(&mut settings);
@@ -382,14 +388,7 @@ impl InProcess {
     /// Builds the gateway (API only); `adjust` may change the settings first (limits).
     pub async fn start_with(adjust: impl FnOnce(&mut ServeArgs)) -> Self {
         let data_dir = tempfile::tempdir().expect("temp dir");
-        let server_url = std::env::var("EGS_TEST_DATABASE_URL").ok().filter(|u| !u.is_empty());
-        let (database_url, postgres_cleanup) = match &server_url {
-            Some(server) => {
-                let (url, name) = fresh_postgres_database(server).await.expect("a fresh PostgreSQL database");
-                (Some(url), Some((server.clone(), name)))
-            }
-            None => (None, None),
-        };
+        let (database_url, postgres_cleanup) = test_database().await;
         let mut settings = serve_args(data_dir.path().to_owned(), database_url);
         api_only(&mut settings);
         adjust(&mut settings);
