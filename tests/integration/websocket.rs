@@ -261,8 +261,16 @@ async fn subscriptions_end_within_seconds_on_every_replica_after_their_user_leav
     there.subscribe("1", SLICE_EVENTS, json!({ "slice": slice_a })).await;
     here.subscribe("queue", "subscription($slice: ID!) { queueChanged(sliceId: $slice) { id } }", json!({ "slice": slice_a })).await;
     assert_eq!(here.recv().await["id"], "queue", "the queue's first view");
+    // Every kind of live operation ends the same way, whatever it streams.
+    here.subscribe("metrics", "subscription($slice: ID) { gpuMetrics(sliceId: $slice) { samples { gpuId } } }", json!({ "slice": slice_a })).await;
+    here.subscribe("alerts", "subscription($slice: ID) { alerts(sliceId: $slice) { id } }", json!({ "slice": slice_a })).await;
+    here.subscribe("inventory", "subscription { inventoryChanged { kind } }", json!({})).await;
     stays.subscribe("1", SLICE_EVENTS, json!({ "slice": slice_a })).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
+    // Whatever the new operations sent first (a metrics update) is not what this test watches.
+    while let Ok(Some(Ok(frame))) = tokio::time::timeout(Duration::from_millis(300), here.ws.next()).await {
+        assert!(!frame.to_string().contains("FORBIDDEN"), "refused before losing access: {frame}");
+    }
 
     app.mutate(
         &app.admin_token,
@@ -273,7 +281,7 @@ async fn subscriptions_end_within_seconds_on_every_replica_after_their_user_leav
     .await;
     let removed = std::time::Instant::now();
     let mut ended = Vec::new();
-    for (socket, ids) in [(&mut here, vec!["1", "queue"]), (&mut there, vec!["1"])] {
+    for (socket, ids) in [(&mut here, vec!["1", "queue", "metrics", "alerts", "inventory"]), (&mut there, vec!["1"])] {
         let mut open: Vec<&str> = ids;
         while !open.is_empty() {
             let message = socket.recv().await;
