@@ -26,19 +26,32 @@ const MAX_XID_PER_SAMPLE: usize = 32;
 /// A report full of bad samples gets this many errors listed, and a count of the rest.
 pub(super) const MAX_LISTED_ERRORS: usize = 50;
 
-/// One sample as an agent reports it.
-#[derive(Clone, Debug)]
+/// One sample of one GPU, as an agent reports it.
+#[derive(Clone, Debug, async_graphql::InputObject)]
+#[graphql(name = "GpuSampleInput")]
 pub struct SampleReport {
+    /// The GPU's UUID (`nvidia-smi -L`); must be a GPU of the reported node.
     pub uuid: String,
+    /// When the sample was taken (whole seconds count; at most 60 s ahead, at most 24 h old).
     pub timestamp: DateTime<Utc>,
+    /// GPU utilisation, 0–100 %.
     pub util: f64,
+    /// Memory-controller utilisation, 0–100 %.
     pub mem_util: f64,
+    /// Framebuffer memory in use, MiB (at most the GPU's memory).
     pub mem_used_mib: f64,
+    /// −50–150 °C.
     pub temperature: f64,
+    /// 0–5000 W.
     pub power: f64,
+    /// 0–10000 MHz.
     pub sm_clock_mhz: f64,
+    /// XID error codes the driver reported since the last sample.
+    #[graphql(default)]
     pub xid_errors: Vec<i32>,
+    /// Corrected (single-bit) ECC errors, as the driver counts them.
     pub ecc_corrected: Option<i64>,
+    /// Uncorrected (double-bit) ECC errors, as the driver counts them.
     pub ecc_uncorrected: Option<i64>,
 }
 

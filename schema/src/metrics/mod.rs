@@ -226,34 +226,6 @@ pub enum GpuOrder {
     IdlestFirst,
 }
 
-/// One sample of one GPU, as an agent reports it.
-#[derive(InputObject)]
-pub struct GpuSampleInput {
-    /// The GPU's UUID (`nvidia-smi -L`); must be a GPU of the reported node.
-    pub uuid: String,
-    /// When the sample was taken (whole seconds count; at most 60 s ahead, at most 24 h old).
-    pub timestamp: DateTime<Utc>,
-    /// GPU utilisation, 0–100 %.
-    pub util: f64,
-    /// Memory-controller utilisation, 0–100 %.
-    pub mem_util: f64,
-    /// Framebuffer memory in use, MiB (at most the GPU's memory).
-    pub mem_used_mib: f64,
-    /// −50–150 °C.
-    pub temperature: f64,
-    /// 0–5000 W.
-    pub power: f64,
-    /// 0–10000 MHz.
-    pub sm_clock_mhz: f64,
-    /// XID error codes the driver reported since the last sample.
-    #[graphql(default)]
-    pub xid_errors: Vec<i32>,
-    /// Corrected (single-bit) ECC errors, as the driver counts them.
-    pub ecc_corrected: Option<i64>,
-    /// Uncorrected (double-bit) ECC errors, as the driver counts them.
-    pub ecc_uncorrected: Option<i64>,
-}
-
 /// Samples of one node's GPUs: name the node by `nodeId`, or by `clusterId` and `nodeName`
 /// as in `upsertNodes` (what an agent token names).
 #[derive(InputObject)]
@@ -262,7 +234,7 @@ pub struct ReportGpuSamplesInput {
     pub cluster_id: Option<ID>,
     pub node_name: Option<String>,
     /// At most 10,000, of any of the node's GPUs, in any order.
-    pub samples: Vec<GpuSampleInput>,
+    pub samples: Vec<ingest::SampleReport>,
 }
 
 #[derive(SimpleObject)]
@@ -323,24 +295,7 @@ impl MetricsMutation {
         let services = services(ctx)?;
         let result = async {
             let node = node_ref(&input)?;
-            let samples = input
-                .samples
-                .into_iter()
-                .map(|s| ingest::SampleReport {
-                    uuid: s.uuid,
-                    timestamp: s.timestamp,
-                    util: s.util,
-                    mem_util: s.mem_util,
-                    mem_used_mib: s.mem_used_mib,
-                    temperature: s.temperature,
-                    power: s.power,
-                    sm_clock_mhz: s.sm_clock_mhz,
-                    xid_errors: s.xid_errors,
-                    ecc_corrected: s.ecc_corrected,
-                    ecc_uncorrected: s.ecc_uncorrected,
-                })
-                .collect();
-            ingest::report_samples(db, &services.metrics, &services.alerts, caller, Utc::now(), node, samples).await
+            ingest::report_samples(db, &services.metrics, &services.alerts, caller, Utc::now(), node, input.samples).await
         };
         match result.await {
             Ok(done) => Ok(ReportGpuSamplesPayload { accepted: done.accepted as i32, duplicates: done.duplicates as i32, user_errors: Vec::new() }),
