@@ -16,7 +16,7 @@ use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use egs_schema::auth::{Caller, authenticate};
-use egs_schema::error::{ErrorCode, code_of, errors_json, set_default_code};
+use egs_schema::error::{ErrorCode, code_of, code_request_errors, errors_json, is_request_error};
 use egs_schema::operation::{OperationSlot, select_operation};
 use serde_json::json;
 use std::time::Instant;
@@ -257,14 +257,12 @@ async fn execute(state: AppState, headers: HeaderMap, media: Media, request: asy
         },
         None => run.await,
     };
-    let (response, authenticated) = match ran {
+    let (mut response, authenticated) = match ran {
         Ok(ran) => ran,
         Err(response) => return response,
     };
 
-    // Errors without a path happened before execution (parse, validation, limits).
-    let failed_before_execution =
-        response.data == async_graphql::Value::Null && !response.errors.is_empty() && response.errors.iter().all(|e| e.path.is_empty());
+    let failed_before_execution = is_request_error(&response);
     // Refusals that say "later" get their own status whatever the media type, so proxies and
     // HTTP clients back off without reading the body.
     let codes: Vec<Option<&str>> = response.errors.iter().map(code_of).collect();
@@ -293,11 +291,8 @@ async fn execute(state: AppState, headers: HeaderMap, media: Media, request: asy
 
     let body = if failed_before_execution {
         // A request error: no `data` entry at all, and every error carries a stable code.
-        let mut errors = response.errors.clone();
-        for error in &mut errors {
-            set_default_code(error, ErrorCode::InvalidInput);
-        }
-        json!({ "errors": errors }).to_string()
+        code_request_errors(&mut response.errors);
+        json!({ "errors": response.errors }).to_string()
     } else {
         let mut body = Capped(Vec::new());
         match serde_json::to_writer(&mut body, &response) {

@@ -183,6 +183,20 @@ pub fn set_default_code(error: &mut async_graphql::ServerError, code: ErrorCode)
     }
 }
 
+/// Whether a response failed before execution (parse, validation, limits): no data, and only
+/// errors without a path.
+pub fn is_request_error(response: &async_graphql::Response) -> bool {
+    response.data == async_graphql::Value::Null && !response.errors.is_empty() && response.errors.iter().all(|e| e.path.is_empty())
+}
+
+/// Gives a request error's errors `INVALID_INPUT` where they carry no code: parse and validation
+/// errors have none of their own; refusals (`RATE_LIMITED`, `TOO_COMPLEX`) keep theirs.
+pub fn code_request_errors(errors: &mut [async_graphql::ServerError]) {
+    for error in errors {
+        set_default_code(error, ErrorCode::InvalidInput);
+    }
+}
+
 /// `[{"message": …, "extensions": {"code": …}}]`: a GraphQL error list as JSON, for answers
 /// that are not an executed response (an HTTP refusal, a WebSocket `error` message).
 pub fn errors_json(message: &str, code: ErrorCode) -> serde_json::Value {

@@ -1,12 +1,12 @@
 //! One connection's reading side: the protocol's state machine and its running operations.
 
 use super::close_code;
-use super::messages::{ClientMessage, ServerMessage, error_payload, is_request_error, too_many_operations};
+use super::messages::{ClientMessage, ServerMessage, too_many_operations};
 use super::outbox::{Close, Outbox};
 use super::transport::{GraphqlWs, InitError, Protocol};
 use async_graphql::{Data, Executor, Request, Response};
 use axum::extract::ws::{Message, WebSocket};
-use egs_schema::error::ErrorCode;
+use egs_schema::error::{ErrorCode, errors_json, is_request_error};
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use futures_util::stream::{BoxStream, SplitStream};
@@ -241,7 +241,7 @@ impl<E: Executor> Connection<E> {
         }
         let limit = self.ws.config.max_query_bytes;
         if request.query.len() > limit {
-            let payload = error_payload(&format!("the query is longer than {limit} bytes"), ErrorCode::InvalidInput);
+            let payload = errors_json(&format!("the query is longer than {limit} bytes"), ErrorCode::InvalidInput);
             return self.outbox.send(ServerMessage::Error { id: &id, payload }).await;
         }
         let responses = (self.ws.on_operation)(&self.ws.executor, request, session.clone());
@@ -261,7 +261,7 @@ impl<E: Executor> Connection<E> {
             && error.is_panic()
         {
             tracing::error!(operation.id = %id, "a WebSocket operation panicked");
-            let payload = error_payload("internal error; it has been logged", ErrorCode::Internal);
+            let payload = errors_json("internal error; it has been logged", ErrorCode::Internal);
             self.outbox.send(ServerMessage::Error { id: &id, payload }).await;
         }
     }
@@ -299,7 +299,7 @@ async fn run_operation(id: String, protocol: Protocol, mut responses: BoxStream<
     let mut first = true;
     while let Some(response) = responses.next().await {
         let message = if std::mem::take(&mut first) && is_request_error(&response) {
-            let payload = serde_json::to_value(&response.errors).unwrap_or_else(|_| error_payload("the request failed", ErrorCode::InvalidInput));
+            let payload = serde_json::to_value(&response.errors).unwrap_or_else(|_| errors_json("the request failed", ErrorCode::InvalidInput));
             if let Some(text) = (ServerMessage::Error { id: &id, payload }).encode() {
                 let _ = outbox.push(text).await;
             }

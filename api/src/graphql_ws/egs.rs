@@ -2,7 +2,6 @@
 //! for each operation, per-user limits, and operations that end when their user loses access.
 
 use super::TRANSPORT_WS;
-use super::messages::is_request_error;
 use super::transport::{GraphqlWs, InitError, refuse};
 use crate::app::AppState;
 use crate::per_user::{Hold, PerUser};
@@ -12,7 +11,7 @@ use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::response::Response as HttpResponse;
 use egs_schema::auth::{Caller, authenticate};
-use egs_schema::error::{ErrorCode, coded_error, set_default_code};
+use egs_schema::error::{ErrorCode, code_request_errors, coded_error, is_request_error};
 use egs_schema::limits::Principal;
 use egs_schema::{EgsSchema, Services};
 use futures_util::future::BoxFuture;
@@ -209,11 +208,7 @@ fn end_when_access_shrinks(
 /// Request errors carry a stable code, as on HTTP.
 fn mark_request_errors(mut response: Response) -> Response {
     if is_request_error(&response) {
-        // Parse and validation errors carry no code of their own; refusals (RATE_LIMITED,
-        // TOO_COMPLEX) keep theirs.
-        for error in &mut response.errors {
-            set_default_code(error, ErrorCode::InvalidInput);
-        }
+        code_request_errors(&mut response.errors);
     }
     response
 }

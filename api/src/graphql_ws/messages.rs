@@ -96,18 +96,7 @@ impl ServerMessage<'_> {
     }
 }
 
-/// A GraphQL error array for an operation we refuse ourselves.
-pub(super) fn error_payload(message: &str, code: ErrorCode) -> Value {
-    errors_json(message, code)
-}
-
 pub(super) fn too_many_operations(id: &str, limit: usize) -> ServerMessage<'_> {
-    let payload = error_payload(&format!("too many operations on this connection (at most {limit}); complete one first"), ErrorCode::RateLimited);
+    let payload = errors_json(&format!("too many operations on this connection (at most {limit}); complete one first"), ErrorCode::RateLimited);
     ServerMessage::Error { id, payload }
-}
-
-/// Errors without a path happened before execution (parse, validation, limits): the spec sends
-/// those as one `error` message instead of `next`.
-pub(super) fn is_request_error(response: &Response) -> bool {
-    response.data == async_graphql::Value::Null && !response.errors.is_empty() && response.errors.iter().all(|e| e.path.is_empty())
 }
