@@ -11,7 +11,8 @@ use chrono::{DateTime, Utc};
 use egs_schema::error::ErrorCode;
 use egs_schema::ids::{self, Kind};
 use egs_schema::pagination::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PageRequest, encode_cursor};
-use egs_schema::scalars::{Duration, MAX_DURATION_SECS, format_duration, parse_duration};
+use egs_schema::scalars::Duration;
+use egs_wire::duration::{MAX_SECS as MAX_DURATION_SECS, format_iso as format_duration, parse, parse_secs as parse_duration};
 use std::fmt::Debug;
 
 /// An i64 taken from (up to) the first eight bytes, for properties over arbitrary numbers.
@@ -24,7 +25,7 @@ fn derived_i64(data: &[u8]) -> i64 {
 }
 
 // ---------------------------------------------------------------------------------------------
-// duration: egs_schema::scalars::parse_duration / format_duration / the Duration scalar.
+// duration: egs_wire::duration's grammar (milliseconds and whole seconds) and the Duration scalar.
 
 pub fn check_duration(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
@@ -45,6 +46,17 @@ pub fn check_duration(data: &[u8]) {
             message.contains("duration") || message.contains("maximum"),
             "parse_duration({text:?}) failed without saying what a duration looks like: {message}"
         ),
+    }
+
+    // The millisecond reading agrees: a span of whole seconds reads the same both ways, and one
+    // with a fraction of a second is refused by the whole-second reading with a message.
+    match (parse(&text), &parsed) {
+        (Ok(span), Ok(secs)) => assert_eq!((span.as_secs() as i64, span.subsec_millis()), (*secs, 0), "{text:?} reads differently"),
+        (Ok(span), Err(message)) => {
+            assert!(span.subsec_millis() != 0 && message.contains("whole number of seconds"), "{text:?}: {span:?} but {message}")
+        }
+        (Err(_), Ok(secs)) => panic!("{text:?} reads as {secs} s but not as a span"),
+        (Err(_), Err(_)) => {}
     }
 
     // The GraphQL scalar says the same as the function, its validity check agrees with its

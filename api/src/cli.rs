@@ -6,10 +6,10 @@ use crate::settings::{StorageArgs, TokenCreateArgs};
 use anyhow::Context;
 use egs_entities::{Role, SliceRole, SliceScope};
 use egs_schema::auth::Caller;
-use egs_schema::scalars::parse_duration;
 use egs_schema::slice::service as slices;
 use egs_schema::token::service::{IssueToken, issue_token};
 use egs_schema::user::service::{CreateUser, find_user_by_name, insert_user};
+use egs_wire::duration::parse_secs;
 
 async fn open(storage: &StorageArgs) -> anyhow::Result<sea_orm::DatabaseConnection> {
     let db = db::connect(storage, &StatementCounter::default()).await?;
@@ -45,7 +45,7 @@ fn parse_slice_role(text: &str) -> anyhow::Result<SliceRole> {
 /// Issues a token and returns its secret. `--user` creates the user when missing; `--slice`
 /// makes them a member with `--role` and limits the token to that slice.
 pub async fn create_token(args: TokenCreateArgs) -> anyhow::Result<String> {
-    let ttl_secs = parse_duration(&args.ttl).map_err(|e| anyhow::anyhow!("--ttl: {e}"))?;
+    let ttl_secs = parse_secs(&args.ttl).map_err(|e| anyhow::anyhow!("--ttl: {e}"))?;
     let db = open(&args.storage).await?;
     let keys = bootstrap::load_signing_key(&args.storage)?;
     bootstrap::ensure_initialized(&db, &keys, &args.storage.data_dir).await?;

@@ -6,25 +6,11 @@
 //!
 //! So that dashboards built for dcgm-exporter (Grafana's "NVIDIA DCGM Exporter Dashboard",
 //! 12239) work against the gateway, the latest sample of each GPU is exported unprefixed, under
-//! the names and label names dcgm-exporter uses:
-//!
-//! | family | value |
-//! | --- | --- |
-//! | `DCGM_FI_DEV_SM_CLOCK` | SM clock, MHz |
-//! | `DCGM_FI_DEV_GPU_TEMP` | GPU temperature, °C |
-//! | `DCGM_FI_DEV_POWER_USAGE` | power draw, W |
-//! | `DCGM_FI_DEV_GPU_UTIL` | GPU utilisation, % |
-//! | `DCGM_FI_DEV_MEM_COPY_UTIL` | memory-controller utilisation, % |
-//! | `DCGM_FI_DEV_XID_ERRORS` | the last XID code of the latest sample, 0 when it carried none |
-//! | `DCGM_FI_DEV_FB_FREE` | framebuffer free, MiB: the GPU's registered memory less what is used (absent when the size is unknown) |
-//! | `DCGM_FI_DEV_FB_USED` | framebuffer used, MiB |
-//! | `DCGM_FI_DEV_ECC_SBE_VOL_TOTAL` | corrected (single-bit) volatile ECC errors, when the agent reports them |
-//! | `DCGM_FI_DEV_ECC_DBE_VOL_TOTAL` | uncorrected (double-bit) volatile ECC errors, when the agent reports them |
-//!
-//! All are gauges. dcgm-exporter declares the two ECC families counters in its (Prometheus)
-//! text format; in OpenMetrics, which `/metrics` speaks, a counter's samples must end in
-//! `_total`, which would rename them, so they are declared gauges and keep dcgm's names (PromQL's
-//! `rate`/`increase` work on them all the same).
+//! the names and label names dcgm-exporter uses: the families of [`egs_wire::dcgm`], the same
+//! table the node agent exports. The gateway has the ones an agent reports in a sample (SM
+//! clock, temperature, power, utilisation, memory-controller utilisation, the last XID code of
+//! the latest sample, framebuffer used and free, the two ECC counts); free memory is the GPU's
+//! registered memory less what is used, absent when the size is unknown.
 //!
 //! Labels, in dcgm-exporter's order: `gpu` (the index on its node), `UUID`, `device`
 //! (`nvidia<index>`), `modelName` (the GPU's model), `Hostname` (the node's name),
@@ -44,10 +30,10 @@ use chrono::Utc;
 use egs_entities::{GprPhase, gpr};
 use egs_schema::metrics::export::{GpuRow, live_gpus};
 use egs_schema::metrics::store::Holder;
+use egs_wire::dcgm::{GpuValues, Labels, gpu_labels};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::text::{encode_eof, encode_registry};
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet};
-use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -149,7 +135,7 @@ impl Metrics {
         // A registry of its own: no `egs_` prefix, and built per scrape, so a GPU that stopped
         // reporting leaves no series behind.
         let mut dcgm = Registry::default();
-        dcgm.register_collector(Box::new(DcgmGauges(live_gpus(db, Utc::now()).await?.into_iter().map(ExportedGpu::from).collect())));
+        dcgm.register_collector(Box::new(DcgmGauges(live_gpus(db, Utc::now()).await?.into_iter().map(exported).collect())));
         let mut text = String::new();
         encode_registry(&mut text, &self.registry)?;
         encode_registry(&mut text, &dcgm)?;
@@ -169,116 +155,48 @@ pub enum RenderError {
 
 // ---- GPU metrics under dcgm-exporter's names (see the module docs) ----
 
-/// One GPU as exported: its labels and its latest sample.
-#[derive(Debug)]
-struct ExportedGpu {
-    labels: Vec<(&'static str, String)>,
-    row: GpuRow,
-}
-
-impl From<GpuRow> for ExportedGpu {
-    fn from(mut row: GpuRow) -> Self {
-        // The holder's names only on samples its slice may read: taken since the assignment.
-        let holder = match (row.gpr_id, row.slice_id, row.assigned_at) {
-            (Some(gpr_id), Some(slice_id), Some(at)) => Some(Holder { gpr_id, slice_id, since: at.timestamp() }),
-            _ => None,
-        };
-        let held = egs_schema::metrics::access::Access::of(holder, true).allows(Some(row.last_sample_at));
-        let mut labels = vec![
-            ("gpu", row.gpu_index.to_string()),
-            ("UUID", std::mem::take(&mut row.uuid)),
-            ("device", format!("nvidia{}", row.gpu_index)),
-            ("modelName", std::mem::take(&mut row.model)),
-            ("Hostname", std::mem::take(&mut row.node_name)),
-        ];
-        if let Some(version) = row.driver_version.take() {
-            labels.push(("DCGM_FI_DRIVER_VERSION", version));
-        }
-        labels.push(("cluster", std::mem::take(&mut row.cluster_name)));
-        if let (true, Some(slice), Some(gpr)) = (held, row.slice_name.take(), row.gpr_name.take()) {
-            labels.push(("slice", slice));
-            labels.push(("gpr", gpr));
-        }
-        Self { labels, row }
+/// One GPU as exported: its labels and its latest values.
+fn exported(mut row: GpuRow) -> (Labels, GpuValues) {
+    // The holder's names only on samples its slice may read: taken since the assignment.
+    let holder = match (row.gpr_id, row.slice_id, row.assigned_at) {
+        (Some(gpr_id), Some(slice_id), Some(at)) => Some(Holder { gpr_id, slice_id, since: at.timestamp() }),
+        _ => None,
+    };
+    let held = egs_schema::metrics::access::Access::of(holder, true).allows(Some(row.last_sample_at));
+    let mut labels = gpu_labels(
+        i64::from(row.gpu_index),
+        std::mem::take(&mut row.uuid),
+        std::mem::take(&mut row.model),
+        std::mem::take(&mut row.node_name),
+        row.driver_version.take(),
+    );
+    labels.push(("cluster", std::mem::take(&mut row.cluster_name)));
+    if let (true, Some(slice), Some(gpr)) = (held, row.slice_name.take(), row.gpr_name.take()) {
+        labels.push(("slice", slice));
+        labels.push(("gpr", gpr));
     }
+    let values = GpuValues {
+        sm_clock_mhz: row.latest_sm_clock_mhz,
+        temperature_c: row.latest_temperature_c,
+        power_w: row.latest_power_w,
+        util: row.latest_util,
+        mem_util: row.latest_mem_util,
+        last_xid: Some(row.latest_xid_errors.as_ref().and_then(|x| x.0.last()).map_or(0, |&code| i64::from(code))),
+        fb_used_mib: row.latest_mem_used_mib,
+        fb_total_mib: Some(row.memory_mib as f64),
+        ecc_corrected: row.latest_ecc_corrected,
+        ecc_uncorrected: row.latest_ecc_uncorrected,
+        ..GpuValues::default()
+    };
+    (labels, values)
 }
 
-/// A value as dcgm-exporter writes it: measurements as floats, codes and counts as integers.
-#[derive(Copy, Clone, Debug)]
-enum Reading {
-    Float(f64),
-    Count(i64),
-}
-
-/// One exported family: its name, its help, and how to read it off a GPU's latest sample
-/// (`None`: this GPU has no value for it).
-struct DcgmFamily {
-    name: &'static str,
-    help: &'static str,
-    read: fn(&GpuRow) -> Option<Reading>,
-}
-
-/// The families, in the order of dcgm-exporter's `default-counters.csv`.
-const DCGM_FAMILIES: [DcgmFamily; 10] = [
-    DcgmFamily { name: "DCGM_FI_DEV_SM_CLOCK", help: "SM clock, MHz (latest sample).", read: |g| g.latest_sm_clock_mhz.map(Reading::Float) },
-    DcgmFamily {
-        name: "DCGM_FI_DEV_GPU_TEMP",
-        help: "GPU temperature, degrees C (latest sample).",
-        read: |g| g.latest_temperature_c.map(Reading::Float),
-    },
-    DcgmFamily { name: "DCGM_FI_DEV_POWER_USAGE", help: "Power draw, W (latest sample).", read: |g| g.latest_power_w.map(Reading::Float) },
-    DcgmFamily { name: "DCGM_FI_DEV_GPU_UTIL", help: "GPU utilisation, % (latest sample).", read: |g| g.latest_util.map(Reading::Float) },
-    DcgmFamily {
-        name: "DCGM_FI_DEV_MEM_COPY_UTIL",
-        help: "Memory-controller utilisation, % (latest sample).",
-        read: |g| g.latest_mem_util.map(Reading::Float),
-    },
-    DcgmFamily {
-        name: "DCGM_FI_DEV_XID_ERRORS",
-        help: "Last XID error code of the latest sample (0: none).",
-        read: |g| Some(Reading::Count(g.latest_xid_errors.as_ref().and_then(|x| x.0.last()).map_or(0, |&code| i64::from(code)))),
-    },
-    DcgmFamily {
-        name: "DCGM_FI_DEV_FB_FREE",
-        help: "Framebuffer free, MiB: registered memory less used (latest sample).",
-        read: |g| {
-            let used = g.latest_mem_used_mib?;
-            (g.memory_mib > 0).then(|| Reading::Float((g.memory_mib as f64 - used).max(0.0)))
-        },
-    },
-    DcgmFamily { name: "DCGM_FI_DEV_FB_USED", help: "Framebuffer used, MiB (latest sample).", read: |g| g.latest_mem_used_mib.map(Reading::Float) },
-    DcgmFamily {
-        name: "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",
-        help: "Corrected (single-bit) volatile ECC errors (latest sample).",
-        read: |g| g.latest_ecc_corrected.map(Reading::Count),
-    },
-    DcgmFamily {
-        name: "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
-        help: "Uncorrected (double-bit) volatile ECC errors (latest sample).",
-        read: |g| g.latest_ecc_uncorrected.map(Reading::Count),
-    },
-];
-
-/// The GPU families of one scrape. A family no GPU has a value for is left out.
+/// The GPU families of one scrape.
 #[derive(Debug)]
-struct DcgmGauges(Vec<ExportedGpu>);
+struct DcgmGauges(Vec<(Labels, GpuValues)>);
 
 impl Collector for DcgmGauges {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        for family in &DCGM_FAMILIES {
-            let mut readings = self.0.iter().filter_map(|g| Some((g, (family.read)(&g.row)?))).peekable();
-            if readings.peek().is_none() {
-                continue;
-            }
-            let mut metric = encoder.encode_descriptor(family.name, family.help, None, MetricType::Gauge)?;
-            for (gpu, reading) in readings {
-                let mut sample = metric.encode_family(&gpu.labels)?;
-                match reading {
-                    Reading::Float(value) => sample.encode_gauge(&value)?,
-                    Reading::Count(value) => sample.encode_gauge(&value)?,
-                }
-            }
-        }
-        Ok(())
+        egs_wire::dcgm::encode(&mut encoder, &self.0)
     }
 }

@@ -9,13 +9,13 @@
 
 use egs_schema::alerts::hub::AlertHub;
 use egs_schema::auth::TokenCache;
-use egs_schema::backoff::Backoff;
 use egs_schema::events::EventHub;
 use egs_schema::inventory::live::InventoryFeed;
 use egs_schema::lifecycle::SchedulerHandle;
 use egs_schema::metrics::MetricsStore;
 use egs_schema::metrics::sample::{Sample, Values};
 use egs_schema::ports::{Announce, MetricsFanout, RevocationBroadcast};
+use egs_wire::backoff::Backoff;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU8, Ordering};

@@ -4,6 +4,7 @@
 //! Kubernetes Secret), so it shows in neither `ps` nor `kubectl describe`.
 
 use clap::Parser;
+use egs_wire::duration::parse as parse_duration;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -174,36 +175,6 @@ fn host_name() -> String {
         .unwrap_or_else(|| "localhost".into())
 }
 
-/// Parses `1s`, `500ms`, `2m30s`, `1h`: numbers each followed by `ms`, `s`, `m` or `h`.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    if text.is_empty() {
-        return Err("empty duration".into());
-    }
-    let mut total = Duration::ZERO;
-    let mut rest = text;
-    while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
-        if digits == 0 {
-            return Err(format!("`{text}` is not a duration like `1s`, `500ms` or `2m30s`"));
-        }
-        let value: u64 = rest[..digits].parse().map_err(|_| format!("`{text}`: number too large"))?;
-        rest = &rest[digits..];
-        let unit_len = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
-        let part = match &rest[..unit_len] {
-            "ms" => Duration::from_millis(value),
-            "s" => Duration::from_secs(value),
-            "m" => Duration::from_secs(value.saturating_mul(60)),
-            "h" => Duration::from_secs(value.saturating_mul(3600)),
-            "" => return Err(format!("`{text}`: give a unit (`ms`, `s`, `m` or `h`)")),
-            other => return Err(format!("`{text}`: unknown unit `{other}` (use `ms`, `s`, `m` or `h`)")),
-        };
-        total = total.saturating_add(part);
-        rest = &rest[unit_len..];
-    }
-    Ok(total)
-}
-
 fn parse_interval(text: &str) -> Result<Duration, String> {
     let interval = parse_duration(text)?;
     if !(MIN_INTERVAL..=MAX_INTERVAL).contains(&interval) {
@@ -280,14 +251,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn durations_read_like_the_gateway_writes_them() {
+    fn durations_read_as_the_gateway_reads_them() {
         assert_eq!(parse_duration("1s"), Ok(Duration::from_secs(1)));
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(parse_duration("2m30s"), Ok(Duration::from_secs(150)));
         assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
         assert!(parse_duration("").is_err());
         assert!(parse_duration("10").is_err(), "a unit is required");
-        assert!(parse_duration("1d").is_err());
+        assert_eq!(parse_duration("1d"), Ok(Duration::from_secs(86_400)), "the gateway's grammar: days too");
+        assert_eq!(parse_duration("PT1M"), Ok(Duration::from_secs(60)));
         assert!(parse_duration("s").is_err());
     }
 

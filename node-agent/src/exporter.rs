@@ -1,32 +1,14 @@
 //! The agent's own HTTP face: `/healthz` and `/metrics`.
 //!
 //! `/metrics` speaks OpenMetrics and exports the latest reading of each GPU under NVIDIA
-//! dcgm-exporter's names and labels, exactly as the gateway's `/metrics` re-exports them, so the
-//! agent is a drop-in replacement for dcgm-exporter (same port, 9400) and dashboards built for
-//! either work on both:
+//! dcgm-exporter's names and labels: the families of [`egs_wire::dcgm`], the table the gateway's
+//! `/metrics` re-exports too, so the agent is a drop-in replacement for dcgm-exporter (same port,
+//! 9400) and dashboards built for either work on both. The agent reads every family in it; the
+//! XID family is the last code the GPU reported since the agent started.
 //!
-//! | family | value |
-//! | --- | --- |
-//! | `DCGM_FI_DEV_SM_CLOCK` | SM clock, MHz |
-//! | `DCGM_FI_DEV_GPU_TEMP` | GPU temperature, °C |
-//! | `DCGM_FI_DEV_POWER_USAGE` | power draw, W |
-//! | `DCGM_FI_DEV_GPU_UTIL` | GPU utilisation, % |
-//! | `DCGM_FI_DEV_MEM_COPY_UTIL` | memory-controller utilisation, % |
-//! | `DCGM_FI_DEV_XID_ERRORS` | the last XID code the GPU reported since the agent started, 0 when none (dcgm-exporter's meaning) |
-//! | `DCGM_FI_DEV_FB_FREE` | framebuffer free, MiB |
-//! | `DCGM_FI_DEV_FB_USED` | framebuffer used, MiB |
-//! | `DCGM_FI_DEV_ECC_SBE_VOL_TOTAL` | corrected (single-bit) volatile ECC errors, when the GPU counts them |
-//! | `DCGM_FI_DEV_ECC_DBE_VOL_TOTAL` | uncorrected (double-bit) volatile ECC errors, when the GPU counts them |
-//!
-//! and, because the agent reads them too, four more of dcgm's fields: `DCGM_FI_DEV_MEM_CLOCK`
-//! (MHz), `DCGM_FI_DEV_POWER_MGMT_LIMIT` (W), `DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION` (mJ) and
-//! `DCGM_FI_DEV_CLOCK_THROTTLE_REASONS` (NVML's bitmask). All are gauges, as on the gateway (an
-//! OpenMetrics counter's samples must end in `_total`).
-//!
-//! Labels, in dcgm-exporter's order: `gpu`, `UUID`, `device` (`nvidia<index>`), `modelName`,
-//! `Hostname`, `DCGM_FI_DRIVER_VERSION`; then `cluster` (when `--cluster-name` is set, as the
-//! gateway labels it) and, as dcgm-exporter does in Kubernetes, `namespace`, `pod` and
-//! `container` of the pod using the GPU, when exactly one pod does.
+//! After dcgm-exporter's labels come `cluster` (when `--cluster-name` is set, as the gateway
+//! labels it) and, as dcgm-exporter does in Kubernetes, `namespace`, `pod` and `container` of
+//! the pod using the GPU, when exactly one pod does.
 //! `egs_agent_gpu_pod_memory_used_mib` lists every pod on every GPU with the memory it holds.
 //!
 //! The agent's own health is under `egs_agent_*`: samples taken, sent, duplicate, dropped
@@ -38,6 +20,7 @@ use axum::extract::State as Extract;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use egs_wire::dcgm::{GpuValues, Labels, gpu_labels};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::text::{encode_eof, encode_registry};
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet};
@@ -155,74 +138,12 @@ pub fn render(state: &State) -> Result<String, std::fmt::Error> {
     Ok(text)
 }
 
-/// A value as dcgm-exporter writes it: measurements as floats, codes and counts as integers.
-#[derive(Copy, Clone, Debug)]
-enum Value {
-    Float(f64),
-    Count(i64),
-}
-
-struct GpuFamily {
-    name: &'static str,
-    help: &'static str,
-    read: fn(&Reading, Option<u32>) -> Option<Value>,
-}
-
-/// The families, in the order of dcgm-exporter's `default-counters.csv`, then the extras.
-const FAMILIES: [GpuFamily; 14] = [
-    GpuFamily { name: "DCGM_FI_DEV_SM_CLOCK", help: "SM clock, MHz.", read: |r, _| Some(Value::Float(r.sm_clock_mhz)) },
-    GpuFamily { name: "DCGM_FI_DEV_MEM_CLOCK", help: "Memory clock, MHz.", read: |r, _| r.mem_clock_mhz.map(Value::Float) },
-    GpuFamily { name: "DCGM_FI_DEV_GPU_TEMP", help: "GPU temperature, degrees C.", read: |r, _| Some(Value::Float(r.temperature)) },
-    GpuFamily { name: "DCGM_FI_DEV_POWER_USAGE", help: "Power draw, W.", read: |r, _| Some(Value::Float(r.power_w)) },
-    GpuFamily { name: "DCGM_FI_DEV_POWER_MGMT_LIMIT", help: "Enforced power limit, W.", read: |r, _| r.power_limit_w.map(Value::Float) },
-    GpuFamily {
-        name: "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
-        help: "Energy since the driver loaded, mJ.",
-        read: |r, _| r.energy_mj.map(|e| Value::Count(e as i64)),
-    },
-    GpuFamily { name: "DCGM_FI_DEV_GPU_UTIL", help: "GPU utilisation, %.", read: |r, _| Some(Value::Float(r.util)) },
-    GpuFamily { name: "DCGM_FI_DEV_MEM_COPY_UTIL", help: "Memory-controller utilisation, %.", read: |r, _| Some(Value::Float(r.mem_util)) },
-    GpuFamily {
-        name: "DCGM_FI_DEV_XID_ERRORS",
-        help: "Last XID error code the GPU reported (0: none).",
-        read: |_, last| Some(Value::Count(i64::from(last.unwrap_or(0)))),
-    },
-    GpuFamily {
-        name: "DCGM_FI_DEV_FB_FREE",
-        help: "Framebuffer free, MiB.",
-        read: |r, _| (r.mem_total_mib > 0.0).then(|| Value::Float((r.mem_total_mib - r.mem_used_mib).max(0.0))),
-    },
-    GpuFamily { name: "DCGM_FI_DEV_FB_USED", help: "Framebuffer used, MiB.", read: |r, _| Some(Value::Float(r.mem_used_mib)) },
-    GpuFamily {
-        name: "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",
-        help: "Corrected (single-bit) volatile ECC errors.",
-        read: |r, _| r.ecc_corrected.map(|c| Value::Count(c as i64)),
-    },
-    GpuFamily {
-        name: "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
-        help: "Uncorrected (double-bit) volatile ECC errors.",
-        read: |r, _| r.ecc_uncorrected.map(|c| Value::Count(c as i64)),
-    },
-    GpuFamily {
-        name: "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
-        help: "Clock throttle reasons (NVML bitmask).",
-        read: |r, _| Some(Value::Count(r.throttle_reasons as i64)),
-    },
-];
-
-/// One GPU as exported: its labels, latest reading and last XID.
-struct Exported {
-    labels: Vec<(&'static str, String)>,
-    reading: Reading,
-    last_xid: Option<u32>,
-}
-
 /// The GPU families of one scrape; GPUs gone from the bus are left out, and so is a family no
 /// GPU has a value for.
 struct DcgmGauges {
-    gpus: Vec<Exported>,
+    gpus: Vec<(Labels, GpuValues)>,
     /// (labels, MiB) per pod on a GPU.
-    pods: Vec<(Vec<(&'static str, String)>, f64)>,
+    pods: Vec<(Labels, f64)>,
 }
 
 impl std::fmt::Debug for DcgmGauges {
@@ -238,16 +159,7 @@ impl DcgmGauges {
         let mut pods = Vec::new();
         for reading in readings.iter().filter(|r| !r.lost) {
             let model = inventory.gpus.iter().find(|g| g.uuid == reading.uuid).map_or_else(String::new, |g| g.model.clone());
-            let mut labels = vec![
-                ("gpu", reading.index.to_string()),
-                ("UUID", reading.uuid.clone()),
-                ("device", format!("nvidia{}", reading.index)),
-                ("modelName", model),
-                ("Hostname", state.node.clone()),
-            ];
-            if let Some(driver) = &inventory.driver_version {
-                labels.push(("DCGM_FI_DRIVER_VERSION", driver.clone()));
-            }
+            let mut labels = gpu_labels(i64::from(reading.index), reading.uuid.clone(), model, state.node.clone(), inventory.driver_version.clone());
             if let Some(cluster) = &state.cluster_name {
                 labels.push(("cluster", cluster.clone()));
             }
@@ -269,13 +181,34 @@ impl DcgmGauges {
                 labels.extend(pod_labels(pod));
                 pods.push((labels, memory));
             }
-            gpus.push(Exported { labels, reading: reading.clone(), last_xid: last_xid.get(&reading.uuid).copied() });
+            gpus.push((labels, values(reading, last_xid.get(&reading.uuid).copied())));
         }
         Self { gpus, pods }
     }
 }
 
-fn pod_labels(pod: &PodRef) -> Vec<(&'static str, String)> {
+/// What the agent read of a GPU, as the exported families take it.
+fn values(r: &Reading, last_xid: Option<u32>) -> GpuValues {
+    let count = |n: u64| n.min(i64::MAX as u64) as i64;
+    GpuValues {
+        sm_clock_mhz: Some(r.sm_clock_mhz),
+        mem_clock_mhz: r.mem_clock_mhz,
+        temperature_c: Some(r.temperature),
+        power_w: Some(r.power_w),
+        power_limit_w: r.power_limit_w,
+        energy_mj: r.energy_mj.map(count),
+        util: Some(r.util),
+        mem_util: Some(r.mem_util),
+        last_xid: Some(i64::from(last_xid.unwrap_or(0))),
+        fb_used_mib: Some(r.mem_used_mib),
+        fb_total_mib: Some(r.mem_total_mib),
+        ecc_corrected: r.ecc_corrected.map(count),
+        ecc_uncorrected: r.ecc_uncorrected.map(count),
+        throttle_reasons: Some(count(r.throttle_reasons)),
+    }
+}
+
+fn pod_labels(pod: &PodRef) -> Labels {
     vec![
         ("namespace", pod.namespace.clone().unwrap_or_default()),
         ("pod", pod.name.clone().unwrap_or_else(|| pod.uid.clone())),
@@ -290,20 +223,7 @@ impl Collector for DcgmGauges {
 }
 
 fn encode_gpus(gauges: &DcgmGauges, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-    for family in &FAMILIES {
-        let mut values = gauges.gpus.iter().filter_map(|g| Some((g, (family.read)(&g.reading, g.last_xid)?))).peekable();
-        if values.peek().is_none() {
-            continue;
-        }
-        let mut metric = encoder.encode_descriptor(family.name, family.help, None, MetricType::Gauge)?;
-        for (gpu, value) in values {
-            let mut sample = metric.encode_family(&gpu.labels)?;
-            match value {
-                Value::Float(v) => sample.encode_gauge(&v)?,
-                Value::Count(v) => sample.encode_gauge(&v)?,
-            }
-        }
-    }
+    egs_wire::dcgm::encode(&mut encoder, &gauges.gpus)?;
     if !gauges.pods.is_empty() {
         let mut metric = encoder.encode_descriptor(
             "egs_agent_gpu_pod_memory_used_mib",

@@ -1,16 +1,12 @@
 //! Talking to the EGS gateway: three GraphQL mutations over HTTP, `upsertNodes` (register the
 //! node and its GPUs), `reportGpuSamples` (a batch of samples) and `reportGpuWorkloads` (the
-//! processes and pods on each GPU), with the agent token. The
-//! [`Gateway`] trait is what the reporting loop needs, so tests put a fake gateway behind it.
-//!
-//! The input types mirror the gateway's GraphQL inputs field for field (`NodeInput`,
-//! `GpuInput`, `GpuSampleInput`, `GpuWorkloadInput`); the agent does not link the gateway's
-//! crates, so they are declared again here. Fields the agent does not know are left out of
-//! the JSON (not sent as `null`), so the gateway keeps what an admin set.
+//! processes and pods on each GPU), with the agent token. The operations and their input types
+//! come from [`crate::operations`], typed from the gateway's schema. The [`Gateway`] trait is
+//! what the reporting loop needs, so tests put a fake gateway behind it.
 
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use graphql_client::GraphQLQuery;
+use serde::Deserialize;
+use serde_json::Value;
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -20,94 +16,8 @@ use std::time::Duration;
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
-const UPSERT_NODES: &str =
-    "mutation EgsAgentRegister($input: UpsertNodesInput!) { upsertNodes(input: $input) { nodes { id } userErrors { field message code } } }";
-const REPORT_WORKLOADS: &str = "mutation EgsAgentWorkloads($input: ReportGpuWorkloadsInput!) { reportGpuWorkloads(input: $input) { processes userErrors { field message code } } }";
-const REPORT_SAMPLES: &str = "mutation EgsAgentReport($input: ReportGpuSamplesInput!) { reportGpuSamples(input: $input) { accepted duplicates userErrors { field message code } } }";
-
-/// `GpuInput`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GpuInput {
-    pub uuid: String,
-    pub index: i32,
-    pub model: String,
-    pub memory_mib: i64,
-    pub mig_enabled: bool,
-}
-
-/// `NodeInput`: the node as its agent registers it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NodeInput {
-    pub name: String,
-    /// Required by the gateway for a new node; left out when unknown (an existing node keeps its).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub instance_type: Option<String>,
-    pub gpu_shape: String,
-    pub gpus_per_node: i32,
-    pub gpu_memory_mib: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub driver_version: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cuda_version: Option<String>,
-    /// Sent only when configured: left out, the gateway keeps the threshold an admin set.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub power_threshold_watts: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub temperature_threshold_celsius: Option<f64>,
-    /// `UNHEALTHY` after a fatal GPU fault; absent otherwise (the gateway keeps what it has).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub health: Option<&'static str>,
-    pub gpus: Vec<GpuInput>,
-}
-
-/// `GpuSampleInput`: one sample of one GPU.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SampleInput {
-    pub uuid: String,
-    pub timestamp: DateTime<Utc>,
-    pub util: f64,
-    pub mem_util: f64,
-    pub mem_used_mib: f64,
-    pub temperature: f64,
-    pub power: f64,
-    pub sm_clock_mhz: f64,
-    pub xid_errors: Vec<i32>,
-    pub ecc_corrected: Option<i64>,
-    pub ecc_uncorrected: Option<i64>,
-}
-
-/// `PodInput`: the pod a GPU process belongs to.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PodInput {
-    pub uid: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub container: Option<String>,
-}
-
-/// `GpuProcessInput`: a process on a GPU.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GpuProcessInput {
-    pub pid: i64,
-    pub used_memory_mib: Option<f64>,
-    pub pod: Option<PodInput>,
-}
-
-/// `GpuWorkloadInput`: everything running on one GPU now.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GpuWorkloadInput {
-    pub uuid: String,
-    pub processes: Vec<GpuProcessInput>,
-}
+use crate::operations::{EgsAgentRegister, EgsAgentReport, EgsAgentWorkloads, egs_agent_register, egs_agent_report, egs_agent_workloads};
+pub use crate::operations::{GpuInput, GpuProcessInput, GpuSampleInput as SampleInput, GpuWorkloadInput, Health, NodeInput, PodInput};
 
 /// A `userErrors` entry.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -234,20 +144,21 @@ impl HttpGateway {
         Ok(token)
     }
 
-    /// Posts one operation; returns the payload under `data.<field>`.
-    async fn call(&self, query: &str, field: &str, input: Value) -> Result<Value, GatewayError> {
+    /// Posts one operation; returns its answer once `data.<field>` is there without
+    /// `userErrors`.
+    async fn call<Q: GraphQLQuery>(&self, variables: Q::Variables, field: &str) -> Result<Q::ResponseData, GatewayError> {
         let token = self.token()?;
         let response = self
             .client
             .post(&self.endpoint)
             .header(reqwest::header::ACCEPT, "application/json")
             .bearer_auth(token)
-            .json(&json!({ "query": query, "variables": { "input": input } }))
+            .json(&Q::build_query(variables))
             .send()
             .await
             .map_err(|e| GatewayError::Unreachable(error_chain(&e)))?;
         let status = response.status();
-        let body: Option<Value> = response.json().await.ok();
+        let mut body: Option<Value> = response.json().await.ok();
         let first_error = body.as_ref().and_then(|b| b.get("errors")).and_then(|e| e.get(0));
         let code = first_error.and_then(|e| e.pointer("/extensions/code")).and_then(Value::as_str).unwrap_or_default().to_owned();
         let message = first_error.and_then(|e| e.get("message")).and_then(Value::as_str).unwrap_or_default().to_owned();
@@ -276,7 +187,8 @@ impl HttpGateway {
         if !errors.is_empty() {
             return Err(GatewayError::Rejected(errors));
         }
-        Ok(payload.clone())
+        let data = body.as_mut().and_then(|b| b.get_mut("data")).map(Value::take).unwrap_or_default();
+        serde_json::from_value(data).map_err(|e| GatewayError::Invalid(format!("`{field}` is not what the schema says: {e}")))
     }
 }
 
@@ -294,19 +206,29 @@ fn error_chain(error: &dyn std::error::Error) -> String {
 
 impl Gateway for HttpGateway {
     async fn register(&self, cluster_id: &str, node: &NodeInput) -> Result<(), GatewayError> {
-        let input = json!({ "clusterId": cluster_id, "nodes": [node] });
-        self.call(UPSERT_NODES, "upsertNodes", input).await.map(|_| ())
+        let input = egs_agent_register::UpsertNodesInput { cluster_id: cluster_id.to_owned(), nodes: vec![node.clone()] };
+        self.call::<EgsAgentRegister>(egs_agent_register::Variables { input }, "upsertNodes").await.map(|_| ())
     }
 
     async fn report(&self, cluster_id: &str, node_name: &str, samples: &[SampleInput]) -> Result<ReportOutcome, GatewayError> {
-        let input = json!({ "clusterId": cluster_id, "nodeName": node_name, "samples": samples });
-        let payload = self.call(REPORT_SAMPLES, "reportGpuSamples", input).await?;
-        let count = |name: &str| payload.get(name).and_then(Value::as_u64).ok_or_else(|| GatewayError::Invalid(format!("no `{name}` count")));
-        Ok(ReportOutcome { accepted: count("accepted")?, duplicates: count("duplicates")? })
+        let input = egs_agent_report::ReportGpuSamplesInput {
+            cluster_id: Some(cluster_id.to_owned()),
+            node_id: None,
+            node_name: Some(node_name.to_owned()),
+            samples: samples.to_vec(),
+        };
+        let answer = self.call::<EgsAgentReport>(egs_agent_report::Variables { input }, "reportGpuSamples").await?.report_gpu_samples;
+        let count = |n: i64| u64::try_from(n).map_err(|_| GatewayError::Invalid(format!("a negative count: {n}")));
+        Ok(ReportOutcome { accepted: count(answer.accepted)?, duplicates: count(answer.duplicates)? })
     }
 
     async fn report_workloads(&self, cluster_id: &str, node_name: &str, gpus: &[GpuWorkloadInput]) -> Result<(), GatewayError> {
-        let input = json!({ "clusterId": cluster_id, "nodeName": node_name, "gpus": gpus });
-        self.call(REPORT_WORKLOADS, "reportGpuWorkloads", input).await.map(|_| ())
+        let input = egs_agent_workloads::ReportGpuWorkloadsInput {
+            cluster_id: Some(cluster_id.to_owned()),
+            node_id: None,
+            node_name: Some(node_name.to_owned()),
+            gpus: gpus.to_vec(),
+        };
+        self.call::<EgsAgentWorkloads>(egs_agent_workloads::Variables { input }, "reportGpuWorkloads").await.map(|_| ())
     }
 }

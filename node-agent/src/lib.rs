@@ -11,6 +11,7 @@ pub mod config;
 pub mod exporter;
 pub mod gateway;
 pub mod kube;
+pub mod operations;
 pub mod pods;
 pub mod report;
 pub mod sampler;
@@ -340,24 +341,26 @@ async fn node_input(config: &Config, inventory: &Inventory) -> Result<NodeInput,
         name: config.node_name(),
         instance_type,
         gpu_shape: inventory.shape().unwrap_or_else(|| config.shape.clone()),
-        gpus_per_node: inventory.gpus.len() as i32,
+        gpus_per_node: inventory.gpus.len() as i64,
         gpu_memory_mib: inventory.gpus.iter().map(|g| g.memory_mib).min().unwrap_or(0) as i64,
         driver_version: inventory.driver_version.clone(),
         cuda_version: inventory.cuda_version.clone(),
         power_threshold_watts: config.power_threshold_watts,
         temperature_threshold_celsius: config.temperature_threshold_celsius,
         health: None,
-        gpus: inventory
-            .gpus
-            .iter()
-            .map(|g| GpuInput {
-                uuid: g.uuid.clone(),
-                index: g.index as i32,
-                model: g.model.clone(),
-                memory_mib: g.memory_mib as i64,
-                mig_enabled: g.mig_enabled,
-            })
-            .collect(),
+        gpus: Some(
+            inventory
+                .gpus
+                .iter()
+                .map(|g| GpuInput {
+                    uuid: g.uuid.clone(),
+                    index: i64::from(g.index),
+                    model: g.model.clone(),
+                    memory_mib: g.memory_mib as i64,
+                    mig_enabled: g.mig_enabled,
+                })
+                .collect(),
+        ),
     })
 }
 

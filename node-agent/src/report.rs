@@ -1,8 +1,8 @@
 //! Getting samples to the gateway whatever it is doing. Each tick's samples form a [`Batch`]
 //! in a bounded [`Buffer`]; the reporter sends the oldest batches first and drops them only
 //! once the gateway has answered. While the gateway is unreachable the reporter waits with
-//! exponential [`Backoff`] and jitter, the sampler keeps filling the buffer, and when it is full
-//! the oldest batch is dropped (counted in `egs_agent_samples_dropped_total` and logged). On
+//! exponential, jittered backoff ([`egs_wire::backoff`]), the sampler keeps filling the buffer,
+//! and when it is full the oldest batch is dropped (counted in `egs_agent_samples_dropped_total` and logged). On
 //! reconnect the buffer is sent in as few requests as the gateway's limit allows. A batch whose
 //! answer was lost is sent again; the gateway keeps one sample per GPU and second and counts the
 //! rest as `duplicates`, so nothing is stored twice.
@@ -11,11 +11,10 @@
 //! and at least every [`WORKLOADS_REFRESH`] ([`WorkloadSchedule`]); only the latest mapping
 //! matters, so nothing of it is buffered.
 
-use crate::gateway::{Gateway, GatewayError, GpuWorkloadInput, NodeInput, SampleInput};
+use crate::gateway::{Gateway, GatewayError, GpuWorkloadInput, Health, NodeInput, SampleInput};
 use crate::{Error, State};
 use chrono::{DateTime, Utc};
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use egs_wire::backoff::Backoff;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -149,40 +148,6 @@ impl Buffer {
     }
 }
 
-/// Exponential backoff with "equal jitter": the n-th wait is between half and all of
-/// `min(max, base · 2ⁿ)`, so waits grow, never collapse to zero, and agents that lost the
-/// gateway together do not come back together.
-#[derive(Debug)]
-pub struct Backoff {
-    base: Duration,
-    max: Duration,
-    failures: u32,
-    rng: StdRng,
-}
-
-impl Backoff {
-    pub fn new(base: Duration, max: Duration, seed: u64) -> Self {
-        Self { base, max, failures: 0, rng: StdRng::seed_from_u64(seed) }
-    }
-
-    /// The wait before the next try; counts a failure.
-    pub fn next_delay(&mut self) -> Duration {
-        let ceiling = self.base.saturating_mul(1u32 << self.failures.min(20)).min(self.max);
-        self.failures = self.failures.saturating_add(1);
-        let half = ceiling / 2;
-        half + Duration::from_nanos(self.rng.random_range(0..=(ceiling - half).as_nanos() as u64))
-    }
-
-    /// Failures since the last success.
-    pub fn failures(&self) -> u32 {
-        self.failures
-    }
-
-    pub fn reset(&mut self) {
-        self.failures = 0;
-    }
-}
-
 /// What the reporter registers: the node as its inventory and config describe it.
 pub struct Registration {
     pub cluster_id: String,
@@ -194,7 +159,7 @@ pub struct Registration {
 /// or cluster id will not fix itself); every later failure is logged, counted and retried.
 pub async fn run<G: Gateway>(gateway: &G, state: &State, registration: &Registration, once: bool, seed: u64) -> Result<(), Error> {
     let metrics = &state.metrics;
-    let mut backoff = Backoff::new(BACKOFF_BASE, BACKOFF_MAX, seed);
+    let mut backoff = Backoff::jittered(BACKOFF_BASE, BACKOFF_MAX, seed);
     let mut registered: Option<bool> = None;
     let mut ever_registered = false;
     let mut outage: Option<Instant> = None;
@@ -203,10 +168,10 @@ pub async fn run<G: Gateway>(gateway: &G, state: &State, registration: &Registra
         let unhealthy = state.unhealthy.load(Ordering::Relaxed);
         if registered != Some(unhealthy) {
             let mut node = registration.node.clone();
-            node.health = unhealthy.then_some("UNHEALTHY");
+            node.health = unhealthy.then_some(Health::UNHEALTHY);
             match gateway.register(&registration.cluster_id, &node).await {
                 Ok(()) => {
-                    tracing::info!(node = %node.name, gpus = node.gpus.len(), unhealthy, "registered the node with the gateway");
+                    tracing::info!(node = %node.name, gpus = node.gpus.as_ref().map_or(0, Vec::len), unhealthy, "registered the node with the gateway");
                     registered = Some(unhealthy);
                     ever_registered = true;
                     metrics.registered.set(1);
@@ -381,22 +346,6 @@ mod tests {
         assert_eq!((buffer.batches(), buffer.pending(10)), (0, None));
     }
 
-    #[test]
-    fn backoff_grows_exponentially_with_jitter_up_to_the_cap() {
-        let mut backoff = Backoff::new(Duration::from_millis(500), Duration::from_secs(30), 1);
-        let delays: Vec<Duration> = (0..12).map(|_| backoff.next_delay()).collect();
-        for (n, delay) in delays.iter().enumerate() {
-            let ceiling = Duration::from_millis(500).saturating_mul(1 << n).min(Duration::from_secs(30));
-            assert!(*delay >= ceiling / 2 && *delay <= ceiling, "try {n}: {delay:?} not in [{:?}, {ceiling:?}]", ceiling / 2);
-        }
-        assert!(delays[6..].iter().all(|d| *d >= Duration::from_secs(15)), "capped waits stay long: {delays:?}");
-        let distinct: std::collections::HashSet<_> = delays[6..].iter().collect();
-        assert!(distinct.len() > 1, "jitter spreads the capped waits: {delays:?}");
-        assert_eq!(backoff.failures(), 12);
-        backoff.reset();
-        assert!(backoff.next_delay() <= Duration::from_millis(500));
-    }
-
     fn mapping(pods: &[(&str, i64, Option<&str>)], memory: f64) -> Vec<GpuWorkloadInput> {
         pods.iter()
             .map(|(uuid, pid, pod)| GpuWorkloadInput {
@@ -443,8 +392,8 @@ mod tests {
 
     #[test]
     fn two_agents_seeded_differently_do_not_retry_in_lockstep() {
-        let mut a = Backoff::new(BACKOFF_BASE, BACKOFF_MAX, 1);
-        let mut b = Backoff::new(BACKOFF_BASE, BACKOFF_MAX, 2);
+        let mut a = Backoff::jittered(BACKOFF_BASE, BACKOFF_MAX, 1);
+        let mut b = Backoff::jittered(BACKOFF_BASE, BACKOFF_MAX, 2);
         let same = (0..10).filter(|_| a.next_delay() == b.next_delay()).count();
         assert!(same < 3);
     }

@@ -152,7 +152,7 @@ pub fn sample_inputs(readings: &[Reading], at: DateTime<Utc>, inventory: &Invent
         .filter(|r| !r.lost || !r.xid_errors.is_empty())
         .map(|r| {
             let registered = inventory.gpus.iter().find(|g| g.uuid == r.uuid).map_or(r.mem_total_mib, |g| g.memory_mib as f64);
-            let mut xids: Vec<i32> = r.xid_errors.iter().filter(|x| (1..=65_535).contains(*x)).map(|x| *x as i32).collect();
+            let mut xids: Vec<i64> = r.xid_errors.iter().filter(|x| (1..=65_535).contains(*x)).map(|x| i64::from(*x)).collect();
             if xids.len() > MAX_XIDS_PER_SAMPLE {
                 xids.drain(..xids.len() - MAX_XIDS_PER_SAMPLE);
             }
@@ -242,7 +242,7 @@ mod tests {
         let sample = sample_inputs(&[reading], at, &inventory()).remove(0);
         assert_eq!((sample.util, sample.mem_util, sample.mem_used_mib), (100.0, 0.0, 1050.0));
         assert_eq!((sample.temperature, sample.power, sample.sm_clock_mhz), (-50.0, 5000.0, 10_000.0));
-        assert_eq!(sample.xid_errors, (9..=40).collect::<Vec<i32>>(), "the newest 32 valid codes");
+        assert_eq!(sample.xid_errors, (9..=40).collect::<Vec<i64>>(), "the newest 32 valid codes");
     }
 
     #[test]

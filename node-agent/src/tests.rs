@@ -3,7 +3,7 @@
 //! duplicates, registration, and the HTTP face.
 
 use crate::config::{Fault, FaultKind};
-use crate::gateway::{Gateway, GatewayError, GpuWorkloadInput, NodeInput, ReportOutcome, SampleInput};
+use crate::gateway::{Gateway, GatewayError, GpuWorkloadInput, Health, NodeInput, ReportOutcome, SampleInput};
 use crate::source::simulated::{Faults, SimulatedSource};
 use crate::{Agent, Config, Error, State, TokioClock};
 use chrono::{DateTime, Utc};
@@ -302,14 +302,14 @@ async fn registration_describes_the_node_and_its_gpus() {
         (node.name.as_str(), node.instance_type.as_deref().unwrap_or_default(), node.gpu_shape.as_str()),
         (NODE, "p5.48xlarge", "NVIDIA-H100-80GB-HBM3")
     );
-    assert_eq!((node.gpus_per_node, node.gpu_memory_mib, node.gpus.len()), (8, 81_559, 8));
+    assert_eq!((node.gpus_per_node, node.gpu_memory_mib, node.gpus.as_ref().map(Vec::len)), (8, 81_559, Some(8)));
     assert_eq!(node.temperature_threshold_celsius, Some(85.0));
     let sent = serde_json::to_value(&node).expect("JSON");
     assert!(sent.get("powerThresholdWatts").is_none(), "a threshold not configured is left out, so the gateway keeps an admin's: {sent}");
     assert_eq!(node.cuda_version.as_deref(), Some("12.4"));
     assert_eq!(node.health, None, "health is left to the gateway unless a GPU fails");
     assert_eq!(node.driver_version.as_deref(), Some("550.90.07"));
-    assert!(node.gpus.iter().enumerate().all(|(i, g)| g.index == i as i32 && g.model == "NVIDIA H100 80GB HBM3"));
+    assert!(node.gpus.iter().flatten().enumerate().all(|(i, g)| g.index == i as i64 && g.model == "NVIDIA H100 80GB HBM3"));
     agent.stop().await.expect("a clean stop");
 }
 
@@ -320,9 +320,9 @@ async fn a_gpu_falling_off_the_bus_reports_xid_79_and_registers_the_node_unhealt
     agent.faults.inject(Fault { kind: FaultKind::Lost, gpu: 5 });
     wait(Duration::from_secs(3)).await;
     let (registrations, samples) = agent.gateway.with(|f| (f.registrations.clone(), f.samples.clone()));
-    assert_eq!(registrations.iter().map(|r| r.health).collect::<Vec<_>>(), vec![None, Some("UNHEALTHY")]);
-    assert_eq!(registrations[1].gpus.len(), 8, "the lost GPU stays registered");
-    let uuid = &registrations[0].gpus[5].uuid;
+    assert_eq!(registrations.iter().map(|r| r.health.clone()).collect::<Vec<_>>(), vec![None, Some(Health::UNHEALTHY)]);
+    assert_eq!(registrations[1].gpus.as_ref().map(Vec::len), Some(8), "the lost GPU stays registered");
+    let uuid = &registrations[0].gpus.as_ref().expect("GPUs are registered")[5].uuid;
     let last: Vec<&SampleInput> = samples.iter().filter(|s| &s.uuid == uuid).collect();
     assert_eq!(last.last().map(|s| s.xid_errors.clone()), Some(vec![79]), "its last word");
     let seconds_after = samples.iter().filter(|s| &s.uuid != uuid).map(|s| s.timestamp).max();

@@ -9,7 +9,6 @@
 
 pub mod alerts;
 pub mod auth;
-pub mod backoff;
 pub mod clock;
 pub mod cluster;
 pub mod error;

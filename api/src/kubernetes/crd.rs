@@ -188,11 +188,9 @@ pub(super) struct Parsed {
 /// The text fields of the spec, parsed; every problem at once.
 pub(super) fn parse_fields(spec: &GPUProvisioningRequestSpec) -> Result<Parsed, Vec<UserError>> {
     let mut errors = Vec::new();
-    let duration_secs = egs_schema::scalars::parse_duration(&spec.duration).map_err(|e| errors.push(UserError::invalid("duration", e))).unwrap_or(0);
+    let duration_secs = egs_wire::duration::parse_secs(&spec.duration).map_err(|e| errors.push(UserError::invalid("duration", e))).unwrap_or(0);
     let idle_timeout_secs = match &spec.idle_timeout {
-        Some(text) => {
-            egs_schema::scalars::parse_duration(text).map(Some).map_err(|e| errors.push(UserError::invalid("idleTimeout", e))).unwrap_or(None)
-        }
+        Some(text) => egs_wire::duration::parse_secs(text).map(Some).map_err(|e| errors.push(UserError::invalid("idleTimeout", e))).unwrap_or(None),
         None => None,
     };
     let earliest_start_at = match &spec.earliest_start_at {

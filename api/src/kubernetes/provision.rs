@@ -10,9 +10,9 @@ use super::{
     TOLERATIONS_WHITELIST_ANNOTATION, classify, is_conflict, is_not_found,
 };
 use async_trait::async_trait;
-use egs_schema::backoff::Backoff;
 use egs_schema::lifecycle::provider::run_step;
 use egs_schema::ports::{ClusterProvider, NodeJob, ProviderError, StepLog};
+use egs_wire::backoff::Backoff;
 use k8s_openapi::api::core::v1::{Event, Namespace, Node, ObjectReference, Pod, Taint};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
 use kube::api::{Api, EvictParams, ListParams, Patch, PatchParams, PostParams};

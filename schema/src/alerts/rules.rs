@@ -22,6 +22,7 @@
 
 use chrono::{DateTime, Utc};
 use egs_entities::{AlertKind, AlertSeverity};
+use egs_wire::duration::format_human;
 
 /// The temperature threshold when neither the node nor its shape sets one: where data-centre
 /// GPUs (A100, H100) begin to throttle.
@@ -205,21 +206,6 @@ pub fn xid_meaning(code: i32) -> Option<&'static str> {
     })
 }
 
-/// A short, readable duration: `45s`, `23m`, `1h 5m`, `2d 3h`.
-pub fn human_duration(secs: i64) -> String {
-    let secs = secs.max(0);
-    let (d, h, m, s) = (secs / 86_400, secs % 86_400 / 3600, secs % 3600 / 60, secs % 60);
-    match (d, h, m) {
-        (0, 0, 0) => format!("{s}s"),
-        (0, 0, _) if s == 0 => format!("{m}m"),
-        (0, 0, _) => format!("{m}m {s}s"),
-        (0, _, 0) => format!("{h}h"),
-        (0, _, _) => format!("{h}h {m}m"),
-        (_, 0, _) => format!("{d}d"),
-        _ => format!("{d}d {h}h"),
-    }
-}
-
 fn raise(state: &mut Option<Open>, kind: AlertKind, severity: AlertSeverity, holder: Option<i64>, at: DateTime<Utc>) -> AlertKind {
     *state = Some(Open { severity, gpr_id: holder, last_seen: at });
     kind
@@ -359,7 +345,7 @@ pub fn quiet(open: &mut Option<Open>, kind: AlertKind, now: DateTime<Utc>) -> Op
     }
     *open = None;
     let what = if kind == AlertKind::XidError { "XID error" } else { "new uncorrectable ECC error" };
-    Some(Decision::Clear { kind, resolution: format!("no {what} for {}", human_duration(period)) })
+    Some(Decision::Clear { kind, resolution: format!("no {what} for {}", format_human(period)) })
 }
 
 /// `NODE_STALE` for a node: `last_heartbeat` is when its agent last reported (`None`: it never
@@ -389,7 +375,7 @@ pub fn node_staleness(
                 severity,
                 value: Some(silent as f64),
                 threshold: Some(stale_after_secs as f64),
-                detail: format!("has had no word from its agent for {} (stale after {})", human_duration(silent), human_duration(stale_after_secs)),
+                detail: format!("has had no word from its agent for {} (stale after {})", format_human(silent), format_human(stale_after_secs)),
             });
         }
         (Some(_), false) => out.push(Decision::Clear { kind: AlertKind::NodeStale, resolution: "its agent reported again".into() }),
@@ -415,8 +401,8 @@ pub fn gpr_idleness(now: DateTime<Utc>, idle_timeout_secs: i64, idle_since: Opti
                 threshold: Some(idle_timeout_secs as f64),
                 detail: format!(
                     "has had every GPU idle for {} of its {} idle timeout; it is released at {} unless they get busy",
-                    human_duration(idle_for),
-                    human_duration(idle_timeout_secs),
+                    format_human(idle_for),
+                    format_human(idle_timeout_secs),
                     release_at.format("%Y-%m-%d %H:%M UTC")
                 ),
             })
@@ -583,15 +569,5 @@ mod tests {
         );
         assert_eq!(gpr_idleness(at(1500), timeout, Some(at(0)), true), None, "raised once");
         assert!(matches!(gpr_idleness(at(1500), timeout, Some(at(1400)), true), Some(Decision::Clear { kind: AlertKind::GprIdle, .. })));
-    }
-
-    #[test]
-    fn durations_read_like_people_write_them() {
-        assert_eq!(human_duration(45), "45s");
-        assert_eq!(human_duration(600), "10m");
-        assert_eq!(human_duration(1350), "22m 30s");
-        assert_eq!(human_duration(3900), "1h 5m");
-        assert_eq!(human_duration(7200), "2h");
-        assert_eq!(human_duration(97_200), "1d 3h");
     }
 }

@@ -8,12 +8,12 @@
 //! Everything is logged with the webhook's scheme, host and port only: the path of a Slack
 //! webhook URL is its secret.
 
-use super::rules::human_duration;
 use super::transition::AlertTransition;
-use crate::backoff::Backoff;
 use crate::ids::{self, Kind};
 use anyhow::Context;
 use egs_entities::{AlertAction, AlertSeverity};
+use egs_wire::backoff::Backoff;
+use egs_wire::duration::format_human;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::future::Future;
@@ -173,7 +173,7 @@ pub fn slack_payload(transition: &AlertTransition) -> Value {
     let mut text = format!("{icon} {severity} {kind} {verb}: {}", alert.message);
     let mut details = alert.message.clone();
     if transition.action == AlertAction::Cleared {
-        let lasted = alert.cleared_at.map(|c| human_duration((c - alert.raised_at).num_seconds())).unwrap_or_default();
+        let lasted = alert.cleared_at.map(|c| format_human((c - alert.raised_at).num_seconds())).unwrap_or_default();
         let why = alert.resolution.as_deref().unwrap_or("the condition ended");
         text = format!("{icon} {kind} cleared after {lasted}: {why} ({})", alert.message);
         details = format!("{}\nCleared: {why}", alert.message);

@@ -52,8 +52,8 @@ pub fn evaluate(policy: &SlicePolicy, ask: &Ask<'_>, usage: &Usage) -> Verdict {
             "duration",
             format!(
                 "{} is longer than the slice's maximum of {}",
-                crate::scalars::format_duration(ask.duration_secs),
-                crate::scalars::format_duration(max)
+                egs_wire::duration::format_iso(ask.duration_secs),
+                egs_wire::duration::format_iso(max)
             ),
         ));
     }
@@ -61,7 +61,7 @@ pub fn evaluate(policy: &SlicePolicy, ask: &Ask<'_>, usage: &Usage) -> Verdict {
         match ask.idle_timeout_secs {
             Some(t) if t > max => verdict.rejections.push(UserError::invalid(
                 "idleTimeout",
-                format!("the slice allows an idle timeout of at most {}", crate::scalars::format_duration(max)),
+                format!("the slice allows an idle timeout of at most {}", egs_wire::duration::format_iso(max)),
             )),
             _ => {}
         }

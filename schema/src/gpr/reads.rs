@@ -82,23 +82,9 @@ pub async fn wait_time_estimates(
     // What `createGpr` would refuse outright (a shape the slice may not use, a window over its
     // maximum) is refused here the same way; what would need approval still gets estimates.
     validate::finish(policy::evaluate(&owner.policy, &ask_of(&spec, gpus_per_node), &Usage::default()).rejections)?;
-    let request = crate::scheduler::Request {
-        id: -1,
-        slice: spec.slice_id,
-        nodes: spec.node_count.max(1) as u32,
-        gpus_per_node: spec.gpus_per_node.map(|g| g.max(0) as u32),
-        min_gpu_memory_mib: spec.min_gpu_memory_mib,
-        gpu_shape: spec.gpu_shape,
-        instance_type: spec.instance_type,
-        preferred_clusters: spec.preferred_cluster_ids,
-        priority: spec.priority,
-        duration: spec.duration_secs,
-        earliest_start: spec.earliest_start_at.map(|t| t.timestamp()),
-        submitted_at: now.timestamp(),
-        preemptible: true,
-        requeue: false,
-        idle_timeout: None,
-    };
+    // An ask not yet stored: whether it could be preempted or idle out later does not move
+    // when it could start.
+    let request = crate::scheduler::Request { preemptible: true, idle_timeout: None, ..spec.scheduler_request(-1, now, false) };
     let rows = crate::lifecycle::state::wait_time(db, scheduler, &request, now).await?;
     // The slice's own GPR is the caller's to see (they are a member).
     let own: Vec<i64> = rows.iter().filter_map(|r| r.behind_own.map(|o| o.0)).collect();

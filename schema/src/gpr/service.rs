@@ -83,7 +83,7 @@ pub async fn create_gpr(db: &DatabaseConnection, caller: &Caller, mut spec: GprS
         &txn,
         &created,
         GprEventKind::Created,
-        format!("{} asked for {} node(s) for {}", actor, created.node_count, crate::scalars::format_duration(created.duration_secs)),
+        format!("{} asked for {} node(s) for {}", actor, created.node_count, egs_wire::duration::format_iso(created.duration_secs)),
         actor,
     )
     .await?;
@@ -169,24 +169,7 @@ pub async fn update_gpr(db: &DatabaseConnection, caller: &Caller, id: i64, versi
     if !found.phase.is_pending() {
         return Err(phase_error(&found, "edit", "pending GPRs (PENDING_APPROVAL, QUEUED) can be edited"));
     }
-    let mut spec = GprSpec {
-        slice_id: found.slice_id,
-        name: changes.name.clone().unwrap_or_else(|| found.name.clone()),
-        node_count: changes.node_count.unwrap_or(found.node_count),
-        gpus_per_node: changes.gpus_per_node.unwrap_or(found.gpus_per_node),
-        min_gpu_memory_mib: changes.min_gpu_memory_mib.unwrap_or(found.min_gpu_memory_mib),
-        gpu_shape: changes.gpu_shape.clone().unwrap_or_else(|| found.gpu_shape.clone()),
-        instance_type: changes.instance_type.clone().unwrap_or_else(|| found.instance_type.clone()),
-        preferred_cluster_ids: changes.preferred_cluster_ids.clone().unwrap_or_else(|| found.preferred_cluster_ids.0.clone()),
-        priority: changes.priority.unwrap_or(found.priority),
-        duration_secs: changes.duration_secs.unwrap_or(found.duration_secs),
-        idle_timeout_secs: changes.idle_timeout_secs.unwrap_or(found.idle_timeout_secs),
-        preemptible: changes.preemptible.unwrap_or(found.preemptible),
-        requeue_on_failure: Some(found.requeue_on_failure),
-        earliest_start_at: changes.earliest_start_at.unwrap_or(found.earliest_start_at),
-        labels: changes.labels.clone().unwrap_or_else(|| found.labels.0.clone()),
-        source: None,
-    };
+    let mut spec = GprSpec::of_stored(&found).changed_by(&changes);
     let mut errors = Vec::new();
     // An unchanged earliest start that has since passed is fine; only a new one must be ahead.
     check_spec_fields(&spec, changes.earliest_start_at.is_some().then(Utc::now), &mut errors);
@@ -283,7 +266,7 @@ fn describe_changes(before: &gpr::Model, after: &GprSpec) -> Vec<String> {
     note(
         "duration",
         before.duration_secs != after.duration_secs,
-        format!("{} → {}", crate::scalars::format_duration(before.duration_secs), crate::scalars::format_duration(after.duration_secs)),
+        format!("{} → {}", egs_wire::duration::format_iso(before.duration_secs), egs_wire::duration::format_iso(after.duration_secs)),
     );
     note("idleTimeout", before.idle_timeout_secs != after.idle_timeout_secs, String::new());
     note("preemptible", before.preemptible != after.preemptible, String::new());

@@ -70,3 +70,85 @@ pub struct GprChanges {
     pub earliest_start_at: Option<Option<DateTime<Utc>>>,
     pub labels: Option<BTreeMap<String, String>>,
 }
+
+impl GprSpec {
+    /// What a stored GPR asks for (its plan and phase aside).
+    pub fn of_stored(g: &egs_entities::gpr::Model) -> Self {
+        Self {
+            slice_id: g.slice_id,
+            name: g.name.clone(),
+            node_count: g.node_count,
+            gpus_per_node: g.gpus_per_node,
+            min_gpu_memory_mib: g.min_gpu_memory_mib,
+            gpu_shape: g.gpu_shape.clone(),
+            instance_type: g.instance_type.clone(),
+            preferred_cluster_ids: g.preferred_cluster_ids.0.clone(),
+            priority: g.priority,
+            duration_secs: g.duration_secs,
+            idle_timeout_secs: g.idle_timeout_secs,
+            preemptible: g.preemptible,
+            requeue_on_failure: Some(g.requeue_on_failure),
+            earliest_start_at: g.earliest_start_at,
+            labels: g.labels.0.clone(),
+            source: None,
+        }
+    }
+
+    /// This ask with an edit applied: each field the edit names replaces this one's.
+    pub fn changed_by(self, changes: &GprChanges) -> Self {
+        let GprChanges {
+            name,
+            node_count,
+            gpus_per_node,
+            min_gpu_memory_mib,
+            gpu_shape,
+            instance_type,
+            preferred_cluster_ids,
+            priority,
+            duration_secs,
+            idle_timeout_secs,
+            preemptible,
+            earliest_start_at,
+            labels,
+        } = changes.clone();
+        Self {
+            name: name.unwrap_or(self.name),
+            node_count: node_count.unwrap_or(self.node_count),
+            gpus_per_node: gpus_per_node.unwrap_or(self.gpus_per_node),
+            min_gpu_memory_mib: min_gpu_memory_mib.unwrap_or(self.min_gpu_memory_mib),
+            gpu_shape: gpu_shape.unwrap_or(self.gpu_shape),
+            instance_type: instance_type.unwrap_or(self.instance_type),
+            preferred_cluster_ids: preferred_cluster_ids.unwrap_or(self.preferred_cluster_ids),
+            priority: priority.unwrap_or(self.priority),
+            duration_secs: duration_secs.unwrap_or(self.duration_secs),
+            idle_timeout_secs: idle_timeout_secs.unwrap_or(self.idle_timeout_secs),
+            preemptible: preemptible.unwrap_or(self.preemptible),
+            earliest_start_at: earliest_start_at.unwrap_or(self.earliest_start_at),
+            labels: labels.unwrap_or(self.labels),
+            ..self
+        }
+    }
+
+    /// The one mapping from a GPR to what the scheduler plans: `id` is the GPR's (or -1 for
+    /// an ask not yet stored), `submitted_at` its queue position, `requeue` whether its slice
+    /// sends it back to the queue when evicted.
+    pub fn scheduler_request(&self, id: i64, submitted_at: DateTime<Utc>, requeue: bool) -> crate::scheduler::Request {
+        crate::scheduler::Request {
+            id,
+            slice: self.slice_id,
+            nodes: self.node_count.max(1) as u32,
+            gpus_per_node: self.gpus_per_node.map(|g| g.max(0) as u32),
+            min_gpu_memory_mib: self.min_gpu_memory_mib,
+            gpu_shape: self.gpu_shape.clone(),
+            instance_type: self.instance_type.clone(),
+            preferred_clusters: self.preferred_cluster_ids.clone(),
+            priority: self.priority,
+            duration: self.duration_secs,
+            earliest_start: self.earliest_start_at.map(|t| t.timestamp()),
+            submitted_at: submitted_at.timestamp(),
+            preemptible: self.preemptible,
+            requeue,
+            idle_timeout: self.idle_timeout_secs,
+        }
+    }
+}

@@ -138,23 +138,7 @@ impl Snapshot {
 
     pub fn request(&self, g: &gpr::Model) -> Request {
         let evict_requeue = self.slices.get(&g.slice_id).is_some_and(|s| s.policy.requeue_on_eviction);
-        Request {
-            id: g.id,
-            slice: g.slice_id,
-            nodes: g.node_count.max(1) as u32,
-            gpus_per_node: g.gpus_per_node.map(|n| n.max(0) as u32),
-            min_gpu_memory_mib: g.min_gpu_memory_mib,
-            gpu_shape: g.gpu_shape.clone(),
-            instance_type: g.instance_type.clone(),
-            preferred_clusters: g.preferred_cluster_ids.0.clone(),
-            priority: g.priority,
-            duration: g.duration_secs,
-            earliest_start: g.earliest_start_at.map(|t| t.timestamp()),
-            submitted_at: g.created_at.timestamp(),
-            preemptible: g.preemptible,
-            requeue: evict_requeue,
-            idle_timeout: g.idle_timeout_secs,
-        }
+        crate::gpr::spec::GprSpec::of_stored(g).scheduler_request(g.id, g.created_at, evict_requeue)
     }
 
     /// GPUs per node in a pool (for GPU-hour accounting).

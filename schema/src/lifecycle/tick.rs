@@ -119,7 +119,7 @@ impl Lifecycle {
         if g.milestones_done & EXIT_WARNING_BIT == 0 && warn_at <= now {
             // Written even when late (the gateway was down), so the history has no gap.
             let message = if now < exit {
-                format!("the window ends in {}; save your work", crate::scalars::format_duration((exit - now).num_seconds().max(0)))
+                format!("the window ends in {}; save your work", egs_wire::duration::format_iso((exit - now).num_seconds().max(0)))
             } else {
                 "the window has ended; the nodes are being released".to_owned()
             };
@@ -154,7 +154,7 @@ impl Lifecycle {
         let message = match (reason, by) {
             (ReleaseReason::Expired, _) => "the reserved window ended".to_owned(),
             (ReleaseReason::IdleTimeout, _) => {
-                format!("every GPU stayed idle for {}", crate::scalars::format_duration(g.idle_timeout_secs.unwrap_or_default()))
+                format!("every GPU stayed idle for {}", egs_wire::duration::format_iso(g.idle_timeout_secs.unwrap_or_default()))
             }
             (ReleaseReason::Preempted, Some(by)) => format!("preempted by GPR `{}` (priority {} over {})", by.name, by.priority, g.priority),
             _ => format!("released ({})", reason.as_str()),
