@@ -9,35 +9,18 @@ use async_graphql::{ID, InputObject, MaybeUndefined};
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
 
-/// A GPR you are thinking of submitting.
+/// What a GPR asks for and from when: everything its wait depends on. `waitTimeEstimates`
+/// takes it alone (a GPR you are thinking of submitting); `createGpr` takes it with the rest.
 #[derive(InputObject)]
 pub struct WaitTimeInput {
     pub slice_id: ID,
-    pub node_count: i32,
-    pub gpus_per_node: Option<i32>,
-    pub min_gpu_memory_mib: Option<i64>,
-    /// Omit to see every shape the slice may use.
-    pub gpu_shape: Option<String>,
-    pub instance_type: Option<String>,
-    #[graphql(default)]
-    pub preferred_cluster_ids: Vec<ID>,
-    #[graphql(default = 101)]
-    pub priority: i32,
-    pub duration: Duration,
-    pub earliest_start_at: Option<DateTime<Utc>>,
-}
-
-#[derive(InputObject)]
-pub struct CreateGprInput {
-    pub slice_id: ID,
-    /// A DNS label, e.g. `llama-finetune-3`.
-    pub name: String,
     /// Whole nodes, all from one pool.
     pub node_count: i32,
     /// GPUs needed on each node; omit for every GPU of the node.
     pub gpus_per_node: Option<i32>,
     pub min_gpu_memory_mib: Option<i64>,
-    /// Omit to let the scheduler pick.
+    /// Omit to let the scheduler pick (a wait-time answer then covers every shape the slice
+    /// may use).
     pub gpu_shape: Option<String>,
     /// Omit to let the scheduler pick.
     pub instance_type: Option<String>,
@@ -49,14 +32,23 @@ pub struct CreateGprInput {
     pub priority: i32,
     /// The strict reserved window, e.g. `6h` or `PT6H`.
     pub duration: Duration,
+    /// Reserve ahead: not before this time.
+    pub earliest_start_at: Option<DateTime<Utc>>,
+}
+
+#[derive(InputObject)]
+pub struct CreateGprInput {
+    /// What it asks for and from when, as `waitTimeEstimates` takes it.
+    #[graphql(flatten)]
+    pub ask: WaitTimeInput,
+    /// A DNS label, e.g. `llama-finetune-3`.
+    pub name: String,
     /// Release after the GPUs stay idle this long; defaults to the slice policy.
     pub idle_timeout: Option<Duration>,
     #[graphql(default = true)]
     pub preemptible: bool,
     /// Defaults to the slice policy.
     pub requeue_on_failure: Option<bool>,
-    /// Reserve ahead: not before this time.
-    pub earliest_start_at: Option<DateTime<Utc>>,
     #[graphql(default)]
     pub labels: Vec<Label>,
 }
@@ -120,23 +112,14 @@ pub(super) fn labels_map(labels: Vec<Label>) -> Result<BTreeMap<String, String>>
 impl CreateGprInput {
     /// The request as the service takes it; ids decoded, labels checked.
     pub fn into_spec(self) -> Result<GprSpec> {
+        let ask = self.ask.into_spec()?;
         Ok(GprSpec {
-            slice_id: ids::decode("sliceId", &self.slice_id, Kind::Slice)?,
             name: self.name,
-            node_count: self.node_count,
-            gpus_per_node: self.gpus_per_node,
-            min_gpu_memory_mib: self.min_gpu_memory_mib,
-            gpu_shape: self.gpu_shape,
-            instance_type: self.instance_type,
-            preferred_cluster_ids: decode_clusters("preferredClusterIds", &self.preferred_cluster_ids)?,
-            priority: self.priority,
-            duration_secs: self.duration.secs(),
             idle_timeout_secs: self.idle_timeout.map(Duration::secs),
             preemptible: self.preemptible,
             requeue_on_failure: self.requeue_on_failure,
-            earliest_start_at: self.earliest_start_at,
             labels: labels_map(self.labels)?,
-            source: None,
+            ..ask
         })
     }
 }

@@ -244,7 +244,10 @@ export type CreateGprInput = {
   duration: Scalars['Duration']['input'];
   /** Reserve ahead: not before this time. */
   earliestStartAt?: InputMaybe<Scalars['DateTime']['input']>;
-  /** Omit to let the scheduler pick. */
+  /**
+   * Omit to let the scheduler pick (a wait-time answer then covers every shape the slice
+   * may use).
+   */
   gpuShape?: InputMaybe<Scalars['String']['input']>;
   /** GPUs needed on each node; omit for every GPU of the node. */
   gpusPerNode?: InputMaybe<Scalars['Int']['input']>;
@@ -2312,17 +2315,30 @@ export type Viewer = {
   user?: Maybe<User>;
 };
 
-/** A GPR you are thinking of submitting. */
+/**
+ * What a GPR asks for and from when: everything its wait depends on. `waitTimeEstimates`
+ * takes it alone (a GPR you are thinking of submitting); `createGpr` takes it with the rest.
+ */
 export type WaitTimeInput = {
+  /** The strict reserved window, e.g. `6h` or `PT6H`. */
   duration: Scalars['Duration']['input'];
+  /** Reserve ahead: not before this time. */
   earliestStartAt?: InputMaybe<Scalars['DateTime']['input']>;
-  /** Omit to see every shape the slice may use. */
+  /**
+   * Omit to let the scheduler pick (a wait-time answer then covers every shape the slice
+   * may use).
+   */
   gpuShape?: InputMaybe<Scalars['String']['input']>;
+  /** GPUs needed on each node; omit for every GPU of the node. */
   gpusPerNode?: InputMaybe<Scalars['Int']['input']>;
+  /** Omit to let the scheduler pick. */
   instanceType?: InputMaybe<Scalars['String']['input']>;
   minGpuMemoryMib?: InputMaybe<Scalars['Int']['input']>;
+  /** Whole nodes, all from one pool. */
   nodeCount: Scalars['Int']['input'];
+  /** Omit for any of the slice's clusters. */
   preferredClusterIds?: Array<Scalars['ID']['input']>;
+  /** 1–300, higher runs first; default 101. */
   priority?: Scalars['Int']['input'];
   sliceId: Scalars['ID']['input'];
 };
