@@ -10,35 +10,25 @@ use graphql_client::GraphQLQuery;
 /// The schema's `DateTime` (RFC 3339).
 type DateTime = chrono::DateTime<chrono::Utc>;
 
-#[derive(GraphQLQuery)]
-#[graphql(
-    schema_path = "../schema/schema.graphql",
-    query_path = "src/operations.graphql",
-    variables_derives = "Clone, Debug, PartialEq",
-    response_derives = "Debug",
-    skip_serializing_none
-)]
-pub struct EgsAgentRegister;
+/// One operation of `operations.graphql`, by name, with its types in a module of the same
+/// name in snake case.
+macro_rules! operation {
+    ($name:ident) => {
+        #[derive(GraphQLQuery)]
+        #[graphql(
+            schema_path = "../schema/schema.graphql",
+            query_path = "src/operations.graphql",
+            variables_derives = "Clone, Debug, PartialEq",
+            response_derives = "Debug",
+            skip_serializing_none
+        )]
+        pub struct $name;
+    };
+}
 
-#[derive(GraphQLQuery)]
-#[graphql(
-    schema_path = "../schema/schema.graphql",
-    query_path = "src/operations.graphql",
-    variables_derives = "Clone, Debug, PartialEq",
-    response_derives = "Debug",
-    skip_serializing_none
-)]
-pub struct EgsAgentReport;
-
-#[derive(GraphQLQuery)]
-#[graphql(
-    schema_path = "../schema/schema.graphql",
-    query_path = "src/operations.graphql",
-    variables_derives = "Clone, Debug, PartialEq",
-    response_derives = "Debug",
-    skip_serializing_none
-)]
-pub struct EgsAgentWorkloads;
+operation!(EgsAgentRegister);
+operation!(EgsAgentReport);
+operation!(EgsAgentWorkloads);
 
 pub use egs_agent_register::{GpuInput, Health, NodeInput};
 pub use egs_agent_report::GpuSampleInput;

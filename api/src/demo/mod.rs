@@ -4,6 +4,7 @@
 pub mod telemetry;
 
 use crate::bootstrap::{schema_error, write_private_file};
+use async_graphql::MaybeUndefined;
 use egs_entities::{ClusterProvider, Role, SlicePolicy, SliceRole};
 use egs_schema::Services;
 use egs_schema::auth::Caller;
@@ -70,11 +71,11 @@ fn node_reports(cluster: &str, pools: &[&PoolSpec]) -> Vec<NodeReport> {
                 gpu_shape: pool.shape.into(),
                 gpus_per_node: pool.gpus,
                 gpu_memory_mib: pool.memory_mib,
-                zone: None,
-                driver_version: Some(Some("550.127.05".into())),
-                cuda_version: Some(Some("12.4".into())),
-                power_threshold_watts: Some(Some(pool.power_watts)),
-                temperature_threshold_celsius: Some(Some(87.0)),
+                zone: MaybeUndefined::Undefined,
+                driver_version: MaybeUndefined::Value("550.127.05".into()),
+                cuda_version: MaybeUndefined::Value("12.4".into()),
+                power_threshold_watts: MaybeUndefined::Value(pool.power_watts),
+                temperature_threshold_celsius: MaybeUndefined::Value(87.0),
                 health: None,
             });
         }

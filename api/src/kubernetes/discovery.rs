@@ -3,6 +3,7 @@
 //! the cluster's contact status current.
 
 use super::{GPU_MEMORY_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE, INSTANCE_TYPE_LABEL, ZONE_LABEL};
+use async_graphql::MaybeUndefined;
 use chrono::Utc;
 use egs_entities::{Health, RegistrationStatus, cluster, node};
 use egs_schema::auth::Caller;
@@ -65,11 +66,12 @@ fn report(node: &GpuNode, health: Option<Health>) -> NodeReport {
         gpu_shape: node.gpu_shape.clone(),
         gpus_per_node: node.gpus,
         gpu_memory_mib: node.gpu_memory_mib,
-        zone: Some(node.zone.clone()),
-        driver_version: None,
-        cuda_version: None,
-        power_threshold_watts: None,
-        temperature_threshold_celsius: None,
+        // A zone label taken off clears the stored zone.
+        zone: Some(node.zone.clone()).into(),
+        driver_version: MaybeUndefined::Undefined,
+        cuda_version: MaybeUndefined::Undefined,
+        power_threshold_watts: MaybeUndefined::Undefined,
+        temperature_threshold_celsius: MaybeUndefined::Undefined,
         health,
         gpus: None,
     }

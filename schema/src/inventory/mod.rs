@@ -12,7 +12,7 @@ use crate::gpr::Gpr;
 use crate::ids::{self, Kind};
 use crate::pagination::{Order, Page, PageRequest, keyset_page};
 use crate::{loaded, loaders, payload, services, session};
-use async_graphql::{Context, Enum, ID, InputObject, MaybeUndefined, Object, SimpleObject};
+use async_graphql::{Context, Enum, ID, InputObject, Object, SimpleObject};
 use chrono::{DateTime, Utc};
 use egs_entities::{Health, NodeState, gpu, node};
 use sea_orm::{DatabaseConnection, QueryFilter};
@@ -303,48 +303,9 @@ impl InventoryQuery {
 }
 
 #[derive(InputObject)]
-pub struct GpuInput {
-    pub uuid: String,
-    pub index: i32,
-    pub model: String,
-    pub memory_mib: i64,
-    #[graphql(default)]
-    pub mig_enabled: bool,
-}
-
-/// A node to create or update. On an existing node, a field left out keeps its value (an
-/// agent re-registering after a restart leaves an admin's thresholds alone), and an explicit
-/// `null` clears a nullable one.
-#[derive(InputObject)]
-pub struct NodeInput {
-    pub name: String,
-    /// E.g. `p5.48xlarge`. Required for a new node; left out: unchanged.
-    pub instance_type: Option<String>,
-    pub gpu_shape: String,
-    pub gpus_per_node: i32,
-    pub gpu_memory_mib: i64,
-    /// Left out: unchanged; `null`: cleared.
-    pub driver_version: MaybeUndefined<String>,
-    /// The CUDA version the driver supports, `major.minor`. Left out: unchanged; `null`: cleared.
-    pub cuda_version: MaybeUndefined<String>,
-    /// The node's own power alert threshold, W (instead of its shape's). Left out: unchanged
-    /// (none for a new node); `null`: cleared.
-    pub power_threshold_watts: MaybeUndefined<f64>,
-    /// The node's own temperature alert threshold, °C (instead of its shape's). Left out:
-    /// unchanged (none for a new node); `null`: cleared.
-    pub temperature_threshold_celsius: MaybeUndefined<f64>,
-    /// `HEALTHY` or `UNHEALTHY` as the reporter sees it (an agent after an XID or ECC fault,
-    /// an admin taking a failed node out). Absent: unchanged. A provisioned GPR on a node that
-    /// turns unhealthy gets a replacement from its pool, or runs degraded if none is free.
-    pub health: Option<Health>,
-    /// When given, the node's GPUs become exactly these.
-    pub gpus: Option<Vec<GpuInput>>,
-}
-
-#[derive(InputObject)]
 pub struct UpsertNodesInput {
     pub cluster_id: ID,
-    pub nodes: Vec<NodeInput>,
+    pub nodes: Vec<service::NodeReport>,
 }
 
 payload!(UpsertNodesPayload, nodes: Vec<GpuNode>);
@@ -361,35 +322,7 @@ impl InventoryMutation {
         let (caller, db) = session(ctx)?;
         let result = async {
             let cluster_id = ids::decode("clusterId", &input.cluster_id, Kind::Cluster)?;
-            let reports = input
-                .nodes
-                .into_iter()
-                .map(|n| service::NodeReport {
-                    name: n.name,
-                    instance_type: n.instance_type,
-                    gpu_shape: n.gpu_shape,
-                    gpus_per_node: n.gpus_per_node,
-                    gpu_memory_mib: n.gpu_memory_mib,
-                    zone: None,
-                    driver_version: n.driver_version.into(),
-                    cuda_version: n.cuda_version.into(),
-                    power_threshold_watts: n.power_threshold_watts.into(),
-                    temperature_threshold_celsius: n.temperature_threshold_celsius.into(),
-                    health: n.health,
-                    gpus: n.gpus.map(|gpus| {
-                        gpus.into_iter()
-                            .map(|g| service::GpuReport {
-                                uuid: g.uuid,
-                                index: g.index,
-                                model: g.model,
-                                memory_mib: g.memory_mib,
-                                mig_enabled: g.mig_enabled,
-                            })
-                            .collect()
-                    }),
-                })
-                .collect();
-            Ok(service::upsert_nodes(db, caller, cluster_id, reports).await?.into_iter().map(GpuNode).collect())
+            Ok(service::upsert_nodes(db, caller, cluster_id, input.nodes).await?.into_iter().map(GpuNode).collect())
         };
         let result = result.await;
         if result.is_ok() {

@@ -3,6 +3,7 @@
 use crate::auth::Caller;
 use crate::error::{Error, Result, UserError};
 use crate::validate;
+use async_graphql::{InputObject, MaybeUndefined};
 use chrono::Utc;
 use egs_entities::{Health, NodeState, Role, cluster, gpr, gpr_node, gpu, node};
 use sea_orm::sea_query::Query;
@@ -126,33 +127,48 @@ pub fn summarize_pools(nodes: &[node::Model]) -> Vec<PoolSummary> {
     pools.into_values().collect()
 }
 
+/// A GPU of a node as its agent (or an admin) reports it.
+#[derive(InputObject)]
+#[graphql(name = "GpuInput")]
 pub struct GpuReport {
     pub uuid: String,
     pub index: i32,
     pub model: String,
     pub memory_mib: i64,
+    #[graphql(default)]
     pub mig_enabled: bool,
 }
 
-/// A change to a nullable field: `None` leaves it as it is, `Some(None)` clears it.
-pub type Patch<T> = Option<Option<T>>;
-
-/// A node as an admin or its agent reports it. What a reporter leaves out (`None`) stays as
-/// it is on an existing node, so an agent restarting does not undo an admin's settings.
+/// A node to create or update. On an existing node, a field left out keeps its value (an
+/// agent re-registering after a restart leaves an admin's thresholds alone), and an explicit
+/// `null` clears a nullable one.
+// The GraphQL `NodeInput` as agents and admins send it, and what the Kubernetes discovery
+// and the demo report too.
+#[derive(InputObject)]
+#[graphql(name = "NodeInput")]
 pub struct NodeReport {
     pub name: String,
-    /// Required for a new node.
+    /// E.g. `p5.48xlarge`. Required for a new node; left out: unchanged.
     pub instance_type: Option<String>,
     pub gpu_shape: String,
     pub gpus_per_node: i32,
     pub gpu_memory_mib: i64,
-    /// The cluster zone (`topology.kubernetes.io/zone`).
-    pub zone: Patch<String>,
-    pub driver_version: Patch<String>,
-    pub cuda_version: Patch<String>,
-    pub power_threshold_watts: Patch<f64>,
-    pub temperature_threshold_celsius: Patch<f64>,
-    /// `Healthy` or `Unhealthy`; `None` leaves it as it is.
+    /// The cluster zone (`topology.kubernetes.io/zone`): read from Kubernetes, not reported.
+    #[graphql(skip)]
+    pub zone: MaybeUndefined<String>,
+    /// Left out: unchanged; `null`: cleared.
+    pub driver_version: MaybeUndefined<String>,
+    /// The CUDA version the driver supports, `major.minor`. Left out: unchanged; `null`: cleared.
+    pub cuda_version: MaybeUndefined<String>,
+    /// The node's own power alert threshold, W (instead of its shape's). Left out: unchanged
+    /// (none for a new node); `null`: cleared.
+    pub power_threshold_watts: MaybeUndefined<f64>,
+    /// The node's own temperature alert threshold, °C (instead of its shape's). Left out:
+    /// unchanged (none for a new node); `null`: cleared.
+    pub temperature_threshold_celsius: MaybeUndefined<f64>,
+    /// `HEALTHY` or `UNHEALTHY` as the reporter sees it (an agent after an XID or ECC fault,
+    /// an admin taking a failed node out). Absent: unchanged. A provisioned GPR on a node that
+    /// turns unhealthy gets a replacement from its pool, or runs degraded if none is free.
     pub health: Option<Health>,
     /// When given, the node's GPUs become exactly these.
     pub gpus: Option<Vec<GpuReport>>,
@@ -180,15 +196,15 @@ fn check_node_reports(reports: &[NodeReport]) -> Result<()> {
             validate::text(&at("instanceType"), instance_type, 128, &mut errors);
         }
         for (field, value) in [("driverVersion", &n.driver_version), ("cudaVersion", &n.cuda_version)] {
-            if let Some(Some(value)) = value {
+            if let MaybeUndefined::Value(value) = value {
                 validate::text(&at(field), value, 64, &mut errors);
             }
         }
         validate::text(&at("gpuShape"), &n.gpu_shape, 128, &mut errors);
         validate::range(&at("gpusPerNode"), n.gpus_per_node.into(), 1, MAX_GPUS_PER_NODE as i64, &mut errors);
         validate::range(&at("gpuMemoryMib"), n.gpu_memory_mib, 1, 16 * 1024 * 1024, &mut errors);
-        for (field, value) in [("powerThresholdWatts", n.power_threshold_watts), ("temperatureThresholdCelsius", n.temperature_threshold_celsius)] {
-            if value.flatten().is_some_and(|v| !(v.is_finite() && v > 0.0)) {
+        for (field, value) in [("powerThresholdWatts", &n.power_threshold_watts), ("temperatureThresholdCelsius", &n.temperature_threshold_celsius)] {
+            if value.value().is_some_and(|v| !(v.is_finite() && *v > 0.0)) {
                 errors.push(UserError::invalid(&at(field), "must be a positive number"));
             }
         }
@@ -277,19 +293,19 @@ pub async fn upsert_nodes(db: &DatabaseConnection, caller: &Caller, cluster_id: 
         model.gpu_shape = Set(report.gpu_shape);
         model.gpus_per_node = Set(report.gpus_per_node);
         model.gpu_memory_mib = Set(report.gpu_memory_mib);
-        if let Some(zone) = report.zone {
+        if let Some(zone) = report.zone.into() {
             model.zone = Set(zone);
         }
-        if let Some(driver_version) = report.driver_version {
+        if let Some(driver_version) = report.driver_version.into() {
             model.driver_version = Set(driver_version);
         }
-        if let Some(cuda_version) = report.cuda_version {
+        if let Some(cuda_version) = report.cuda_version.into() {
             model.cuda_version = Set(cuda_version);
         }
-        if let Some(watts) = report.power_threshold_watts {
+        if let Some(watts) = report.power_threshold_watts.into() {
             model.power_threshold_watts = Set(watts);
         }
-        if let Some(celsius) = report.temperature_threshold_celsius {
+        if let Some(celsius) = report.temperature_threshold_celsius.into() {
             model.temperature_threshold_celsius = Set(celsius);
         }
         if let Some(health) = report.health {

@@ -757,6 +757,7 @@ export type GpuFilter = {
   nodeId?: InputMaybe<Scalars['ID']['input']>;
 };
 
+/** A GPU of a node as its agent (or an admin) reports it. */
 export type GpuInput = {
   index: Scalars['Int']['input'];
   memoryMib: Scalars['Int']['input'];
