@@ -79,9 +79,12 @@ async fn run_once(writer: &TestApp, reader: &TestApp, label: &str, token: &str, 
     let (ready_tx, mut ready) = mpsc::channel(subscribers);
     let (seen_tx, mut seen) = mpsc::unbounded_channel();
     let opened = Instant::now();
+    // Every subscriber of this run is closed when it ends (or gives up early), so a later run
+    // does not also pay for delivering to this one's sockets.
+    let mut sockets = tokio::task::JoinSet::new();
     for _ in 0..subscribers {
         let (url, token, gpr, ready, seen) = (url.clone(), token.to_owned(), gpr.to_owned(), ready_tx.clone(), seen_tx.clone());
-        tokio::spawn(async move {
+        sockets.spawn(async move {
             if let Err(error) = subscriber(url, token, gpr, ready, seen).await {
                 eprintln!("subscriber failed: {error}");
             }
@@ -141,6 +144,7 @@ async fn run_once(writer: &TestApp, reader: &TestApp, label: &str, token: &str, 
         ms(quantile(&firsts, 0.5)),
         ms(quantile(&firsts, 0.99)),
     );
+    sockets.shutdown().await;
 }
 
 fn main() {

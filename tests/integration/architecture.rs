@@ -165,6 +165,34 @@ fn the_schema_crate_uses_no_web_framework_redis_or_kubernetes_client() {
     }
 }
 
+/// The `egs-*` crates a manifest depends on (in its `[dependencies]`).
+fn egs_dependencies(manifest: &str) -> BTreeSet<String> {
+    let dependencies = manifest.split("[dependencies]").nth(1).unwrap_or_default().split("\n[").next().unwrap_or_default();
+    dependencies
+        .lines()
+        .filter_map(|line| line.trim_start().split([' ', '.', '=']).next())
+        .filter(|name| name.starts_with("egs-"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_agent_links_only_the_shared_wire_crate_and_it_links_nothing_of_egs() {
+    let read = |path: &str| std::fs::read_to_string(workspace().join(path)).expect(path);
+    assert_eq!(
+        egs_dependencies(&read("node-agent/Cargo.toml")),
+        BTreeSet::from(["egs-wire".to_owned()]),
+        "the node agent runs on GPU nodes without the gateway's database and GraphQL crates: share through egs-wire"
+    );
+    assert_eq!(egs_dependencies(&read("schema/wire/Cargo.toml")), BTreeSet::new(), "egs-wire is the leaf both sides link");
+    assert_eq!(
+        egs_dependencies(&read("api/Cargo.toml")),
+        BTreeSet::from(["egs-schema", "egs-wire", "egs-entities", "egs-migration"].map(str::to_owned))
+    );
+    // The agent's operations are typed from the schema file the gateway prints.
+    assert!(read("node-agent/src/operations.rs").contains("schema_path = \"../schema/schema.graphql\""));
+}
+
 #[test]
 fn the_scheduler_core_does_no_io_and_reads_no_clock() {
     for (name, code) in modules(&workspace().join("schema/src/scheduler")) {
