@@ -6,7 +6,7 @@
 //! `EGS_TEST_DATABASE_URL` is set (CI runs the bench once per backend). Each workload runs for
 //! `EGS_BENCH_SECS` seconds (default 5) after a 1 s warm-up, with `EGS_BENCH_CONCURRENCY`
 //! client tasks (default 32) sharing one keep-alive `reqwest::Client`. `EGS_BENCH_ONLY=nested`
-//! (a comma list of `bare`, `viewer`, `nested`) runs only some workloads. The viewer/bare ratio
+//! (a comma list of `bare`, `viewer`, `nested`, `gpus`) runs only some workloads. The viewer/bare ratio
 //! is also measured in `EGS_BENCH_ROUNDS` alternating 1 s rounds (median reported), which a
 //! shared machine's drift skews far less than two back-to-back windows.
 
@@ -37,6 +37,10 @@ const NODES_PER_GPR: usize = 2;
 const HELLO: &str = "{ hello }";
 const VIEWER: &str = "{ viewer { id } }";
 const NESTED: &str = "{ gprs(first: 100) { edges { node { id name phase slice { id name } nodes { id name gpus { id uuid } } } } } }";
+/// A GPU list page: 100 GPUs, four scalars each.
+const GPUS: &str = "{ gpus(first: 100) { edges { node { id uuid index model } } } }";
+/// The GPU dashboard's page: 100 GPUs with their node, its health and cluster, and the latest sample.
+const GPUS_NESTED: &str = "{ gpus(first: 100) { edges { node { id uuid index model node { id name health cluster { id name } } latestSample { time util temperature power } } } } }";
 
 // ---------------------------------------------------------------------------------------------
 // The baseline: the smallest async-graphql server over axum.
@@ -56,6 +60,64 @@ impl HelloQuery {
         let mut page = self.page.clone();
         page.edges.truncate(first.max(0) as usize);
         page
+    }
+
+    async fn gpus(&self, first: i32) -> BareGpuPage {
+        BareGpuPage { edges: (0..first.clamp(0, 100) as usize).map(|i| BareGpuEdge { node: bare_fleet_gpu(i) }).collect() }
+    }
+}
+
+#[derive(SimpleObject, Clone)]
+struct BareGpuPage {
+    edges: Vec<BareGpuEdge>,
+}
+
+#[derive(SimpleObject, Clone)]
+struct BareGpuEdge {
+    node: BareFleetGpu,
+}
+
+#[derive(SimpleObject, Clone)]
+struct BareFleetGpu {
+    id: ID,
+    uuid: String,
+    index: i32,
+    model: String,
+    node: BareGpuNode,
+    latest_sample: BareSample,
+}
+
+#[derive(SimpleObject, Clone)]
+struct BareGpuNode {
+    id: ID,
+    name: String,
+    health: String,
+    cluster: BareSlice,
+}
+
+#[derive(SimpleObject, Clone)]
+struct BareSample {
+    time: String,
+    util: f64,
+    temperature: f64,
+    power: f64,
+}
+
+/// The floor builds its GPUs per request, as a server reading them would.
+fn bare_fleet_gpu(i: usize) -> BareFleetGpu {
+    let (n, g) = (i / GPUS_PER_NODE, i % GPUS_PER_NODE);
+    BareFleetGpu {
+        id: ID(format!("Gpu:{i}")),
+        uuid: format!("GPU-h100-{n}-{g}"),
+        index: g as i32,
+        model: SHAPE_H100.into(),
+        node: BareGpuNode {
+            id: ID(format!("GpuNode:{n}")),
+            name: format!("h100-{n}"),
+            health: "HEALTHY".into(),
+            cluster: BareSlice { id: ID("Cluster:1".into()), name: "bench".into() },
+        },
+        latest_sample: BareSample { time: "2026-11-25T12:00:00Z".into(), util: 50.0, temperature: 52.5, power: 350.0 },
     }
 }
 
@@ -362,6 +424,31 @@ async fn seed(app: &TestApp) {
     egs_entities::gpr_node::Entity::insert_many(rows).exec(&app.db).await.expect("insert gpr_nodes");
 }
 
+/// One sample for each of the first 100 GPUs, so the dashboard page reads real latest samples.
+async fn seed_samples(app: &TestApp) {
+    let page = app.ok(&app.admin_token, "{ gpus(first: 100) { edges { node { uuid node { name cluster { id } } } } } }", json!({})).await;
+    let mut by_node: std::collections::BTreeMap<(String, String), Vec<Value>> = Default::default();
+    for edge in page["gpus"]["edges"].as_array().expect("edges") {
+        let gpu = &edge["node"];
+        let key = (gpu["node"]["cluster"]["id"].as_str().expect("cluster").to_owned(), gpu["node"]["name"].as_str().expect("node").to_owned());
+        by_node.entry(key).or_default().push(fixtures::gpu_sample(gpu["uuid"].as_str().expect("uuid"), chrono::Utc::now(), 50.0));
+    }
+    for ((cluster, node), samples) in by_node {
+        let answer = app
+            .ok(
+                &app.admin_token,
+                "mutation($input: ReportGpuSamplesInput!) { reportGpuSamples(input: $input) { accepted userErrors { message } } }",
+                json!({ "input": { "clusterId": cluster, "nodeName": node, "samples": samples } }),
+            )
+            .await;
+        assert!(answer["reportGpuSamples"]["accepted"].as_u64().is_some_and(|n| n > 0), "samples refused: {answer}");
+    }
+    let read = app.ok(&app.admin_token, GPUS_NESTED, json!({})).await;
+    let edges = read["gpus"]["edges"].as_array().expect("edges");
+    assert_eq!(edges.len(), 100);
+    assert!(edges.iter().all(|e| e["node"]["latestSample"]["util"].is_number()), "every GPU on the page has a latest sample");
+}
+
 fn row_id(id: &str) -> i64 {
     egs_schema::ids::decode_any(id).unwrap_or_else(|| panic!("`{id}` is not an EGS id")).1
 }
@@ -448,12 +535,12 @@ async fn run() {
         let before = app.statements.get();
         app.ok(&app.admin_token, NESTED, json!({})).await;
         let statements = app.statements.get() - before;
-        let ceiling = measure(&client, &Target::new(bare_url, None, NESTED), &config).await;
+        let ceiling = measure(&client, &Target::new(bare_url.clone(), None, NESTED), &config).await;
         line("bare nested (in memory):", &ceiling, "  the framework's ceiling for this response");
         failures += ceiling.failures;
         let target_note = if app.backend == "sqlite" { "  (target >= 1000 req/s on sqlite)" } else { "" };
         let before = app.statements.get();
-        let nested = measure(&client, &Target::new(gateway, Some(&app.admin_token), NESTED), &config).await;
+        let nested = measure(&client, &Target::new(gateway.clone(), Some(&app.admin_token), NESTED), &config).await;
         let per_request = (app.statements.get() - before) as f64 / nested.sent.max(1) as f64;
         let ratio = format!("  ratio vs bare nested: {:.2}{target_note}", nested.rps / ceiling.rps.max(f64::MIN_POSITIVE));
         line("egs 100 GPRs nested:", &nested, &ratio);
@@ -463,6 +550,28 @@ async fn run() {
             seeded.as_secs_f64()
         );
         failures += nested.failures;
+    }
+
+    if config.runs("gpus") {
+        if !config.runs("nested") {
+            seed(&app).await;
+        }
+        seed_samples(&app).await;
+        for (label, query, target) in [("100 GPUs, 4 scalars", GPUS, 0.5), ("100 GPUs + node, cluster, sample", GPUS_NESTED, 0.25)] {
+            let before = app.statements.get();
+            app.ok(&app.admin_token, query, json!({})).await;
+            let statements = app.statements.get() - before;
+            let floor = measure(&client, &Target::new(bare_url.clone(), None, query), &config).await;
+            let egs = measure(&client, &Target::new(gateway.clone(), Some(&app.admin_token), query), &config).await;
+            println!("{label}:");
+            line("  bare (in memory):", &floor, "");
+            line(
+                "  egs:",
+                &egs,
+                &format!("  ratio {:.2} (target >= {target}); {statements} SQL statements", egs.rps / floor.rps.max(f64::MIN_POSITIVE)),
+            );
+            failures += floor.failures + egs.failures;
+        }
     }
 
     println!("failures: {failures}");
