@@ -152,10 +152,12 @@ pub fn api_only(settings: &mut ServeArgs) {
 }
 
 /// Settings for a bench whose one test user stands in for a crowd: no per-user bound on
-/// WebSocket connections and live operations (a real fleet's subscribers are many users).
+/// WebSocket connections and live operations, and no per-user query-cost budget (a real
+/// fleet's subscribers are many users, each with their own).
 pub fn one_user_for_many(settings: &mut ServeArgs) {
     settings.per_user.connections = 0;
     settings.per_user.subscriptions = 0;
+    settings.rate_limit = 0;
 }
 
 /// A gateway serving in the background.
