@@ -129,9 +129,21 @@ impl Drop for FileLock {
     }
 }
 
+/// A port that is free now, below Linux's ephemeral range (32768–60999): a port the kernel
+/// hands out for `bind(0)` or an outgoing connection can be taken by another test between our
+/// check and the server's own bind; one outside that range is only taken by another pick like
+/// this one, and [`ControlPlane::start_with`] retries that rare collision.
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+    loop {
+        let port = 20_000 + rand::random::<u16>() % 12_000;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
+
+/// How many times a start is tried when a port it picked was taken before the server bound it.
+const START_ATTEMPTS: usize = 4;
 
 /// A running etcd and kube-apiserver; both are killed when this is dropped.
 pub struct ControlPlane {
@@ -156,6 +168,19 @@ impl ControlPlane {
 
     /// [`ControlPlane::start`] with more kube-apiserver flags.
     pub async fn start_with(extra_flags: &[&str]) -> Result<Self, Unavailable> {
+        let mut attempt = 1;
+        loop {
+            match Self::start_once(extra_flags).await {
+                Err(Unavailable(why)) if why.contains("address already in use") && attempt < START_ATTEMPTS => {
+                    eprintln!("control plane: a port was taken before etcd or the API server bound it; trying other ports");
+                    attempt += 1;
+                }
+                started => return started,
+            }
+        }
+    }
+
+    async fn start_once(extra_flags: &[&str]) -> Result<Self, Unavailable> {
         let (apiserver, etcd) = tokio::task::spawn_blocking(binaries).await.map_err(|e| Unavailable(e.to_string()))??;
         let apiserver_binary = apiserver.clone();
         let dir = tempfile::tempdir().map_err(|e| Unavailable(e.to_string()))?;
@@ -230,7 +255,7 @@ impl ControlPlane {
                 return Err(e);
             }
         }
-        let plane =
+        let mut plane =
             Self { url: format!("https://127.0.0.1:{api_port}"), ca_pem: ca.pem(), admin_token, processes, apiserver: (apiserver_binary, args), dir };
         plane.wait_ready(Duration::from_secs(90)).await?;
         Ok(plane)
@@ -249,10 +274,14 @@ impl ControlPlane {
         self.wait_ready(Duration::from_secs(90)).await
     }
 
-    async fn wait_ready(&self, within: Duration) -> Result<(), Unavailable> {
+    /// Waits for `/readyz`; fails at once, with the logs, if etcd or the API server has exited.
+    async fn wait_ready(&mut self, within: Duration) -> Result<(), Unavailable> {
         let client = self.client();
         let deadline = Instant::now() + within;
         loop {
+            if self.processes.iter_mut().any(|child| matches!(child.try_wait(), Ok(Some(_)))) {
+                return Err(Unavailable(format!("etcd or kube-apiserver exited while starting:\n{}", self.logs())));
+            }
             let request = http::Request::get("/readyz").body(Vec::new()).map_err(|e| Unavailable(e.to_string()))?;
             let last = match client.request_text(request).await {
                 Ok(text) if text.trim() == "ok" => return Ok(()),
