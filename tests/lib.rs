@@ -8,6 +8,7 @@ pub mod cluster;
 pub mod control_plane;
 pub mod fake_kube;
 pub mod kube_backend;
+pub mod ticks;
 pub mod ws;
 
 use anyhow::Context;
@@ -22,6 +23,11 @@ use tokio::sync::oneshot;
 pub const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
 
 static NEXT_DATABASE: AtomicU32 = AtomicU32::new(0);
+
+/// The value `q` of the way up `sorted` (nearest rank); zero when empty. For benchmarks.
+pub fn quantile(sorted: &[std::time::Duration], q: f64) -> std::time::Duration {
+    sorted.get(((sorted.len().max(1) - 1) as f64 * q).round() as usize).copied().unwrap_or_default()
+}
 
 /// Polls `check` every 50 ms until it holds; fails the test after 20 s, naming `what`.
 pub async fn wait_for<F, Fut>(what: &str, check: F)
@@ -271,6 +277,13 @@ impl TestApp {
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
+    }
+
+    /// `/metrics` as the admin reads it; fails the test unless it answers 2xx.
+    pub async fn metrics_text(&self) -> String {
+        let response = self.client.get(self.url("/metrics")).bearer_auth(&self.admin_token).send().await.expect("/metrics answers");
+        assert!(response.status().is_success(), "/metrics answered {}", response.status());
+        response.text().await.expect("/metrics body")
     }
 
     /// POSTs a GraphQL request and returns the HTTP response.

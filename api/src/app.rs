@@ -182,6 +182,7 @@ impl Application {
         if settings.demo {
             demo::seed(&services, &settings.storage.data_dir).await.context("failed to seed the demo data")?;
         }
+        let tick_seconds = services.scheduler.tick_seconds.clone();
         let sockets = Arc::new(graphql_ws::Sockets::new(graphql_ws::WsConfig::from_settings(&settings)));
         let state = AppState {
             schema: build_schema(
@@ -193,7 +194,7 @@ impl Application {
                 },
             ),
             services,
-            metrics: Arc::new(Metrics::new(statements.0.clone())),
+            metrics: Arc::new(Metrics::new(statements.0.clone(), tick_seconds)),
             statements,
             redis,
             sockets,

@@ -152,35 +152,62 @@ pub struct TokenRecord {
 /// database round trip.
 #[derive(Default)]
 pub struct TokenCache {
-    /// By token id: when it was read, and the record (`None`: no such token).
-    entries: Mutex<HashMap<String, CachedRecord>>,
+    /// By token id: the record (`None`: no such token).
+    records: Recent<Option<Arc<TokenRecord>>>,
+    /// Tokens whose signature and claims were checked lately, by their whole text, with their
+    /// id: decoding and checking a JWT on every request is a large share of a small query's
+    /// cost. A token that differs in any byte (a forged signature, edited claims) misses and
+    /// is checked in full; expiry and revocation are the record's, checked on every use.
+    verified: Recent<Arc<str>>,
 }
 
-type CachedRecord = (Instant, Option<Arc<TokenRecord>>);
-
 impl TokenCache {
-    fn get(&self, jti: &str) -> Option<Option<Arc<TokenRecord>>> {
-        let entries = self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        entries.get(jti).filter(|(at, _)| at.elapsed() < TOKEN_CACHE_TTL).map(|(_, record)| record.clone())
-    }
-
-    fn put(&self, jti: &str, record: Option<Arc<TokenRecord>>) {
-        let mut entries = self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if entries.len() >= TOKEN_CACHE_MAX {
-            entries.clear();
-        }
-        entries.insert(jti.to_owned(), (Instant::now(), record));
-    }
-
     /// Forgets a token so its next use reads the database (after revocation).
     pub fn forget(&self, jti: &str) {
-        self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(jti);
+        self.records.remove(jti);
     }
 
     /// Forgets every token of a user, so their next use reads the user's new access version.
     pub fn forget_user(&self, user_id: i64) {
-        let mut entries = self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        entries.retain(|_, (_, record)| record.as_ref().is_none_or(|r| r.user_id != Some(user_id)));
+        self.records.retain(|record| record.as_ref().is_none_or(|r| r.user_id != Some(user_id)));
+    }
+}
+
+/// Values by key for [`TOKEN_CACHE_TTL`], at most [`TOKEN_CACHE_MAX`] of them (all dropped
+/// when full).
+struct Recent<V> {
+    entries: Mutex<HashMap<Box<str>, (Instant, V)>>,
+}
+
+impl<V> Default for Recent<V> {
+    fn default() -> Self {
+        Self { entries: Mutex::new(HashMap::new()) }
+    }
+}
+
+impl<V: Clone> Recent<V> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Box<str>, (Instant, V)>> {
+        self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn get(&self, key: &str) -> Option<V> {
+        self.lock().get(key).filter(|(at, _)| at.elapsed() < TOKEN_CACHE_TTL).map(|(_, value)| value.clone())
+    }
+
+    fn put(&self, key: &str, value: V) {
+        let mut entries = self.lock();
+        if entries.len() >= TOKEN_CACHE_MAX {
+            entries.clear();
+        }
+        entries.insert(Box::from(key), (Instant::now(), value));
+    }
+
+    fn remove(&self, key: &str) {
+        self.lock().remove(key);
+    }
+
+    fn retain(&self, mut keep: impl FnMut(&V) -> bool) {
+        self.lock().retain(|_, (_, value)| keep(value));
     }
 }
 
@@ -221,12 +248,19 @@ pub async fn reduce_access(db: &impl ConnectionTrait, news: AccessNews<'_>, user
 
 /// Verifies a bearer token and loads its record: the one entry point for HTTP and WebSocket.
 pub async fn authenticate(db: &DatabaseConnection, keys: &TokenKeys, cache: &TokenCache, token: &str) -> Result<Caller> {
-    let claims = keys.verify(token)?;
-    let record = match cache.get(&claims.jti) {
+    let jti = match cache.verified.get(token) {
+        Some(jti) => jti,
+        None => {
+            let jti: Arc<str> = Arc::from(keys.verify(token)?.jti);
+            cache.verified.put(token, jti.clone());
+            jti
+        }
+    };
+    let record = match cache.records.get(&jti) {
         Some(record) => record,
         None => {
-            let record = load_token_record(db, &claims.jti).await?.map(Arc::new);
-            cache.put(&claims.jti, record.clone());
+            let record = load_token_record(db, &jti).await?.map(Arc::new);
+            cache.records.put(&jti, record.clone());
             record
         }
     };

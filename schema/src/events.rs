@@ -29,7 +29,12 @@ pub async fn record_event(
     message: impl Into<String>,
     actor: &str,
 ) -> Result<gpr_event::Model> {
-    Ok(gpr_event::ActiveModel {
+    Ok(new_event(gpr, kind, message, actor).insert(db).await?)
+}
+
+/// An event of `gpr` as [`record_event`] stores it, for writing many in one statement.
+pub fn new_event(gpr: &gpr::Model, kind: GprEventKind, message: impl Into<String>, actor: &str) -> gpr_event::ActiveModel {
+    gpr_event::ActiveModel {
         gpr_id: Set(gpr.id),
         slice_id: Set(gpr.slice_id),
         kind: Set(kind),
@@ -38,8 +43,6 @@ pub async fn record_event(
         created_at: Set(Utc::now()),
         ..Default::default()
     }
-    .insert(db)
-    .await?)
 }
 
 /// Events a subscriber may fall behind by before it lags (it then re-reads the database).

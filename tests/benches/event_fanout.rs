@@ -14,7 +14,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use egs_tests::fixtures::*;
-use egs_tests::{TestApp, ws};
+use egs_tests::{TestApp, quantile, ws};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -65,10 +65,6 @@ async fn subscriber(
         }
     }
     Err("the socket closed".into())
-}
-
-fn quantile(sorted: &[Duration], q: f64) -> Duration {
-    sorted.get(((sorted.len().max(1) - 1) as f64 * q).round() as usize).copied().unwrap_or_default()
 }
 
 /// One measurement; rounds set priorities `BASE + 1 ..= BASE + rounds` on `gpr`, so the GPR's

@@ -7,7 +7,9 @@
 //! second (default 10) for `EGS_BENCH_SECS` seconds (default 30), round-robin over the slices.
 //! Timed: from each change's request to each subscriber receiving the view that shows it
 //! (delivery), and the latency of another user's plain queries (`gprs(first: 20)`, 20 a
-//! second) meanwhile. Backend as `TestApp` picks (`EGS_TEST_DATABASE_URL` for PostgreSQL).
+//! second) meanwhile. `EGS_BENCH_MODE=submit`: the changes are new GPRs instead (`createGpr`
+//! at the top of a slice's queue, sent at the rate without waiting for each other; the issue's
+//! case is 1,000 subscribers at 50 a second). Backend as `TestApp` picks (`EGS_TEST_DATABASE_URL` for PostgreSQL).
 //! The clients run in this process beside the gateway, on the same two cores. Numbers are
 //! printed; nothing is asserted.
 
@@ -16,7 +18,8 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use egs_tests::fixtures::*;
-use egs_tests::{TestApp, ws};
+use egs_tests::ticks::Ticks;
+use egs_tests::{TestApp, quantile, ws};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -37,10 +40,6 @@ const BASE: i64 = 50;
 
 fn env(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-fn quantile(sorted: &[Duration], q: f64) -> Duration {
-    sorted.get(((sorted.len().max(1) - 1) as f64 * q).round() as usize).copied().unwrap_or_default()
 }
 
 /// One socket with `PER_SOCKET` subscriptions to `slice`'s queue; reports `(slice, level, at)`
@@ -99,6 +98,7 @@ fn main() {
         let subscribers = env("EGS_BENCH_SUBSCRIBERS", 25_000).div_ceil(PER_SOCKET) * PER_SOCKET;
         let rate = env("EGS_BENCH_RATE", 10).max(1);
         let secs = env("EGS_BENCH_SECS", 30);
+        let submit = std::env::var("EGS_BENCH_MODE").is_ok_and(|m| m == "submit");
         // The subscribers are ten users with many tabs and scripts each: their per-user
         // bounds are off, as for a crowd.
         let app = TestApp::spawn_with(egs_tests::one_user_for_many).await;
@@ -146,9 +146,10 @@ fn main() {
         }
         let setup = opened.elapsed();
         println!(
-            "queue_watch ({}): {subscribers} queueChanged subscriptions on {sockets} sockets ready in {:.1} s; {rate} changes/s for {secs} s",
+            "queue_watch ({}): {subscribers} queueChanged subscriptions on {sockets} sockets ready in {:.1} s; {rate} {}/s for {secs} s",
             app.backend,
-            setup.as_secs_f64()
+            setup.as_secs_f64(),
+            if submit { "new GPRs (createGpr)" } else { "priority changes" },
         );
 
         // Another user's plain queries, 20 a second, timed.
@@ -177,14 +178,28 @@ fn main() {
         let rounds = rate * secs;
         let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / rate as f64));
         let mut delivered = Vec::with_capacity(subscribers * rounds / SLICES);
+        let mut submits = tokio::task::JoinSet::new();
+        let ticks = Ticks::scrape(&app).await;
+        // A handle on the same gateway that tasks can share.
+        let submitter = Arc::new(TestApp::attach(&app.base, &app.admin_token, app.db.clone(), app.data_dir.clone()));
         for round in 0..rounds {
             tick.tick().await;
             let slice = round % SLICES;
             let level = (round / SLICES + 1) as i64;
             let sent = Instant::now();
             sent_at.insert((slice, level), sent);
-            app.mutate(&app.admin_token, "setGprPriority", SET_PRIORITY, json!({ "id": slices[slice].2, "priority": BASE + level })).await;
-            answered.push(sent.elapsed());
+            if submit {
+                // A new GPR above the slice's others, sent without waiting for the last one.
+                let (app, slice_id, token) = (submitter.clone(), slices[slice].0.clone(), slices[slice].1.clone());
+                submits.spawn(async move {
+                    let gpr = create_gpr(app.as_ref(), &token, &slice_id, &format!("new-{round}"), json!({ "nodeCount": 2, "priority": BASE + level })).await;
+                    assert!(gpr["id"].is_string(), "createGpr: {gpr}");
+                    sent.elapsed()
+                });
+            } else {
+                app.mutate(&app.admin_token, "setGprPriority", SET_PRIORITY, json!({ "id": slices[slice].2, "priority": BASE + level })).await;
+                answered.push(sent.elapsed());
+            }
             while let Ok((slice, level, at)) = seen.try_recv() {
                 if let Some(sent) = sent_at.get(&(slice, level)) {
                     delivered.push(at.saturating_duration_since(*sent));
@@ -206,6 +221,7 @@ fn main() {
         }
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let _ = other.await;
+        answered.extend(submits.join_all().await);
 
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         delivered.sort_unstable();
@@ -228,6 +244,7 @@ fn main() {
             ms(others.last().copied().unwrap_or_default()),
             others.len(),
         );
+        println!("  scheduler: {}", ticks.since(&Ticks::scrape(&app).await));
         println!("  the changes themselves answered in p50 {:.1} ms, p99 {:.1} ms", ms(quantile(&answered, 0.5)), ms(quantile(&answered, 0.99)));
         app.finish().await;
     });

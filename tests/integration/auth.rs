@@ -52,7 +52,17 @@ async fn forged_expired_and_foreign_tokens_are_refused() {
         let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
         format!("{}.{}.", engine.encode(r#"{"alg":"none","typ":"JWT"}"#), engine.encode(good.to_string()))
     };
+    // The same token with one character of its signature changed.
+    let resigned = {
+        let (head, signature) = app.admin_token.rsplit_once('.').expect("a JWT");
+        let mut signature: Vec<char> = signature.chars().collect();
+        signature[0] = if signature[0] == 'A' { 'B' } else { 'A' };
+        format!("{head}.{}", signature.into_iter().collect::<String>())
+    };
+    // The good token first, so that its verification is cached when its forgeries arrive.
+    assert_eq!(status_with(&app, &app.admin_token).await.0, 200);
     let cases = [
+        ("signature changed", resigned, "signature"),
         ("expired", sign(&expired, Algorithm::HS256, &key), "expired"),
         ("not yet valid", sign(&early, Algorithm::HS256, &key), "not valid yet"),
         ("wrong audience", sign(&foreign, Algorithm::HS256, &key), "not issued for EGS"),

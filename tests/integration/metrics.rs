@@ -547,3 +547,90 @@ mod live {
         app.finish().await;
     }
 }
+
+/// Walks `gpus(orderBy: order)` as `token` in pages of 7; returns the uuids in order.
+async fn ranked_uuids(app: &TestApp, token: &str, order: &str) -> Vec<String> {
+    let query = format!(
+        "query($after: String) {{ gpus(orderBy: {order}, first: 7, after: $after) {{ totalCount pageInfo {{ hasNextPage endCursor }} nodes {{ uuid }} }} }}"
+    );
+    let mut uuids = Vec::new();
+    let mut after = Value::Null;
+    loop {
+        let page = app.ok(token, &query, json!({ "after": after })).await["gpus"].clone();
+        uuids.extend(page["nodes"].as_array().expect("nodes").iter().map(|g| g["uuid"].as_str().expect("uuid").to_owned()));
+        if page["pageInfo"]["hasNextPage"] != json!(true) {
+            assert_eq!(page["totalCount"], json!(uuids.len()), "every GPU once");
+            return uuids;
+        }
+        after = page["pageInfo"]["endCursor"].clone();
+    }
+}
+
+/// The database ranks and pages (so a fleet is never read whole to show a page); the order is
+/// exactly the in-memory reference's, ties and all, for admins and for a member who reads only
+/// their GPR's node, on either backend.
+#[tokio::test]
+async fn the_database_ranks_gpus_exactly_as_the_reference_does() {
+    use egs_schema::metrics::summary::{Rank, rank};
+    let app = TestApp::spawn().await;
+    let two = two_slices(&app).await;
+    add_nodes(&app, &two.cluster, "more", 2, SHAPE_H100, 8).await;
+    let created = create_gpr(&app, &two.token_a, &two.slice_a, "train", json!({ "nodeCount": 1 })).await;
+    let held = provisioned(&app, &two.token_a, created["id"].as_str().expect("id")).await;
+    let held_node = held["nodes"][0]["name"].as_str().expect("name").to_owned();
+    // Few distinct values, so ties on the first and second keys are common; some GPUs never report.
+    let now = Utc::now();
+    let mut seed = 7u64;
+    let mut next = |n: u64| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    for node in nodes(&app, &two.cluster).await {
+        let mut samples = Vec::new();
+        for (_, uuid) in &node.gpus {
+            if next(5) == 0 {
+                continue;
+            }
+            let mut sample = gpu_sample(uuid, now, [0.0, 50.0, 100.0][next(3) as usize]);
+            sample["temperature"] = json!([40.0, 60.0, 80.0][next(3) as usize]);
+            sample["power"] = json!([100.0, 300.0][next(2) as usize]);
+            sample["memUtil"] = json!([10.0, 20.0][next(2) as usize]);
+            samples.push(sample);
+        }
+        let body = report(&app, &app.admin_token, &two.cluster, &node.name, samples).await;
+        assert!(body["data"]["reportGpuSamples"]["userErrors"] == json!([]), "{body}");
+    }
+    let rows = egs_entities::gpu::Entity::find().all(&app.db).await.expect("gpus");
+    let held_id = egs_entities::node::Entity::find()
+        .filter(egs_entities::node::Column::Name.eq(held_node.as_str()))
+        .one(&app.db)
+        .await
+        .expect("query")
+        .expect("the held node")
+        .id;
+    let since = egs_entities::gpr_node::Entity::find()
+        .filter(egs_entities::gpr_node::Column::NodeId.eq(held_id))
+        .one(&app.db)
+        .await
+        .expect("query")
+        .expect("the assignment")
+        .assigned_at;
+    let expected = |order: Rank, readable: &dyn Fn(&egs_entities::gpu::Model) -> bool| {
+        let mut gpus = rows.clone();
+        rank(&mut gpus, order, readable);
+        gpus.into_iter().map(|g| g.uuid).collect::<Vec<_>>()
+    };
+    for (name, order) in
+        [("HOT_SPOTS_FIRST", Rank::HotSpots), ("HIGHEST_POWER_FIRST", Rank::Power), ("BUSIEST_FIRST", Rank::Busiest), ("IDLEST_FIRST", Rank::Idlest)]
+    {
+        assert_eq!(ranked_uuids(&app, &app.admin_token, name).await, expected(order, &|_| true), "{name} for an admin");
+        // Whole seconds, as samples are stored.
+        let member = expected(order, &|g| g.node_id == held_id && g.last_sample_at.is_some_and(|at| at.timestamp() >= since.timestamp()));
+        assert_eq!(ranked_uuids(&app, &two.token_a, name).await, member, "{name} for the holder's member");
+    }
+    // Someone whose slice holds nothing: every GPU by id, as if none had reported.
+    let mut by_id = rows.clone();
+    by_id.sort_by_key(|g| g.id);
+    assert_eq!(ranked_uuids(&app, &two.token_b, "HOT_SPOTS_FIRST").await, by_id.into_iter().map(|g| g.uuid).collect::<Vec<_>>());
+    app.finish().await;
+}

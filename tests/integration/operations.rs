@@ -36,12 +36,30 @@ async fn metrics_count_requests_by_operation_and_gprs_by_phase() {
     let two = egs_tests::fixtures::two_slices(&app).await;
     egs_tests::fixtures::create_gpr(&app, &two.token_a, &two.slice_a, "one", json!({})).await;
     app.ok(&app.admin_token, "query WhoAmI { viewer { id } }", json!({})).await;
-    let text = app.client.get(app.url("/metrics")).bearer_auth(&app.admin_token).send().await.expect("answer").text().await.expect("text");
+    let text = app.metrics_text().await;
     assert!(text.contains("egs_graphql_requests_total{operation=\"WhoAmI\",type=\"query\",outcome=\"ok\"} 1"), "{text}");
     assert!(text.contains("egs_graphql_request_duration_seconds_bucket{"), "{text}");
     assert!(text.contains("egs_gprs{phase=\"QUEUED\"} 1"), "{text}");
+    // Ticks are timed where the scheduler runs; this replica runs none (`api_only`).
+    assert_eq!(tick_count(&text), Some(0), "{text}");
     assert!(text.contains("egs_gprs{phase=\"PROVISIONED\"} 0"), "{text}");
     assert!(text.contains("egs_db_statements_total "), "{text}");
+    app.finish().await;
+}
+
+fn tick_count(metrics: &str) -> Option<u64> {
+    metrics.lines().find_map(|l| l.strip_prefix("egs_scheduler_tick_duration_seconds_count ")).and_then(|n| n.trim().parse().ok())
+}
+
+#[tokio::test]
+async fn the_leaders_ticks_are_timed() {
+    let app = TestApp::spawn().await;
+    let two = egs_tests::fixtures::two_slices(&app).await;
+    let gpr = egs_tests::fixtures::create_gpr(&app, &two.token_a, &two.slice_a, "one", json!({})).await;
+    egs_tests::fixtures::provisioned(&app, &two.token_a, gpr["id"].as_str().expect("id")).await;
+    let text = app.metrics_text().await;
+    assert!(tick_count(&text).is_some_and(|n| n >= 1), "the ticks that provisioned the GPR: {text}");
+    assert!(text.contains("egs_scheduler_tick_duration_seconds_bucket{le=\"0.0005\"}"), "{text}");
     app.finish().await;
 }
 
@@ -54,7 +72,7 @@ async fn requests_without_a_token_take_no_operation_label_slots() {
         assert_eq!(response.status(), 200);
     }
     app.ok(&app.admin_token, "query Dashboard { viewer { id } }", json!({})).await;
-    let text = app.client.get(app.url("/metrics")).bearer_auth(&app.admin_token).send().await.expect("answer").text().await.expect("text");
+    let text = app.metrics_text().await;
     assert!(!text.contains("Flood"), "no label names an unauthenticated operation: {text}");
     assert!(text.contains("egs_graphql_requests_total{operation=\"unauthenticated\",type=\"query\",outcome=\"ok\"} 250"), "{text}");
     assert!(

@@ -69,12 +69,17 @@ pub struct SchedulerHandle {
     wake: Notify,
     /// The leader's scheduler; `None` on other replicas (and until the first tick).
     driver: tokio::sync::Mutex<Option<driver::Driver>>,
+    /// How long each of this replica's ticks took (exported as
+    /// `egs_scheduler_tick_duration_seconds`): the figure the fleet-scale target is held to.
+    pub tick_seconds: prometheus_client::metrics::histogram::Histogram,
 }
 
 impl SchedulerHandle {
     pub fn new(clock: Arc<dyn Clock>) -> Self {
         let planning = crate::scheduler::Config::live(state::PROVISIONING_ALLOWANCE_SECS, state::RELEASE_ALLOWANCE_SECS);
-        Self { clock, planning, wake: Notify::new(), driver: tokio::sync::Mutex::new(None) }
+        let tick_seconds =
+            prometheus_client::metrics::histogram::Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(0.000_5, 2.0, 14));
+        Self { clock, planning, wake: Notify::new(), driver: tokio::sync::Mutex::new(None), tick_seconds }
     }
 
     /// Plans with `planning` instead of the default allowances.
@@ -183,9 +188,11 @@ impl Lifecycle {
                 Ok(Some(epoch)) => {
                     leading_epoch = Some(epoch);
                     self.set_leading(true);
+                    let started = std::time::Instant::now();
                     if let Err(error) = self.clone().tick(epoch).await {
                         tracing::warn!(error = %format!("{error:?}"), "scheduler tick failed; retrying");
                     }
+                    self.handle.tick_seconds.observe(started.elapsed().as_secs_f64());
                 }
                 // Another replica leads (or may): its jobs resume ours, so ours stop here.
                 Ok(None) => {

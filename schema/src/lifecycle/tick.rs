@@ -9,9 +9,16 @@ use crate::scheduler::{Decision, Scheduler};
 use chrono::{DateTime, Duration, Utc};
 use egs_entities::{GprEventKind, GprPhase, NodeState, ReleaseReason, StepOperation, cluster, gpr, gpr_node, node};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect, Set};
 use std::collections::HashMap;
 use std::sync::Arc;
+
+/// A queued GPR as the snapshot holds it, with its new position, promise, expected start and pool.
+type Estimate = (gpr::Model, Option<i32>, Option<DateTime<Utc>>, Option<DateTime<Utc>>, Option<crate::scheduler::PoolKey>);
+
+/// Rows per estimate-writing statement: far under either database's bound-parameter limit
+/// (each row binds about ten values).
+const ESTIMATE_BATCH: usize = 500;
 
 impl Lifecycle {
     pub(super) async fn tick(self: Arc<Self>, epoch: i64) -> Result<()> {
@@ -315,8 +322,10 @@ impl Lifecycle {
         }
         steps::forget(&txn, g.id).await?;
         let at = Utc::now();
-        for &node_id in nodes {
-            gpr_node::ActiveModel { gpr_id: Set(g.id), node_id: Set(node_id), assigned_at: Set(at) }.insert(&txn).await?;
+        // One statement for all of them: a GPR of hundreds of nodes is one round trip, not hundreds.
+        if !nodes.is_empty() {
+            let links = nodes.iter().map(|&node_id| gpr_node::ActiveModel { gpr_id: Set(g.id), node_id: Set(node_id), assigned_at: Set(at) });
+            gpr_node::Entity::insert_many(links).exec_without_returning(&txn).await?;
         }
         node::Entity::update_many()
             .col_expr(node::Column::State, Expr::value(NodeState::Reserved))
@@ -332,6 +341,8 @@ impl Lifecycle {
     }
 
     /// Queue positions, promises, expectations and planned pools of pending GPRs.
+    /// Written in batches of [`ESTIMATE_BATCH`] rows (one statement each), with their
+    /// `ESTIMATE_CHANGED` events.
     /// `causes` says why promises moved later in this tick (an event that moves one names it).
     /// The driver's copy of each row is brought in line with what was written.
     pub(super) async fn store_estimates(
@@ -342,7 +353,7 @@ impl Lifecycle {
         causes: &HashMap<i64, crate::scheduler::Cause>,
     ) -> Result<()> {
         let positions = core.positions();
-        let mut changed = Vec::new();
+        let mut changed: Vec<Estimate> = Vec::new();
         for g in snapshot.active.values().filter(|g| g.phase == GprPhase::Queued) {
             let Some(status) = core.status_unpositioned(g.id) else { continue };
             let promise = status.start_no_later_than.and_then(|t| DateTime::from_timestamp(t, 0));
@@ -359,53 +370,85 @@ impl Lifecycle {
             return Ok(());
         }
         let txn = self.fenced(epoch).await?;
-        let mut stored = Vec::with_capacity(changed.len());
-        for (g, position, promise, expected, pool) in changed {
-            let g = &g;
-            let changes = gpr::ActiveModel {
-                queue_position: Set(position),
-                start_no_later_than: Set(promise),
-                estimated_start_at: Set(expected),
-                assigned_cluster_id: Set(pool.as_ref().map(|p| p.cluster)),
-                assigned_instance_type: Set(pool.as_ref().map(|p| p.instance_type.clone())),
-                assigned_gpu_shape: Set(pool.as_ref().map(|p| p.gpu_shape.clone())),
-                ..Default::default()
-            };
-            // Not a user-visible change: the version stays, but a concurrent edit wins.
+        // Rows edited since the snapshot keep the edit (the next tick plans them afresh). Which
+        // those are is read first, locked on PostgreSQL, so the batched writes below write
+        // exactly the rest: a deep queue that shifts by one is a few statements, not one per GPR.
+        let mut current: HashMap<i64, i32> = HashMap::with_capacity(changed.len());
+        for chunk in changed.chunks(ESTIMATE_BATCH) {
+            let mut read = gpr::Entity::find()
+                .select_only()
+                .column(gpr::Column::Id)
+                .column(gpr::Column::Version)
+                .filter(gpr::Column::Id.is_in(chunk.iter().map(|c| c.0.id)));
+            if txn.get_database_backend() == sea_orm::DbBackend::Postgres {
+                read = read.lock_exclusive();
+            }
+            current.extend(read.into_tuple::<(i64, i32)>().all(&txn).await?);
+        }
+        changed.retain(|(g, ..)| current.get(&g.id) == Some(&g.version));
+        for chunk in changed.chunks(ESTIMATE_BATCH) {
+            // Each column set per row: `CASE id WHEN … THEN … END` over the chunk.
+            fn per_row<V: Into<sea_orm::Value>>(chunk: &[Estimate], value: impl Fn(&Estimate) -> V) -> Expr {
+                let mut rows = chunk.iter();
+                let Some(first) = rows.next() else { return Expr::value(sea_orm::Value::Int(None)) };
+                let case = rows.fold(Expr::case(gpr::Column::Id.eq(first.0.id), value(first).into()), |case, row| {
+                    case.case(gpr::Column::Id.eq(row.0.id), value(row).into())
+                });
+                case.into()
+            }
+            // Not a user-visible change: the version stays.
             let written = gpr::Entity::update_many()
-                .set(changes)
-                .filter(gpr::Column::Id.eq(g.id))
-                .filter(gpr::Column::Version.eq(g.version))
+                .col_expr(gpr::Column::QueuePosition, per_row(chunk, |c| c.1))
+                .col_expr(gpr::Column::StartNoLaterThan, per_row(chunk, |c| c.2))
+                .col_expr(gpr::Column::EstimatedStartAt, per_row(chunk, |c| c.3))
+                .col_expr(gpr::Column::AssignedClusterId, per_row(chunk, |c| c.4.as_ref().map(|p| p.cluster)))
+                .col_expr(gpr::Column::AssignedInstanceType, per_row(chunk, |c| c.4.as_ref().map(|p| p.instance_type.clone())))
+                .col_expr(gpr::Column::AssignedGpuShape, per_row(chunk, |c| c.4.as_ref().map(|p| p.gpu_shape.clone())))
+                .filter(gpr::Column::Id.is_in(chunk.iter().map(|c| c.0.id)))
+                .filter(sea_orm::sea_query::ExprTrait::eq(Expr::col(gpr::Column::Version), per_row(chunk, |c| c.0.version)))
                 .exec(&txn)
                 .await?
                 .rows_affected;
-            let moved = |before: Option<DateTime<Utc>>, after: Option<DateTime<Utc>>| match (before, after) {
-                (Some(b), Some(a)) => (a - b).num_seconds().abs() >= ESTIMATE_EVENT_SECS,
-                // A promise given, or taken away (it fits nowhere now): both worth an event.
-                (None, Some(_)) | (Some(_), None) => true,
-                (None, None) => false,
-            };
-            if written == 1 && (moved(g.start_no_later_than, promise) || moved(g.estimated_start_at, expected)) {
-                let describe = |t: Option<DateTime<Utc>>| t.map_or_else(|| "unknown (it fits in no pool now)".to_owned(), |t| t.to_rfc3339());
-                let mut message = format!("starts no later than {}, expected {}", describe(promise), describe(expected));
-                let later = match (g.start_no_later_than, promise) {
-                    (Some(before), Some(after)) => after > before,
-                    (Some(_), None) => true,
-                    _ => false,
-                };
-                if later {
-                    let why = causes.get(&g.id).map_or_else(|| "the plan was re-made".to_owned(), |c| describe_cause(c, snapshot));
-                    message = format!("{message}; the promise moved later: {why}");
-                }
-                record_event(&txn, g, GprEventKind::EstimateChanged, message, ACTOR).await?;
+            if written != chunk.len() as u64 {
+                // An edit slipped in after all: write nothing; the next tick starts over from storage.
+                return Err(anyhow::anyhow!(
+                    "{} of {} queued GPRs changed while their estimates were stored",
+                    chunk.len() as u64 - written,
+                    chunk.len()
+                )
+                .into());
             }
-            if written == 1 {
-                stored.push((g.id, position, promise, expected, pool));
+            let mut events = Vec::new();
+            for (g, _, promise, expected, _) in chunk {
+                let (promise, expected) = (*promise, *expected);
+                let moved = |before: Option<DateTime<Utc>>, after: Option<DateTime<Utc>>| match (before, after) {
+                    (Some(b), Some(a)) => (a - b).num_seconds().abs() >= ESTIMATE_EVENT_SECS,
+                    // A promise given, or taken away (it fits nowhere now): both worth an event.
+                    (None, Some(_)) | (Some(_), None) => true,
+                    (None, None) => false,
+                };
+                if moved(g.start_no_later_than, promise) || moved(g.estimated_start_at, expected) {
+                    let describe = |t: Option<DateTime<Utc>>| t.map_or_else(|| "unknown (it fits in no pool now)".to_owned(), |t| t.to_rfc3339());
+                    let mut message = format!("starts no later than {}, expected {}", describe(promise), describe(expected));
+                    let later = match (g.start_no_later_than, promise) {
+                        (Some(before), Some(after)) => after > before,
+                        (Some(_), None) => true,
+                        _ => false,
+                    };
+                    if later {
+                        let why = causes.get(&g.id).map_or_else(|| "the plan was re-made".to_owned(), |c| describe_cause(c, snapshot));
+                        message = format!("{message}; the promise moved later: {why}");
+                    }
+                    events.push(crate::events::new_event(g, GprEventKind::EstimateChanged, message, ACTOR));
+                }
+            }
+            if !events.is_empty() {
+                egs_entities::gpr_event::Entity::insert_many(events).exec_without_returning(&txn).await?;
             }
         }
         self.commit(txn).await?;
-        for (id, position, promise, expected, pool) in stored {
-            if let Some(g) = snapshot.active.get_mut(&id) {
+        for (written, position, promise, expected, pool) in changed {
+            if let Some(g) = snapshot.active.get_mut(&written.id) {
                 g.queue_position = position;
                 g.start_no_later_than = promise;
                 g.estimated_start_at = expected;

@@ -27,7 +27,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Utc};
 use egs_entities::{GprEventKind, gpr_event, gpu, node};
-use sea_orm::Select;
+use sea_orm::{QuerySelect, Select};
 use std::sync::Arc;
 use store::Holder;
 pub use store::{Feed, MetricsStore, NoMetricsFanout};
@@ -471,13 +471,10 @@ pub(crate) async fn ranked_gpus(
     let offset = after.as_deref().map(decode_rank_cursor).transpose()?.map_or(0, |n| n + 1);
     let readable = access::readable(db, caller, None).await?;
     let total = TotalCount::of(db.clone(), select.clone());
-    let mut gpus = select.all(db).await?;
-    summary::rank(&mut gpus, rank, |g| {
-        readable.as_ref().is_none_or(|nodes| nodes.get(&g.node_id).is_some_and(|since| g.last_sample_at.is_some_and(|at| at >= *since)))
-    });
-    let has_next = gpus.len() > offset.saturating_add(limit);
+    let page = summary::rank_in_sql(select, rank, readable.as_ref()).offset(offset as u64).limit(limit as u64 + 1).all(db).await?;
+    let has_next = page.len() > limit;
     let mut connection = Connection::with_additional_fields(offset > 0, has_next, total);
-    connection.edges.extend(gpus.into_iter().enumerate().skip(offset).take(limit).map(|(i, g)| Edge::new(encode_rank_cursor(i), Gpu(g))));
+    connection.edges.extend(page.into_iter().take(limit).enumerate().map(|(i, g)| Edge::new(encode_rank_cursor(offset + i), Gpu(g))));
     Ok(connection)
 }
 

@@ -4,6 +4,9 @@ use super::ingest::{BUSY_UTIL_PERCENT, MAX_AGE_SECS, MAX_FUTURE_SECS};
 use crate::error::{Result, UserError};
 use chrono::{DateTime, Utc};
 use egs_entities::gpu;
+use sea_orm::sea_query::Expr;
+use sea_orm::{ColumnTrait, Condition, Order, QueryOrder, Select};
+use std::collections::{BTreeMap, HashMap};
 
 /// 1-second history spans this long.
 pub const SECOND_HISTORY_SECS: i64 = super::store::SECOND_SLOTS as i64;
@@ -137,8 +140,55 @@ pub enum Rank {
     Idlest,
 }
 
+impl Rank {
+    /// The sample columns compared, most significant first, and which way each sorts.
+    fn keys(self) -> [(gpu::Column, Order); 3] {
+        use gpu::Column::{LatestMemUtil, LatestPowerW, LatestTemperatureC, LatestUtil};
+        match self {
+            Rank::HotSpots => [(LatestTemperatureC, Order::Desc), (LatestPowerW, Order::Desc), (LatestUtil, Order::Desc)],
+            Rank::Power => [(LatestPowerW, Order::Desc), (LatestTemperatureC, Order::Desc), (LatestUtil, Order::Desc)],
+            Rank::Busiest => [(LatestUtil, Order::Desc), (LatestMemUtil, Order::Desc), (LatestTemperatureC, Order::Desc)],
+            Rank::Idlest => [(LatestUtil, Order::Asc), (LatestMemUtil, Order::Asc), (LatestPowerW, Order::Asc)],
+        }
+    }
+}
+
+/// [`rank`]'s order as SQL, so the database sorts and pages (a fleet's 80,000 GPUs are never
+/// read to show 100): GPUs with a complete latest sample the caller may read first, by
+/// `order`'s keys, then every other GPU by id. `readable`: per node, the oldest sample the
+/// caller may read; `None` for everything (admins).
+pub fn rank_in_sql(select: Select<gpu::Entity>, order: Rank, readable: Option<&HashMap<i64, DateTime<Utc>>>) -> Select<gpu::Entity> {
+    use gpu::Column as C;
+    let complete = [C::LastSampleAt, C::LatestUtil, C::LatestMemUtil, C::LatestMemUsedMib, C::LatestTemperatureC, C::LatestPowerW]
+        .into_iter()
+        .fold(Condition::all(), |all, column| all.add(column.is_not_null()));
+    let ranked = match readable {
+        None => complete,
+        // Nothing readable: every GPU sorts like one that never reported.
+        Some(nodes) if nodes.is_empty() => return select.order_by_asc(C::Id),
+        Some(nodes) => {
+            // Nodes handed over at the same moment (one GPR's) share one condition.
+            let mut by_since: BTreeMap<DateTime<Utc>, Vec<i64>> = BTreeMap::new();
+            for (node, since) in nodes {
+                by_since.entry(*since).or_default().push(*node);
+            }
+            let any = by_since
+                .into_iter()
+                .fold(Condition::any(), |any, (since, nodes)| any.add(Condition::all().add(C::NodeId.is_in(nodes)).add(C::LastSampleAt.gte(since))));
+            complete.add(any)
+        }
+    };
+    let mut select = select.order_by(Into::<Expr>::into(Expr::case(ranked.clone(), 0).finally(1)), Order::Asc);
+    for (column, direction) in order.keys() {
+        // Null for the unranked: their samples must not order them.
+        select = select.order_by(Into::<Expr>::into(Expr::case(ranked.clone(), Expr::col(column))), direction);
+    }
+    select.order_by_asc(C::Id)
+}
+
 /// Sorts GPUs by their latest sample. GPUs whose metrics the caller may not read (`readable`
 /// false) or that never reported come last, by id, so the order reveals nothing about them.
+/// The reference for [`rank_in_sql`] (a test holds the two equal).
 pub fn rank(gpus: &mut [gpu::Model], order: Rank, readable: impl Fn(&gpu::Model) -> bool) {
     use std::cmp::Ordering;
     let key = |g: &gpu::Model| -> Option<[f64; 3]> {
