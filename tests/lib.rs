@@ -232,21 +232,43 @@ impl TestApp {
 
     /// A replica whose settings `adjust` may change first (say, an API-only one).
     pub async fn spawn_replica_with(&self, adjust: impl FnOnce(&mut ServeArgs)) -> TestApp {
-        let database_url = self.database_url.clone().unwrap_or_else(|| format!("sqlite://{}?mode=rwc", self.data_dir.join("egs.db").display()));
-        let mut settings = serve_args(self.data_dir.clone(), Some(database_url));
+        Self::join_with(self.database_url.clone(), self.data_dir.clone(), self.admin_token.clone(), self.clock.clone(), adjust).await
+    }
+
+    /// A replica of a gateway another process started, on its PostgreSQL database (or SQLite
+    /// file when `database_url` is `None`), data dir (signing key) and Redis: for benches that
+    /// run each replica in a process of its own.
+    pub async fn join(
+        database_url: Option<String>,
+        data_dir: std::path::PathBuf,
+        admin_token: String,
+        adjust: impl FnOnce(&mut ServeArgs),
+    ) -> TestApp {
+        Self::join_with(database_url, data_dir, admin_token, Arc::new(ManualClock::default()), adjust).await
+    }
+
+    async fn join_with(
+        database_url: Option<String>,
+        data_dir: std::path::PathBuf,
+        admin_token: String,
+        clock: Arc<ManualClock>,
+        adjust: impl FnOnce(&mut ServeArgs),
+    ) -> TestApp {
+        let url = database_url.clone().unwrap_or_else(|| format!("sqlite://{}?mode=rwc", data_dir.join("egs.db").display()));
+        let mut settings = serve_args(data_dir.clone(), Some(url));
         adjust(&mut settings);
-        let launched = launch(settings, self.clock.clone()).await;
+        let launched = launch(settings, clock.clone()).await;
         assert!(launched.bootstrap_token.is_none(), "a replica of an initialised database does not bootstrap again");
         TestApp {
             base: launched.base,
-            admin_token: self.admin_token.clone(),
+            admin_token,
             client: reqwest::Client::new(),
             statements: launched.statements,
             db: launched.db,
-            data_dir: self.data_dir.clone(),
-            database_url: self.database_url.clone(),
-            backend: self.backend,
-            clock: self.clock.clone(),
+            data_dir,
+            backend: if database_url.is_some() { "postgres" } else { "sqlite" },
+            database_url,
+            clock,
             scheduler: launched.scheduler,
             stop: Some(launched.stop),
             _data_dir: tempfile::tempdir().expect("temp dir"),
@@ -338,6 +360,18 @@ impl Drop for TestApp {
             let _ = stop.send(());
         }
     }
+}
+
+/// (resident KiB, peak resident KiB, CPU seconds) of process `pid`, from `/proc`: benches
+/// that run the gateway in a child process measure it alone.
+pub fn process_usage(pid: u32) -> Option<(u64, u64, f64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| -> Option<u64> { status.lines().find(|l| l.starts_with(name))?.split_whitespace().nth(1)?.parse().ok() };
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    let rest: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: f64 = rest.get(11)?.parse::<f64>().ok()? + rest.get(12)?.parse::<f64>().ok()?;
+    Some((field("VmRSS:")?, field("VmHWM:")?, ticks / 100.0))
 }
 
 /// What fixtures and tests need of a gateway, over HTTP ([`TestApp`]) or in-process

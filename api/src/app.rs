@@ -127,8 +127,8 @@ impl Application {
             replicas::spawn_event_listener(client.clone(), keys.deployment(), events.clone(), scheduler.clone(), fanouts.origin);
             replicas::spawn_alert_listener(client.clone(), keys.deployment(), alerts.clone());
             replicas::spawn_inventory_listener(client.clone(), keys.deployment(), inventory.clone());
-            if fanouts.metrics.is_some() {
-                replicas::spawn_metrics_listener(client, keys.deployment(), metrics.clone(), fanouts.origin);
+            if let Some(fanout) = &fanouts.metrics {
+                replicas::spawn_metrics_listener(client, metrics.clone(), fanout.clone());
             }
             // While Redis is away every replica still finds what the others stored on its
             // timers; when it is back, look at once rather than at the next poll.
@@ -289,7 +289,7 @@ struct Fanouts {
     events: Arc<dyn Announce>,
     alerts: Arc<dyn Announce>,
     inventory: Arc<dyn Announce>,
-    /// GPU sample batches go to the other replicas' histories and live subscribers.
+    /// GPU sample batches go to the other replicas' live subscribers; history queries ask them.
     metrics: Option<Arc<replicas::RedisMetrics>>,
     /// This replica in its messages, so it can skip its own.
     origin: u64,

@@ -82,7 +82,7 @@ pub async fn metrics_for_admins(State(state): State<AppState>, headers: axum::ht
 }
 
 pub async fn metrics(State(state): State<AppState>) -> Response {
-    match state.metrics.render(&state.services.db).await {
+    match state.metrics.render(&state.services.db, state.services.metrics.gpu_count()).await {
         Ok(text) => {
             let mut response = text.into_response();
             response

@@ -75,6 +75,7 @@ pub struct Metrics {
     requests: Family<RequestLabels, Counter>,
     latency: Family<OperationLabels, Histogram>,
     gprs: Family<PhaseLabels, Gauge>,
+    histories: Gauge,
     known_operations: Mutex<HashSet<String>>,
 }
 
@@ -90,7 +91,9 @@ impl Metrics {
         registry.register("db_statements", "SQL statements sent to the database", statements);
         registry.register("gprs", "GPRs by phase", gprs.clone());
         registry.register("scheduler_tick_duration_seconds", "How long the scheduler's ticks took on this replica (the leader)", tick_seconds);
-        Self { registry, requests, latency, gprs, known_operations: Mutex::new(HashSet::new()) }
+        let histories = Gauge::default();
+        registry.register("gpu_histories", "GPUs whose sample history this replica holds (those reporting to it)", histories.clone());
+        Self { registry, requests, latency, gprs, histories, known_operations: Mutex::new(HashSet::new()) }
     }
 
     fn operation_label(&self, name: Option<&str>) -> String {
@@ -121,7 +124,9 @@ impl Metrics {
 
     /// Refreshes database-derived gauges, reads the latest GPU samples and encodes everything
     /// in the OpenMetrics text format (one `# EOF` at the end). Two SQL statements.
-    pub async fn render(&self, db: &DatabaseConnection) -> Result<String, RenderError> {
+    /// `histories`: GPUs whose history this replica holds.
+    pub async fn render(&self, db: &DatabaseConnection, histories: usize) -> Result<String, RenderError> {
+        self.histories.set(histories as i64);
         let counts: Vec<(GprPhase, i64)> = gpr::Entity::find()
             .select_only()
             .column(gpr::Column::Phase)

@@ -2,10 +2,11 @@
 //! replica (itself included) drops it from its token cache; a replica that stores GPR events,
 //! alert transitions or node changes says so and the others' tailers and watchers look at once
 //! (they also look on a timer, so a lost message only delays). What changed always comes from
-//! the database, never from the message. The exception is GPU sample batches: history lives in
-//! each replica's memory, so a replica that accepts a report publishes its new samples and the
-//! others store them too (a lost batch costs them one point of history; the latest sample of
-//! every GPU is in the database).
+//! the database, never from the message. The exception is GPU samples: history lives in the
+//! memory of the replica an agent reported to, so that replica publishes each batch on its
+//! node's channel for the replicas whose live subscribers watch that node (each listens only to
+//! those), and answers the others' history queries for its part (the latest sample of every GPU
+//! is in the database).
 
 use egs_schema::alerts::hub::AlertHub;
 use egs_schema::auth::TokenCache;
@@ -14,12 +15,14 @@ use egs_schema::inventory::live::InventoryFeed;
 use egs_schema::lifecycle::SchedulerHandle;
 use egs_schema::metrics::MetricsStore;
 use egs_schema::metrics::sample::{Sample, Values};
+use egs_schema::metrics::store::{Interest, Point};
 use egs_schema::ports::{Announce, MetricsFanout, RevocationBroadcast};
 use egs_wire::backoff::Backoff;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 /// The channel revoked token ids travel on.
@@ -30,8 +33,17 @@ pub const GPR_EVENTS_CHANNEL: &str = "gpr-events";
 pub const ALERTS_CHANNEL: &str = "alerts";
 /// The channel "nodes were written" travels on.
 pub const INVENTORY_CHANNEL: &str = "inventory";
-/// The channel GPU sample batches travel on between replicas.
+/// GPU sample batches travel on one channel per node: this name, `:`, the node's id.
 pub const GPU_SAMPLES_CHANNEL: &str = "gpu-samples";
+/// The channel history queries to the other replicas travel on.
+pub const GPU_HISTORY_CHANNEL: &str = "gpu-history";
+/// Answers to a replica's history queries: this name, `:`, the asking replica's origin.
+pub const GPU_HISTORY_REPLY_CHANNEL: &str = "gpu-history-reply";
+/// How long a history query waits for the other replicas' parts; a replica that has not
+/// answered by then is left out of that answer.
+const PEER_HISTORY_WAIT: Duration = Duration::from_millis(500);
+/// How often the listener drops the node feeds nobody hears any more.
+const INTEREST_REFRESH: Duration = Duration::from_secs(2);
 
 /// Channel `name` of one deployment: `egs:<deployment>:<name>`. The deployment is a fingerprint
 /// of the token signing key, which all its replicas share, so deployments (or test gateways)
@@ -230,28 +242,149 @@ impl WireSample {
     }
 }
 
-/// Hands the samples this replica accepted to the others, so every replica's history and
-/// live subscribers see every GPU.
+/// One replica's points of a GPU's history, as they travel.
+#[derive(Serialize, Deserialize)]
+struct WirePoint {
+    at: i64,
+    samples: u32,
+    avg: [f32; 5],
+    max: [f32; 5],
+}
+
+impl WirePoint {
+    fn from_point(p: &Point) -> Self {
+        let fields = |v: Values| [v.util, v.mem_util, v.mem_used_mib, v.temperature, v.power];
+        Self { at: p.at, samples: p.samples, avg: fields(p.avg), max: fields(p.max) }
+    }
+
+    fn into_point(self) -> Point {
+        let values = |[util, mem_util, mem_used_mib, temperature, power]: [f32; 5]| Values { util, mem_util, mem_used_mib, temperature, power };
+        Point { at: self.at, samples: self.samples, avg: values(self.avg), max: values(self.max) }
+    }
+}
+
+/// A replica asks the others for their part of one GPU's history.
+#[derive(Serialize, Deserialize)]
+struct HistoryRequest {
+    id: u64,
+    origin: u64,
+    gpu_id: i64,
+    from: i64,
+    to: i64,
+    step: i64,
+}
+
+/// One replica's answer (empty when it holds nothing of that GPU: the asker stops waiting for
+/// it either way).
+#[derive(Serialize, Deserialize)]
+struct HistoryReply {
+    id: u64,
+    points: Vec<WirePoint>,
+}
+
+/// The other replicas, for GPU samples: publishes this replica's accepted batches on their
+/// node's channel, and asks the others for their part of a history (their answers come back
+/// through [`spawn_metrics_listener`]).
 pub struct RedisMetrics {
     connection: redis::aio::ConnectionManager,
-    channel: String,
+    /// `egs:<deployment>:gpu-samples`; a node's channel adds `:<id>`.
+    samples: String,
+    requests: String,
+    /// `egs:<deployment>:gpu-history-reply`; a replica's answers channel adds `:<origin>`.
+    reply_prefix: String,
+    /// Where answers to this replica's queries arrive.
+    replies: String,
     /// This replica, in the messages it sends.
     origin: u64,
+    /// History queries waiting for answers, by request id.
+    pending: Mutex<HashMap<u64, tokio::sync::mpsc::UnboundedSender<Vec<WirePoint>>>>,
 }
 
 impl RedisMetrics {
     pub fn new(connection: redis::aio::ConnectionManager, deployment: &str, origin: u64) -> Self {
-        Self { connection, channel: channel(deployment, GPU_SAMPLES_CHANNEL), origin }
+        let reply_prefix = channel(deployment, GPU_HISTORY_REPLY_CHANNEL);
+        Self {
+            connection,
+            samples: channel(deployment, GPU_SAMPLES_CHANNEL),
+            requests: channel(deployment, GPU_HISTORY_CHANNEL),
+            replies: format!("{reply_prefix}:{origin}"),
+            reply_prefix,
+            origin,
+            pending: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn node_channel(&self, node_id: i64) -> String {
+        format!("{}:{node_id}", self.samples)
+    }
+
+    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<u64, tokio::sync::mpsc::UnboundedSender<Vec<WirePoint>>>> {
+        self.pending.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A message on one of the channels the listener hears.
+    fn on_message(&self, store: &MetricsStore, message: &redis::Msg) {
+        let channel = message.get_channel_name();
+        let payload = message.get_payload_bytes();
+        if channel == self.replies {
+            match serde_json::from_slice::<HistoryReply>(payload) {
+                Ok(reply) => {
+                    if let Some(waiting) = self.pending().get(&reply.id) {
+                        let _ = waiting.send(reply.points);
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "ignoring a malformed GPU history answer from Redis"),
+            }
+        } else if channel == self.requests {
+            match serde_json::from_slice::<HistoryRequest>(payload) {
+                Ok(request) if request.origin != self.origin => self.answer(store, request),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "ignoring a malformed GPU history query from Redis"),
+            }
+        } else {
+            match serde_json::from_slice::<SampleMessage>(payload) {
+                Ok(batch) if batch.origin != self.origin => {
+                    let samples = batch.samples.into_iter().map(|s| s.into_sample(batch.node_id)).collect();
+                    store.deliver_remote(batch.node_id, samples);
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "ignoring a malformed GPU sample batch from Redis"),
+            }
+        }
+    }
+
+    /// Sends this replica's part of the history another replica asked for.
+    fn answer(&self, store: &MetricsStore, request: HistoryRequest) {
+        let points = store.points(request.gpu_id, request.from, request.to, request.step).iter().map(WirePoint::from_point).collect();
+        let Ok(payload) = serde_json::to_vec(&HistoryReply { id: request.id, points }) else { return };
+        let mut connection = self.connection.clone();
+        let channel = format!("{}:{}", self.reply_prefix, request.origin);
+        tokio::spawn(async move {
+            let sent: Result<i64, _> = redis::cmd("PUBLISH").arg(&channel).arg(payload).query_async(&mut connection).await;
+            if let Err(e) = sent {
+                tracing::debug!(error = %e, "failed to answer another replica's GPU history query");
+            }
+        });
     }
 }
 
+/// Removes a history query from [`RedisMetrics::pending`] however its wait ends.
+struct Waiting<'a>(&'a RedisMetrics, u64);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.pending().remove(&self.1);
+    }
+}
+
+#[async_trait::async_trait]
 impl MetricsFanout for RedisMetrics {
     fn publish(&self, node_id: i64, samples: &[Sample]) {
         let message = SampleMessage { origin: self.origin, node_id, samples: samples.iter().map(WireSample::from_sample).collect() };
         let Ok(payload) = serde_json::to_vec(&message) else { return };
-        let (mut connection, channel) = (self.connection.clone(), self.channel.clone());
+        let (mut connection, channel) = (self.connection.clone(), self.node_channel(node_id));
         // Fire and forget: the latest sample is in the database for everyone; a lost batch
-        // costs the other replicas one point of history.
+        // costs the other replicas' live subscribers one update.
         tokio::spawn(async move {
             let published: Result<i64, _> = redis::cmd("PUBLISH").arg(&channel).arg(payload).query_async(&mut connection).await;
             if let Err(e) = published {
@@ -259,27 +392,137 @@ impl MetricsFanout for RedisMetrics {
             }
         });
     }
+
+    fn has_peers(&self) -> bool {
+        true
+    }
+
+    async fn peer_points(&self, gpu_id: i64, from: i64, to: i64, step: i64) -> Vec<Point> {
+        let id = rand::random::<u64>();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        self.pending().insert(id, tx);
+        let _waiting = Waiting(self, id);
+        let request = HistoryRequest { id, origin: self.origin, gpu_id, from, to, step };
+        let Ok(payload) = serde_json::to_vec(&request) else { return Vec::new() };
+        let mut connection = self.connection.clone();
+        // Every replica's listener hears the query, this one's included: wait for the others.
+        let heard =
+            match tokio::time::timeout(PEER_HISTORY_WAIT, redis::cmd("PUBLISH").arg(&self.requests).arg(payload).query_async::<i64>(&mut connection))
+                .await
+            {
+                Ok(Ok(heard)) => heard,
+                Ok(Err(e)) => {
+                    tracing::debug!(error = %e, "could not ask the other replicas for GPU history; answering with this replica's");
+                    return Vec::new();
+                }
+                Err(_) => return Vec::new(),
+            };
+        let mut expected = usize::try_from(heard - 1).unwrap_or(0);
+        let mut points = Vec::new();
+        let deadline = tokio::time::Instant::now() + PEER_HISTORY_WAIT;
+        while expected > 0 {
+            match tokio::time::timeout_at(deadline, rx.recv()).await {
+                Ok(Some(part)) => {
+                    points.extend(part.into_iter().map(WirePoint::into_point));
+                    expected -= 1;
+                }
+                Ok(None) | Err(_) => break,
+            }
+        }
+        points
+    }
 }
 
-/// Stores the other replicas' sample batches here (history and live subscribers).
-pub fn spawn_metrics_listener(client: redis::Client, deployment: &str, store: Arc<MetricsStore>, origin: u64) {
-    spawn_listener(client, channel(deployment, GPU_SAMPLES_CHANNEL), move |message| {
-        let Ok(payload) = message.get_payload::<Vec<u8>>() else { return };
-        match serde_json::from_slice::<SampleMessage>(&payload) {
-            Ok(batch) if batch.origin != origin => {
-                let samples = batch.samples.into_iter().map(|s| s.into_sample(batch.node_id)).collect();
-                store.ingest_remote(batch.node_id, samples, chrono::Utc::now().timestamp());
+/// The node channels (or the pattern for all of them) this replica's listener is subscribed to.
+#[derive(Default)]
+struct Heard {
+    all: bool,
+    nodes: BTreeSet<i64>,
+}
+
+impl Heard {
+    /// Subscribes to what `wanted` needs, then drops what it no longer does (a batch may
+    /// arrive twice in between; live delivery skips a sample it already delivered).
+    async fn apply(&mut self, sink: &mut redis::aio::PubSubSink, fanout: &RedisMetrics, wanted: &Interest) -> redis::RedisResult<()> {
+        let pattern = format!("{}:*", fanout.samples);
+        if wanted.all && !self.all {
+            sink.psubscribe(&pattern).await?;
+            self.all = true;
+        }
+        let nodes = if wanted.all { BTreeSet::new() } else { wanted.nodes.clone() };
+        let added: Vec<String> = nodes.difference(&self.nodes).map(|n| fanout.node_channel(*n)).collect();
+        if !added.is_empty() {
+            sink.subscribe(&added).await?;
+        }
+        let removed: Vec<String> = self.nodes.difference(&nodes).map(|n| fanout.node_channel(*n)).collect();
+        if !removed.is_empty() {
+            sink.unsubscribe(&removed).await?;
+        }
+        self.nodes = nodes;
+        if !wanted.all && self.all {
+            sink.punsubscribe(&pattern).await?;
+            self.all = false;
+        }
+        Ok(())
+    }
+}
+
+/// Hears, for this replica: history queries from the others (and their answers to its own),
+/// and the sample batches of the nodes its live subscribers watch — following the store's
+/// [`Interest`] as subscribers come and go.
+pub fn spawn_metrics_listener(client: redis::Client, store: Arc<MetricsStore>, fanout: Arc<RedisMetrics>) {
+    tokio::spawn(async move {
+        let mut backoff = Backoff::new(INITIAL_RECONNECT_DELAY, MAX_RECONNECT_DELAY);
+        loop {
+            let mut subscribed = false;
+            let outcome = listen_metrics(&client, &store, &fanout, &mut subscribed).await;
+            store.set_listening(false);
+            if subscribed {
+                backoff.reset();
             }
-            Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, "ignoring a malformed GPU sample batch from Redis"),
+            let delay = backoff.next_delay();
+            match outcome {
+                Ok(()) => tracing::warn!("the Redis subscription for GPU samples ended; reconnecting"),
+                Err(e) => tracing::debug!(error = %e, retry_in_ms = delay.as_millis() as u64, "the Redis subscription for GPU samples failed"),
+            }
+            tokio::time::sleep(delay).await;
         }
     });
 }
 
+async fn listen_metrics(client: &redis::Client, store: &MetricsStore, fanout: &RedisMetrics, subscribed: &mut bool) -> redis::RedisResult<()> {
+    let (mut sink, mut stream) = client.get_async_pubsub().await?.split();
+    sink.subscribe(&[fanout.requests.as_str(), fanout.replies.as_str()]).await?;
+    *subscribed = true;
+    // A new connection hears nothing yet: apply the whole interest.
+    let mut heard = Heard::default();
+    let mut interest = store.interest();
+    interest.mark_changed();
+    let mut refresh = tokio::time::interval(INTEREST_REFRESH);
+    loop {
+        tokio::select! {
+            message = stream.next() => match message {
+                Some(message) => fanout.on_message(store, &message),
+                None => return Ok(()),
+            },
+            changed = interest.changed() => {
+                if changed.is_err() {
+                    return Ok(());
+                }
+                let wanted = interest.borrow_and_update().clone();
+                heard.apply(&mut sink, fanout, &wanted).await?;
+                store.interest_applied(wanted.version);
+                store.set_listening(true);
+            }
+            _ = refresh.tick() => store.refresh_interest(),
+        }
+    }
+}
+
 /// Whether Redis answers, checked every second, for `/readyz`; logs each change once. Without
 /// Redis the replicas keep serving: what others stored reaches subscribers on the tailers'
-/// timers (about a second later), and only the live GPU sample history of agents reporting to
-/// other replicas pauses.
+/// timers (about a second later); only live GPU samples from agents reporting to other
+/// replicas pause, and history queries answer with this replica's part.
 pub struct RedisHealth {
     /// 0: not checked yet, 1: reachable, 2: unreachable.
     state: AtomicU8,
@@ -287,7 +530,8 @@ pub struct RedisHealth {
 
 /// What `/readyz` and the logs say while Redis is away.
 pub const REDIS_DEGRADED: &str = "Redis is unreachable: cross-replica fan-out falls back to polling the database (events, alerts and \
-     inventory reach other replicas' subscribers within about a second); GPU sample history from agents on other replicas pauses";
+     inventory reach other replicas' subscribers within about a second); live GPU samples from agents on other replicas pause and GPU \
+     history shows only what reported to this replica";
 
 impl RedisHealth {
     /// Starts checking; `on_back` runs whenever Redis answers again after failing.

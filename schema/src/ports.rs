@@ -36,10 +36,19 @@ pub trait RevocationBroadcast: Send + Sync {
     fn access_reduced(&self, user_id: i64);
 }
 
-/// Hands the samples this replica accepted to the other replicas (Redis pub/sub when
-/// configured). Fire and forget: a lost batch costs the others a point of history.
+/// The other replicas, for GPU samples (Redis pub/sub when configured): each replica keeps the
+/// history of what was reported to it (see [`crate::metrics::store`]).
+#[async_trait]
 pub trait MetricsFanout: Send + Sync {
+    /// Hands the samples this replica accepted to the replicas whose live subscribers watch
+    /// the node. Fire and forget: a lost batch costs their subscribers one update.
     fn publish(&self, node_id: i64, samples: &[Sample]);
+    /// Whether other replicas may exist (history and live feeds are then shared).
+    fn has_peers(&self) -> bool;
+    /// What the other replicas hold of one GPU's history (as [`crate::metrics::MetricsStore::points`]),
+    /// each replica's points in time order, all in one list; what does not answer in time is
+    /// left out.
+    async fn peer_points(&self, gpu_id: i64, from: i64, to: i64, step: i64) -> Vec<crate::metrics::store::Point>;
 }
 
 /// Work only the leader does besides the scheduler loop (the Kubernetes controllers): told

@@ -1,20 +1,30 @@
-//! GPU metrics ingestion over HTTP against the real gateway: 1,000 GPUs (125 nodes × 8), one
-//! simulated agent per node sending `reportGpuSamples` batches with its own agent token.
+//! GPU metrics ingestion over HTTP against real gateway processes: one simulated agent per node
+//! (8 GPUs each) sending `reportGpuSamples` batches with its own agent token.
 //!
 //! `cargo bench -p egs-tests --bench ingest`
 //!
-//! Two phases of `EGS_BENCH_SECS` seconds each (default 10):
+//! Each gateway replica runs in a child process (this binary again, in its gateway role), so
+//! its CPU time is its own, not the agents'. Settings:
 //!
-//! 1. **flat out**: every agent sends its next 1-second batch (8 samples) as soon as the last
-//!    one is answered, with timestamps a second apart from 20 h ago: the most samples/s the
-//!    gateway takes in 8-sample requests;
+//! - `EGS_BENCH_GPUS` (default 1,000): the fleet, in nodes of 8 GPUs;
+//! - `EGS_BENCH_REPLICAS` (default 1): replicas sharing one database; more than one needs
+//!   PostgreSQL and Redis (`EGS_TEST_DATABASE_URL`, `EGS_TEST_REDIS_URL`). Agent `n` reports
+//!   to replica `n mod replicas`, as a load balancer keeping each agent's connection does;
+//! - `EGS_BENCH_SECS` (default 10): each phase's length.
+//!
+//! Phases:
+//!
+//! 1. **flat out**: every agent sends its next 1-second batch as soon as the last one is
+//!    answered, with timestamps a second apart from 20 h ago: the most samples/s the replicas
+//!    take in 8-sample requests;
 //! 2. **1 Hz**: every agent reports once a second, spread evenly over the second, as real
-//!    agents do: the sustained samples/s (1,000 offered) and request latency.
+//!    agents do. Each replica's CPU over the phase is read from `/proc`, and printed as cores
+//!    and as cores per 1,000 samples/s that replica accepted — the figure that must not grow
+//!    with the fleet, only with the replica's share of it.
 //!
-//! It prints samples/s, latency quantiles, SQL statements per report, the in-memory history's
-//! bytes per GPU (the documented bound, and the process RSS growth while the histories fill),
-//! and failures. Nothing is asserted. Backend as `TestApp` picks (`EGS_TEST_DATABASE_URL` for
-//! PostgreSQL); the scheduler loop runs alongside.
+//! It prints samples/s, latency quantiles, SQL statements per report (from each replica's
+//! `/metrics`), each replica's cores and resident memory, the agents' own CPU, and failures.
+//! Nothing is asserted.
 
 /// The same allocator as the `egs` binary, so the numbers are the product's.
 #[global_allocator]
@@ -22,22 +32,128 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use chrono::{DateTime, Utc};
 use egs_schema::metrics::store::BYTES_PER_GPU;
-use egs_tests::TestApp;
 use egs_tests::fixtures::{self, SHAPE_H100};
+use egs_tests::{Gateway, TestApp};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use std::io::{BufRead, Read, Write};
+use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const NODES: usize = 125;
+/// Set in a child: run a gateway replica instead of the driver.
+const ROLE: &str = "EGS_INGEST_ROLE";
+/// Set in the second and later replicas: the first one's [`Started`] line, to join it.
+const JOIN: &str = "EGS_INGEST_JOIN";
 const GPUS_PER_NODE: i32 = 8;
+/// Nodes per `upsertNodes` call.
+const UPSERT_CHUNK: usize = 500;
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 const REPORT: &str = "mutation($input: ReportGpuSamplesInput!) { reportGpuSamples(input: $input) { accepted duplicates userErrors { message } } }";
+
+/// What a started replica tells the driver.
+#[derive(Clone, Serialize, Deserialize)]
+struct Started {
+    base: String,
+    admin_token: String,
+    database_url: Option<String>,
+    data_dir: std::path::PathBuf,
+    backend: String,
+}
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok()).filter(|v| *v > 0).unwrap_or(default)
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime");
+    if std::env::var(ROLE).as_deref() == Ok("gateway") {
+        runtime.block_on(gateway());
+    } else {
+        runtime.block_on(drive());
+    }
+}
+
+// ---- A gateway replica (child process) ----
+
+/// Starts a replica (the first on a fresh database, the others joining it), prints its
+/// [`Started`] line, and serves until stdin closes.
+async fn gateway() {
+    let app = match std::env::var(JOIN) {
+        Ok(line) => {
+            let first: Started = serde_json::from_str(&line).expect("the first replica's line");
+            TestApp::join(first.database_url, first.data_dir, first.admin_token, |_| {}).await
+        }
+        Err(_) => TestApp::spawn().await,
+    };
+    let started = Started {
+        base: app.url("/"),
+        admin_token: app.admin_token.clone(),
+        database_url: app.database_url.clone(),
+        data_dir: app.data_dir.clone(),
+        backend: app.backend.to_owned(),
+    };
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", serde_json::to_string(&started).expect("JSON")).expect("stdout");
+    out.flush().expect("stdout");
+    drop(out);
+    let _ = tokio::task::spawn_blocking(|| std::io::stdin().read_to_end(&mut Vec::new())).await;
+    app.finish().await;
+}
+
+fn start_replica(join: Option<&Started>) -> (Child, Started) {
+    let mut command = Command::new(std::env::current_exe().expect("this binary's path"));
+    command.env(ROLE, "gateway").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+    if let Some(first) = join {
+        command.env(JOIN, serde_json::to_string(first).expect("JSON"));
+    }
+    let mut child = command.spawn().expect("a gateway child starts");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("child stdout")).read_line(&mut line).expect("the child's line");
+    let started: Started = serde_json::from_str(&line).unwrap_or_else(|e| panic!("a gateway child did not start ({e}): {line}"));
+    (child, started)
+}
+
+// ---- The driver ----
+
+/// A replica the driver talks to over HTTP.
+struct Remote {
+    base: String,
+    admin_token: String,
+    client: reqwest::Client,
+}
+
+impl Gateway for Remote {
+    fn admin_token(&self) -> &str {
+        &self.admin_token
+    }
+
+    async fn gql(&self, token: &str, query: &str, variables: Value) -> Value {
+        let response = self.client.post(format!("{}graphql", self.base)).bearer_auth(token).json(&json!({ "query": query, "variables": variables }));
+        response.send().await.expect("the gateway answers").json().await.expect("a JSON body")
+    }
+}
+
+impl Remote {
+    /// `egs_db_statements_total` from this replica's `/metrics`.
+    async fn statements(&self) -> f64 {
+        let text = async {
+            let response = self.client.get(format!("{}metrics", self.base)).bearer_auth(&self.admin_token).send().await.ok()?;
+            response.text().await.ok()
+        };
+        text.await
+            .and_then(|t| t.lines().find(|l| l.starts_with("egs_db_statements_total"))?.split_whitespace().nth(1)?.parse().ok())
+            .unwrap_or(f64::NAN)
+    }
+}
 
 struct Agent {
     cluster: String,
     node: String,
     uuids: Vec<String>,
     token: String,
+    /// The replica it reports to.
+    replica: usize,
 }
 
 fn batch(agent: &Agent, at: DateTime<Utc>, n: u64) -> Value {
@@ -108,7 +224,7 @@ impl Totals {
         }
     }
 
-    fn print(mut self, name: &str, secs: f64, statements: u64) {
+    fn print(mut self, name: &str, secs: f64, statements: f64) {
         self.latencies_us.sort_unstable();
         let q = |p: f64| {
             if self.latencies_us.is_empty() {
@@ -129,7 +245,7 @@ impl Totals {
             self.accepted,
             self.duplicates,
             self.failures,
-            statements as f64 / self.reports.max(1) as f64,
+            statements / self.reports.max(1) as f64,
         );
         if let Some(failure) = self.first_failure {
             println!("{:<10} first failure: {failure}", "");
@@ -137,122 +253,177 @@ impl Totals {
     }
 }
 
-/// Every agent sends back to back for `secs`, timestamps one second apart from `base`.
-async fn flat_out(client: &reqwest::Client, url: &str, agents: &Arc<Vec<Agent>>, secs: u64, base: DateTime<Utc>) -> Totals {
-    let stop = Instant::now() + Duration::from_secs(secs);
+/// Runs every agent with `body_at(agent, n)` until `done(n, started)`, and adds up what each
+/// replica's agents saw (index = replica).
+async fn run_agents<P, F>(client: &reqwest::Client, remotes: &[Remote], agents: &Arc<Vec<Agent>>, pace: P) -> Vec<Totals>
+where
+    P: Fn(usize) -> F + Clone + Send + 'static,
+    F: std::future::Future<Output = Option<(DateTime<Utc>, u64)>> + Send,
+{
     let mut tasks = Vec::new();
     for i in 0..agents.len() {
-        let (client, url, agents) = (client.clone(), url.to_owned(), agents.clone());
+        let (client, agents, pace) = (client.clone(), agents.clone(), pace.clone());
+        let url = format!("{}graphql", remotes[agents[i].replica].base);
         tasks.push(tokio::spawn(async move {
             let mut totals = Totals::default();
-            let mut n = 0u64;
-            while Instant::now() < stop {
-                let body = batch(&agents[i], base + chrono::Duration::seconds(n as i64), n);
-                let sent = Instant::now();
-                let outcome = send(&client, &url, &agents[i], &body).await;
-                totals.record(outcome, sent.elapsed());
-                n += 1;
-            }
-            totals
-        }));
-    }
-    let mut totals = Totals::default();
-    for task in tasks {
-        totals.add(task.await.expect("an agent task"));
-    }
-    totals
-}
-
-/// Every agent reports once a second for `secs`, the agents spread over the second.
-async fn one_hertz(client: &reqwest::Client, url: &str, agents: &Arc<Vec<Agent>>, secs: u64) -> Totals {
-    let start = tokio::time::Instant::now();
-    let base = Utc::now().timestamp() + 1;
-    let mut tasks = Vec::new();
-    for i in 0..agents.len() {
-        let (client, url, agents) = (client.clone(), url.to_owned(), agents.clone());
-        let offset = Duration::from_secs(1) * i as u32 / agents.len() as u32;
-        tasks.push(tokio::spawn(async move {
-            let mut totals = Totals::default();
-            let mut ticks = tokio::time::interval_at(start + offset, Duration::from_secs(1));
-            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-            for _ in 0..secs {
-                ticks.tick().await;
-                // The second this tick stands for, whatever the jitter.
-                let n = start.elapsed().as_secs();
-                let at = DateTime::from_timestamp(base + n as i64, 0).expect("a time");
+            while let Some((at, n)) = pace(i).await {
                 let body = batch(&agents[i], at, n);
                 let sent = Instant::now();
                 let outcome = send(&client, &url, &agents[i], &body).await;
                 totals.record(outcome, sent.elapsed());
             }
-            totals
+            (agents[i].replica, totals)
         }));
     }
-    let mut totals = Totals::default();
+    let mut per_replica: Vec<Totals> = remotes.iter().map(|_| Totals::default()).collect();
     for task in tasks {
-        totals.add(task.await.expect("an agent task"));
+        let (replica, totals) = task.await.expect("an agent task");
+        per_replica[replica].add(totals);
     }
-    totals
+    per_replica
 }
 
-/// Resident memory of this process (the gateway runs in it), from `/proc`.
-fn rss_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kib: f64 = status.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
-}
-
-async fn seed(app: &TestApp) -> Vec<Agent> {
-    let cluster = fixtures::register_cluster(app, "bench").await;
-    fixtures::add_nodes(app, &cluster, "h100", NODES, SHAPE_H100, GPUS_PER_NODE).await;
+async fn seed(admin: &Remote, replicas: usize, nodes: usize) -> Vec<Agent> {
+    let cluster = fixtures::register_cluster(admin, "bench").await;
+    let mut names = Vec::with_capacity(nodes);
+    for (chunk, start) in (0..nodes).step_by(UPSERT_CHUNK).enumerate() {
+        let count = UPSERT_CHUNK.min(nodes - start);
+        let prefix = format!("h100c{chunk}");
+        fixtures::add_nodes(admin, &cluster, &prefix, count, SHAPE_H100, GPUS_PER_NODE).await;
+        names.extend((0..count).map(|n| format!("{prefix}-{n}")));
+    }
     let create = "mutation($input: CreateTokenInput!) { createToken(input: $input) { secret userErrors { message } } }";
-    let mut agents = Vec::with_capacity(NODES);
-    for n in 0..NODES {
-        let node = format!("h100-{n}");
+    let mut agents = Vec::with_capacity(nodes);
+    for (n, node) in names.into_iter().enumerate() {
         let input = json!({ "name": format!("agent {node}"), "role": "AGENT", "clusterId": cluster, "nodeName": node });
-        let token = app.mutate(&app.admin_token, "createToken", create, input).await["secret"].as_str().expect("secret").to_owned();
+        let token = admin.mutate(&admin.admin_token, "createToken", create, input).await["secret"].as_str().expect("secret").to_owned();
         // The fixture's GPU UUIDs.
         let uuids = (0..GPUS_PER_NODE).map(|i| format!("GPU-{cluster}-{node}-{i}")).collect();
-        agents.push(Agent { cluster: cluster.clone(), node, uuids, token });
+        agents.push(Agent { cluster: cluster.clone(), node, uuids, token, replica: n % replicas });
     }
     agents
 }
 
-fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime");
-    runtime.block_on(run());
-}
-
-async fn run() {
-    let secs = std::env::var("EGS_BENCH_SECS").ok().and_then(|v| v.trim().parse::<u64>().ok()).filter(|v| *v > 0).unwrap_or(10);
-    let client = reqwest::Client::builder().pool_max_idle_per_host(NODES * 2).timeout(REQUEST_TIMEOUT).build().expect("an HTTP client");
-    let app = TestApp::spawn().await;
-    let url = app.url("/graphql");
-    println!("backend={} nodes={NODES} gpus={} secs={secs} (per phase)", app.backend, NODES * GPUS_PER_NODE as usize);
-    let agents = Arc::new(seed(&app).await);
-
-    let rss_before = rss_mib();
-    let before = app.statements.get();
-    let started = Instant::now();
-    let totals = flat_out(&client, &url, &agents, secs, Utc::now() - chrono::Duration::hours(20)).await;
-    let statements = app.statements.get() - before;
-    totals.print("flat out:", started.elapsed().as_secs_f64(), statements);
-
-    let before = app.statements.get();
-    let started = Instant::now();
-    let totals = one_hertz(&client, &url, &agents, secs).await;
-    let statements = app.statements.get() - before;
-    totals.print("1 Hz:", started.elapsed().as_secs_f64(), statements);
-    println!("{:<10} target: 1,000 samples/s offered (1,000 GPUs at 1 Hz)", "");
-
-    let gpus = NODES * GPUS_PER_NODE as usize;
-    println!(
-        "history:   {BYTES_PER_GPU} bytes per GPU (bound), {:.1} MiB for these {gpus} GPUs; process RSS grew {} while they filled",
-        (BYTES_PER_GPU * gpus) as f64 / (1024.0 * 1024.0),
-        match (rss_before, rss_mib()) {
-            (Some(before), Some(after)) => format!("{:.1} MiB (to {after:.0} MiB)", after - before),
-            _ => "(unknown)".to_owned(),
+async fn drive() {
+    let secs = env("EGS_BENCH_SECS", 10);
+    let replicas = env("EGS_BENCH_REPLICAS", 1) as usize;
+    let nodes = (env("EGS_BENCH_GPUS", 1_000) as usize).div_ceil(GPUS_PER_NODE as usize);
+    let gpus = nodes * GPUS_PER_NODE as usize;
+    let shared = std::env::var_os("EGS_TEST_DATABASE_URL").is_some() && std::env::var_os("EGS_TEST_REDIS_URL").is_some();
+    if replicas > 1 && !shared {
+        eprintln!("set EGS_TEST_DATABASE_URL and EGS_TEST_REDIS_URL: replicas share PostgreSQL and Redis");
+        std::process::exit(2);
+    }
+    let (first_child, first) = start_replica(None);
+    let mut children = vec![first_child];
+    let mut started = vec![first.clone()];
+    for _ in 1..replicas {
+        let (child, replica) = start_replica(Some(&first));
+        children.push(child);
+        started.push(replica);
+    }
+    let client = reqwest::Client::builder().pool_max_idle_per_host(nodes * 2).timeout(REQUEST_TIMEOUT).build().expect("an HTTP client");
+    let remotes: Vec<Remote> =
+        started.iter().map(|s| Remote { base: s.base.clone(), admin_token: s.admin_token.clone(), client: client.clone() }).collect();
+    println!("backend={} replicas={replicas} nodes={nodes} gpus={gpus} secs={secs} (per phase); each replica a process of its own", first.backend);
+    let agents = Arc::new(seed(&remotes[0], replicas, nodes).await);
+    let pids: Vec<u32> = children.iter().map(Child::id).collect();
+    let statements = async || -> f64 {
+        let mut total = 0.0;
+        for remote in &remotes {
+            total += remote.statements().await;
         }
+        total
+    };
+
+    // 1. Flat out.
+    let base = Utc::now() - chrono::Duration::hours(20);
+    let stop = Instant::now() + Duration::from_secs(secs);
+    let before = statements().await;
+    let clock = Instant::now();
+    let counters: Arc<Vec<std::sync::atomic::AtomicU64>> = Arc::new((0..agents.len()).map(|_| Default::default()).collect());
+    let per_replica = run_agents(&client, &remotes, &agents, move |i| {
+        let counters = counters.clone();
+        async move {
+            if Instant::now() >= stop {
+                return None;
+            }
+            let n = counters[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Some((base + chrono::Duration::seconds(n as i64), n))
+        }
+    })
+    .await;
+    let elapsed = clock.elapsed().as_secs_f64();
+    let mut totals = Totals::default();
+    per_replica.into_iter().for_each(|t| totals.add(t));
+    totals.print("flat out:", elapsed, statements().await - before);
+
+    // 2. 1 Hz, spread over the second.
+    let start = tokio::time::Instant::now() + Duration::from_millis(200);
+    let base = Utc::now().timestamp() + 1;
+    let agent_count = agents.len() as u32;
+    let before = statements().await;
+    let cpu_before: Vec<f64> = pids.iter().map(|&pid| egs_tests::process_usage(pid).map_or(0.0, |u| u.2)).collect();
+    let driver_before = egs_tests::process_usage(std::process::id()).map_or(0.0, |u| u.2);
+    let clock = Instant::now();
+    let ticks: Arc<Vec<tokio::sync::Mutex<(tokio::time::Interval, u64)>>> = Arc::new(
+        (0..agent_count)
+            .map(|i| {
+                let mut ticks = tokio::time::interval_at(start + Duration::from_secs(1) * i / agent_count, Duration::from_secs(1));
+                ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+                tokio::sync::Mutex::new((ticks, 0))
+            })
+            .collect(),
     );
-    app.finish().await;
+    let per_replica = run_agents(&client, &remotes, &agents, move |i| {
+        let ticks = ticks.clone();
+        async move {
+            let mut state = ticks[i].lock().await;
+            if state.1 >= secs {
+                return None;
+            }
+            state.1 += 1;
+            state.0.tick().await;
+            // The second this tick stands for, whatever the jitter.
+            let n = start.elapsed().as_secs();
+            Some((DateTime::from_timestamp(base + n as i64, 0).expect("a time"), n))
+        }
+    })
+    .await;
+    let elapsed = clock.elapsed().as_secs_f64();
+    let cpu: Vec<f64> = pids.iter().zip(&cpu_before).map(|(&pid, before)| egs_tests::process_usage(pid).map_or(0.0, |u| u.2) - before).collect();
+    let driver = egs_tests::process_usage(std::process::id()).map_or(0.0, |u| u.2) - driver_before;
+    let statements = statements().await - before;
+    let accepted: Vec<u64> = per_replica.iter().map(|t| t.accepted).collect();
+    let mut totals = Totals::default();
+    per_replica.into_iter().for_each(|t| totals.add(t));
+    let fleet_rate = totals.accepted as f64 / elapsed;
+    totals.print("1 Hz:", elapsed, statements);
+    println!("{:<10} offered: {gpus} samples/s ({gpus} GPUs at 1 Hz)", "");
+    for (r, (&pid, cores)) in pids.iter().zip(cpu.iter().map(|c| c / elapsed)).enumerate() {
+        let rate = accepted[r] as f64 / elapsed;
+        let rss = egs_tests::process_usage(pid).map_or(0, |u| u.0) / 1024;
+        println!(
+            "replica {r}: {cores:.3} cores, {rate:.0} samples/s accepted here, {:.3} cores per 1,000 samples/s of its own, \
+             {:.3} per 1,000 samples/s of the fleet; RSS {rss} MiB",
+            cores / (rate / 1000.0),
+            cores / (fleet_rate / 1000.0),
+        );
+    }
+    let total_cores: f64 = cpu.iter().sum::<f64>() / elapsed;
+    println!(
+        "all replicas: {total_cores:.3} cores for {fleet_rate:.0} samples/s = {:.3} cores per 1,000 samples/s (target ≤ 0.05 on one replica; \
+         with several, each replica's cost should follow its share); the agents: {:.2} cores",
+        total_cores / (fleet_rate / 1000.0),
+        driver / elapsed,
+    );
+    println!(
+        "history:   {BYTES_PER_GPU} bytes per GPU (bound), {:.1} MiB for these {gpus} GPUs if one replica held them all",
+        (BYTES_PER_GPU * gpus) as f64 / (1024.0 * 1024.0),
+    );
+    // Replicas first, the first one (which drops the database) last.
+    for mut child in children.into_iter().rev() {
+        drop(child.stdin.take());
+        let _ = child.wait();
+    }
 }

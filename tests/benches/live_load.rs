@@ -165,17 +165,6 @@ fn start_gateway() -> (Child, Seeded) {
     (child, seeded)
 }
 
-/// (resident KiB, peak resident KiB, CPU seconds) of `pid`, from `/proc`.
-fn usage(pid: u32) -> Option<(u64, u64, f64)> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let field = |name: &str| -> Option<u64> { status.lines().find(|l| l.starts_with(name))?.split_whitespace().nth(1)?.parse().ok() };
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-    let rest: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    let ticks: f64 = rest.get(11)?.parse::<f64>().ok()? + rest.get(12)?.parse::<f64>().ok()?;
-    Some((field("VmRSS:")?, field("VmHWM:")?, ticks / 100.0))
-}
-
 async fn drive() {
     let subscribers = env("EGS_BENCH_SUBSCRIBERS", 10_000) as usize;
     let secs = env("EGS_BENCH_SECS", 30);
@@ -193,7 +182,7 @@ async fn drive() {
         stop: AtomicBool::new(false),
         first_error: Mutex::new(None),
     });
-    let idle = usage(pid).map_or(0, |u| u.0);
+    let idle = egs_tests::process_usage(pid).map_or(0, |u| u.0);
     println!(
         "backend={} subscribers={subscribers} gpus={} nodes={NODES} secs={secs} (seeded in {:.1} s, gateway RSS {:.0} MiB)",
         std::env::var("EGS_TEST_DATABASE_URL").map_or("sqlite", |_| "postgres"),
@@ -225,7 +214,7 @@ async fn drive() {
     while (shared.counters.connected.load(Ordering::Relaxed) + shared.counters.errors.load(Ordering::Relaxed)) < subscribers as u64 {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let after_connect = usage(pid).map_or(0, |u| u.0);
+    let after_connect = egs_tests::process_usage(pid).map_or(0, |u| u.0);
     println!(
         "connected: {} subscriptions in {:.1} s; gateway RSS {:.0} MiB ({:.1} KiB per subscriber)",
         shared.counters.connected.load(Ordering::Relaxed),
@@ -249,7 +238,7 @@ async fn drive() {
         let (peak, shared) = (peak.clone(), shared.clone());
         tokio::spawn(async move {
             while !shared.stop.load(Ordering::Relaxed) {
-                if let Some((rss, _, _)) = usage(pid) {
+                if let Some((rss, _, _)) = egs_tests::process_usage(pid) {
                     peak.fetch_max(rss, Ordering::Relaxed);
                 }
                 tokio::time::sleep(Duration::from_secs(1)).await;
@@ -274,8 +263,8 @@ async fn drive() {
         })
     };
     tokio::time::sleep(WARM_UP).await;
-    let cpu_before = usage(pid).map_or(0.0, |u| u.2);
-    let driver_cpu_before = usage(std::process::id()).map_or(0.0, |u| u.2);
+    let cpu_before = egs_tests::process_usage(pid).map_or(0.0, |u| u.2);
+    let driver_cpu_before = egs_tests::process_usage(std::process::id()).map_or(0.0, |u| u.2);
     let deliveries_before = shared.counters.deliveries.load(Ordering::Relaxed);
     let errors_before = shared.counters.errors.load(Ordering::Relaxed);
     shared.measuring.store(true, Ordering::Relaxed);
@@ -283,8 +272,8 @@ async fn drive() {
     tokio::time::sleep(Duration::from_secs(secs)).await;
     shared.measuring.store(false, Ordering::Relaxed);
     let window = measured.elapsed().as_secs_f64();
-    let cpu = usage(pid).map_or(0.0, |u| u.2) - cpu_before;
-    let driver_cpu = usage(std::process::id()).map_or(0.0, |u| u.2) - driver_cpu_before;
+    let cpu = egs_tests::process_usage(pid).map_or(0.0, |u| u.2) - cpu_before;
+    let driver_cpu = egs_tests::process_usage(std::process::id()).map_or(0.0, |u| u.2) - driver_cpu_before;
     let deliveries = shared.counters.deliveries.load(Ordering::Relaxed) - deliveries_before;
     let errors = shared.counters.errors.load(Ordering::Relaxed) - errors_before;
     shared.stop.store(true, Ordering::Relaxed);
@@ -293,7 +282,7 @@ async fn drive() {
     }
     let _ = sampler.await;
     let lag = lag.await.unwrap_or_default();
-    let hwm = usage(pid).map_or(0, |u| u.1);
+    let hwm = egs_tests::process_usage(pid).map_or(0, |u| u.1);
 
     // Close the sockets (ending the subscriber tasks), then the gateway.
     drop(gateway.stdin.take());

@@ -437,6 +437,13 @@ mod live {
     use super::*;
     use egs_tests::ws::Socket;
 
+    /// `egs_gpu_histories` on a replica's `/metrics`.
+    async fn histories(app: &TestApp) -> u64 {
+        let text = app.metrics_text().await;
+        let line = text.lines().find(|l| l.starts_with("egs_gpu_histories ")).unwrap_or_else(|| panic!("no egs_gpu_histories in:\n{text}"));
+        line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("a count")
+    }
+
     const SUBSCRIBE: &str = "subscription($node: ID, $gpu: ID, $interval: Duration) {
         gpuMetrics(nodeId: $node, gpuId: $gpu, interval: $interval) { samples { gpuId uuid time util temperature } } }";
 
@@ -475,6 +482,19 @@ mod live {
                 assert!(tokio::time::Instant::now() < deadline, "history never reached the replica: {gpu}");
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
+            // The history stays with the replica the agent reported to; the other asks for it.
+            assert_eq!((histories(&app).await, histories(&replica).await), (1, 0), "each replica holds only what was reported to it");
+            // The agent's next report lands on the other replica (as a load balancer may send it):
+            // each holds its part, and either one answers with both.
+            let body =
+                report(&replica, &agent, &cluster, &node.name, vec![gpu_sample(&node.gpus[3].1, now + chrono::Duration::seconds(1), 43.0)]).await;
+            assert_eq!(body["data"]["reportGpuSamples"]["accepted"], 1, "{body}");
+            for side in [&app, &replica] {
+                let gpu = side.ok(&app.admin_token, GPU, json!({ "id": node.gpus[3].0, "step": "1s" })).await["node"].clone();
+                let utils: Vec<f64> = gpu["metrics"].as_array().expect("points").iter().map(|p| p["util"].as_f64().expect("util")).collect();
+                assert_eq!(utils, vec![42.0, 43.0], "{gpu}");
+            }
+            assert_eq!((histories(&app).await, histories(&replica).await), (1, 1));
         } else {
             // Without Redis, history and the live feed belong to the replica the agent reports to.
             assert_eq!(gpu["metrics"], json!([]), "{gpu}");

@@ -279,7 +279,7 @@ mod tests {
         let store = MetricsStore::new();
         let interval = Duration::from_millis(300);
         let (_allocation, watched) = watch::channel(Arc::new(Allocation::new()));
-        let stream = coalesced(store.subscribe(Feed::All), interval, watched, |s, _| s.gpu_id == 1);
+        let stream = coalesced(store.subscribe(Feed::All).await, interval, watched, |s, _| s.gpu_id == 1);
         tokio::pin!(stream);
         for s in 0..5 {
             store.ingest(1, vec![sample(1, T0 + s), sample(2, T0 + s)], T0);
@@ -300,7 +300,7 @@ mod tests {
     async fn a_lagging_subscriber_skips_to_the_newest() {
         let store = MetricsStore::new();
         let (_allocation, watched) = watch::channel(Arc::new(Allocation::new()));
-        let stream = coalesced(store.subscribe(Feed::All), Duration::from_millis(20), watched, |s, _| s.gpu_id == 1);
+        let stream = coalesced(store.subscribe(Feed::All).await, Duration::from_millis(20), watched, |s, _| s.gpu_id == 1);
         tokio::pin!(stream);
         let total = crate::metrics::store::LIVE_CAPACITY as i64 + 100;
         for s in 0..total {
@@ -324,8 +324,9 @@ mod tests {
         let held = |slice_id| Arc::new(Allocation::from([(1, Holder { gpr_id: 1, slice_id, since: 0 })]));
         let (allocation, watched) = watch::channel(held(7));
         // Slice 7's view: samples of nodes its GPRs hold.
-        let stream =
-            coalesced(store.subscribe(Feed::All), Duration::from_secs(3600), watched, |s, a| a.get(&s.node_id).is_some_and(|h| h.slice_id == 7));
+        let stream = coalesced(store.subscribe(Feed::All).await, Duration::from_secs(3600), watched, |s, a| {
+            a.get(&s.node_id).is_some_and(|h| h.slice_id == 7)
+        });
         tokio::pin!(stream);
         store.ingest(1, vec![sample(1, T0)], T0);
         assert_eq!(times(&stream.next().await.expect("an update")), vec![(1, 0)]);

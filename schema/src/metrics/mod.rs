@@ -339,7 +339,7 @@ impl MetricsSubscription {
             Scope::Gpu(_) => gpus.first().map_or(Feed::All, |g| Feed::Node(g.node_id)),
             Scope::Gpr(_) | Scope::Slice(_) => Feed::All,
         };
-        let live = services.metrics.subscribe(feed);
+        let live = services.metrics.subscribe(feed).await;
         let visible = caller.visible_slices(db).await?;
         let allocation = match services.metrics.allocation() {
             Some(shared) => shared,
@@ -429,7 +429,7 @@ pub(crate) async fn history(
     let window = summary::window(Utc::now(), from, to, step.map(Duration::secs))?;
     // A step straddling the assignment would mix in the previous holder's samples: start at a step boundary after it.
     let from = if since > window.from { since + (window.step - since.rem_euclid(window.step)) % window.step } else { window.from };
-    Ok(services(ctx)?.metrics.points(gpu.id, from, window.to, window.step).into_iter().map(GpuMetricPoint::from).collect())
+    Ok(services(ctx)?.metrics.all_points(gpu.id, from, window.to, window.step).await.into_iter().map(GpuMetricPoint::from).collect())
 }
 
 /// `GpuNode.gpuSummary`: null when the caller may not read the node's metrics.

@@ -16,9 +16,17 @@
 //! most [`LIVE_CAPACITY`] batches of at most one sample per GPU of a node (≤ 64), ≈ 6 MiB at worst.
 //!
 //! Timestamps are whole seconds (Unix time); two samples of one GPU in the same second are the
-//! same sample. Every replica keeps the whole history: a replica that accepts a report hands
-//! the batch to a [`MetricsFanout`] (Redis pub/sub when configured), and the others store it
-//! with [`MetricsStore::ingest_remote`], so history and live subscribers are the same on each.
+//! same sample.
+//!
+//! **Replicas share the history instead of each keeping all of it.** A replica stores only the
+//! samples reported to it, and hands each batch to a [`MetricsFanout`] (Redis pub/sub when
+//! configured) on its node's channel. Another replica hears a node's channel only while one of
+//! its live subscribers watches that node (or every node: GPR and slice scopes), see
+//! [`MetricsStore::interest`], and passes what it hears to those subscribers without storing it
+//! ([`MetricsStore::deliver_remote`]). A history query asks the other replicas for their part
+//! ([`MetricsFanout::peer_points`]) and merges it with its own ([`merge_points`]). So a fleet's
+//! history costs each replica memory and CPU for the GPUs that report to it, about fleet ÷
+//! replicas, not for the whole fleet.
 //!
 //! **Live feeds**: a subscriber to one GPU or node listens to that node's feed only, so a
 //! batch wakes the subscribers of its node and not the other thousands; GPR and slice scopes
@@ -26,7 +34,7 @@
 
 use super::sample::{Sample, SampleBatch, Values};
 use crate::ports::MetricsFanout;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::mem::size_of;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -179,9 +187,34 @@ pub enum Feed {
 /// One replica: nobody else to tell.
 pub struct NoMetricsFanout;
 
+#[async_trait::async_trait]
 impl MetricsFanout for NoMetricsFanout {
     fn publish(&self, _: i64, _: &[Sample]) {}
+
+    fn has_peers(&self) -> bool {
+        false
+    }
+
+    async fn peer_points(&self, _: i64, _: i64, _: i64, _: i64) -> Vec<Point> {
+        Vec::new()
+    }
 }
+
+/// Which nodes' batches this replica's live subscribers need from the other replicas.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Interest {
+    /// Every node's (a GPR- or slice-scoped subscriber is here).
+    pub all: bool,
+    /// These nodes' (when not `all`).
+    pub nodes: BTreeSet<i64>,
+    /// Counts changes, so a subscriber can wait until the listener has applied its own.
+    pub version: u64,
+}
+
+/// How long a new live subscriber waits for the replica's Redis listener to start hearing its
+/// node (so a sample reported elsewhere right after `subscribe` answered is not missed); past
+/// this it goes on, and hears the node from the next batch the listener gets.
+const INTEREST_APPLY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Bounded per-GPU history and the live feeds; one per process, in `Services`.
 pub struct MetricsStore {
@@ -190,6 +223,11 @@ pub struct MetricsStore {
     /// Per-node feeds with subscribers (created on subscription, dropped when unheard).
     node_feeds: Mutex<HashMap<i64, broadcast::Sender<Arc<SampleBatch>>>>,
     fanout: Arc<dyn MetricsFanout>,
+    interest: watch::Sender<Interest>,
+    /// The newest [`Interest::version`] the fanout's listener has acted on.
+    applied: watch::Sender<u64>,
+    /// Whether the fanout's listener is connected (while it is not, nobody waits for it).
+    listening: std::sync::atomic::AtomicBool,
     last_sweep: AtomicI64,
     /// The shared allocation while live subscribers exist (its refresher stops with the last).
     allocation: Mutex<Option<watch::Sender<Arc<Allocation>>>>,
@@ -213,6 +251,9 @@ impl MetricsStore {
             live,
             node_feeds: Mutex::new(HashMap::new()),
             fanout,
+            interest: watch::Sender::new(Interest::default()),
+            applied: watch::Sender::new(0),
+            listening: std::sync::atomic::AtomicBool::new(false),
             last_sweep: AtomicI64::new(0),
             allocation: Mutex::new(None),
         }
@@ -236,11 +277,53 @@ impl MetricsStore {
         counts
     }
 
-    /// Stores and publishes samples another replica accepted (not handed on again).
-    pub fn ingest_remote(&self, node_id: i64, samples: Vec<Sample>, now: i64) -> Ingested {
-        let (counts, stored) = self.store(samples, now);
-        self.publish(node_id, stored);
-        counts
+    /// Hands samples another replica accepted (and stores) to this replica's live subscribers;
+    /// not stored here, not handed on again.
+    pub fn deliver_remote(&self, node_id: i64, samples: Vec<Sample>) {
+        self.publish(node_id, samples);
+    }
+
+    /// Which nodes this replica's live subscribers need from the others, kept current by
+    /// [`MetricsStore::subscribe`] and [`MetricsStore::refresh_interest`]; the fanout's listener
+    /// watches it and reports with [`MetricsStore::interest_applied`].
+    pub fn interest(&self) -> watch::Receiver<Interest> {
+        self.interest.subscribe()
+    }
+
+    /// The fanout's listener is connected (and applies the interest) or not.
+    pub fn set_listening(&self, listening: bool) {
+        self.listening.store(listening, Ordering::Relaxed);
+    }
+
+    /// The listener now hears what `version` of the interest asked for.
+    pub fn interest_applied(&self, version: u64) {
+        self.applied.send_if_modified(|applied| {
+            let newer = version > *applied;
+            if newer {
+                *applied = version;
+            }
+            newer
+        });
+    }
+
+    /// Forgets the node feeds nobody listens to any more and recomputes the interest (the
+    /// listener calls this every few seconds: a subscriber leaving tells nobody).
+    pub fn refresh_interest(&self) {
+        let mut feeds = self.node_feeds.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        feeds.retain(|_, feed| feed.receiver_count() > 0);
+        self.set_interest(&feeds);
+    }
+
+    fn set_interest(&self, feeds: &HashMap<i64, broadcast::Sender<Arc<SampleBatch>>>) {
+        let all = self.live.receiver_count() > 0;
+        let nodes: BTreeSet<i64> = if all { BTreeSet::new() } else { feeds.keys().copied().collect() };
+        self.interest.send_if_modified(|current| {
+            let changed = current.all != all || current.nodes != nodes;
+            if changed {
+                *current = Interest { all, nodes, version: current.version + 1 };
+            }
+            changed
+        });
     }
 
     /// Stores what is new; returns the counts and the new samples.
@@ -290,16 +373,26 @@ impl MetricsStore {
         }
     }
 
-    /// Accepted samples of `feed` from now on. A receiver that falls behind by the feed's
-    /// capacity gets `Lagged` and continues with the newest.
-    pub fn subscribe(&self, feed: Feed) -> broadcast::Receiver<Arc<SampleBatch>> {
-        match feed {
-            Feed::All => self.live.subscribe(),
-            Feed::Node(node_id) => {
-                let mut feeds = self.node_feeds.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                feeds.entry(node_id).or_insert_with(|| broadcast::channel(NODE_FEED_CAPACITY).0).subscribe()
-            }
+    /// Accepted samples of `feed` from now on, on whichever replica they were reported. A
+    /// receiver that falls behind by the feed's capacity gets `Lagged` and continues with the
+    /// newest. Returns once this replica hears the feed's node from the others (at most
+    /// [`INTEREST_APPLY_WAIT`]; at once with no other replicas or while Redis is away).
+    pub async fn subscribe(&self, feed: Feed) -> broadcast::Receiver<Arc<SampleBatch>> {
+        let receiver = {
+            let mut feeds = self.node_feeds.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let receiver = match feed {
+                Feed::All => self.live.subscribe(),
+                Feed::Node(node_id) => feeds.entry(node_id).or_insert_with(|| broadcast::channel(NODE_FEED_CAPACITY).0).subscribe(),
+            };
+            self.set_interest(&feeds);
+            receiver
+        };
+        if self.fanout.has_peers() && self.listening.load(Ordering::Relaxed) {
+            let version = self.interest.borrow().version;
+            let mut applied = self.applied.subscribe();
+            let _ = tokio::time::timeout(INTEREST_APPLY_WAIT, applied.wait_for(|applied| *applied >= version)).await;
         }
+        receiver
     }
 
     /// The shared allocation, if a refresher keeps it current (some live subscriber exists).
@@ -353,7 +446,18 @@ impl MetricsStore {
         points
     }
 
-    /// GPUs with a history (for tests and the bench).
+    /// [`MetricsStore::points`] here and on the other replicas, merged: the whole history of a
+    /// GPU whose reports went to several replicas.
+    pub async fn all_points(&self, gpu_id: i64, from: i64, to: i64, step: i64) -> Vec<Point> {
+        let mine = self.points(gpu_id, from, to, step);
+        if !self.fanout.has_peers() {
+            return mine;
+        }
+        let theirs = self.fanout.peer_points(gpu_id, from, to, step).await;
+        merge_points(mine, theirs)
+    }
+
+    /// GPUs whose history this replica holds (`egs_gpu_histories` on `/metrics`).
     pub fn gpu_count(&self) -> usize {
         self.shards.iter().map(|s| s.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).len()).sum()
     }
@@ -368,6 +472,32 @@ impl MetricsStore {
             shard.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).retain(|_, h| i64::from(h.newest) >= cutoff);
         }
     }
+}
+
+/// Points of one GPU from several replicas, each in time order, as one series: points of the
+/// same step are combined (their sample counts add up, averages weighted by them). The same
+/// second reported to two replicas (an agent retrying on another one) counts twice there.
+pub fn merge_points(mut points: Vec<Point>, more: Vec<Point>) -> Vec<Point> {
+    if more.is_empty() {
+        return points;
+    }
+    points.extend(more);
+    points.sort_by_key(|p| p.at);
+    let mut merged: Vec<Point> = Vec::with_capacity(points.len());
+    for p in points {
+        match merged.last_mut() {
+            Some(last) if last.at == p.at && p.samples > 0 => {
+                let total = (last.samples + p.samples) as f32;
+                let (w_old, w_new) = (last.samples as f32 / total, p.samples as f32 / total);
+                last.avg = last.avg.zip(p.avg, |a, b| a * w_old + b * w_new);
+                last.max = last.max.zip(p.max, f32::max);
+                last.samples += p.samples;
+            }
+            Some(last) if last.at == p.at => {}
+            _ => merged.push(p),
+        }
+    }
+    merged
 }
 
 #[cfg(test)]
@@ -456,10 +586,10 @@ mod tests {
         assert_eq!(late.iter().map(|p| p.samples).sum::<u32>(), 900);
     }
 
-    #[test]
-    fn the_live_feed_carries_the_newest_new_sample_per_gpu() {
+    #[tokio::test]
+    async fn the_live_feed_carries_the_newest_new_sample_per_gpu() {
         let store = MetricsStore::new();
-        let mut live = store.subscribe(Feed::All);
+        let mut live = store.subscribe(Feed::All).await;
         store.ingest(3, vec![sample(1, T0 + 2, 2.0), sample(1, T0 + 1, 1.0), sample(2, T0, 5.0)], T0);
         let batch = live.try_recv().expect("a batch");
         assert_eq!(batch.node_id, 3);
@@ -468,11 +598,11 @@ mod tests {
         assert!(live.try_recv().is_err(), "a pure resend publishes nothing");
     }
 
-    #[test]
-    fn a_node_feed_hears_only_its_node() {
+    #[tokio::test]
+    async fn a_node_feed_hears_only_its_node() {
         let store = MetricsStore::new();
-        let mut node3 = store.subscribe(Feed::Node(3));
-        let mut all = store.subscribe(Feed::All);
+        let mut node3 = store.subscribe(Feed::Node(3)).await;
+        let mut all = store.subscribe(Feed::All).await;
         store.ingest(4, vec![sample(7, T0, 1.0)], T0);
         store.ingest(3, vec![sample(1, T0, 1.0)], T0);
         assert_eq!(node3.try_recv().expect("node 3's batch").node_id, 3);
@@ -484,27 +614,95 @@ mod tests {
         assert!(store.node_feeds.lock().expect("feeds").is_empty());
     }
 
-    struct Recorded(Mutex<Vec<(i64, Vec<i64>)>>);
+    /// Another replica's view: what was published, and a fixed answer to history queries.
+    struct Recorded(Mutex<Vec<(i64, Vec<i64>)>>, Vec<Point>);
 
+    #[async_trait::async_trait]
     impl MetricsFanout for Recorded {
         fn publish(&self, node_id: i64, samples: &[Sample]) {
             self.0.lock().expect("recorded").push((node_id, samples.iter().map(|s| s.at).collect()));
         }
+
+        fn has_peers(&self) -> bool {
+            true
+        }
+
+        async fn peer_points(&self, _: i64, _: i64, _: i64, _: i64) -> Vec<Point> {
+            self.1.clone()
+        }
     }
 
-    #[test]
-    fn new_local_samples_go_to_the_other_replicas_and_remote_ones_do_not_come_back() {
-        let fanout = Arc::new(Recorded(Mutex::new(Vec::new())));
-        let store = MetricsStore::with_fanout(fanout.clone());
-        let mut live = store.subscribe(Feed::Node(3));
+    #[tokio::test]
+    async fn new_local_samples_go_to_the_other_replicas_and_remote_ones_are_delivered_not_stored() {
+        let fanout = Arc::new(Recorded(Mutex::new(Vec::new()), Vec::new()));
+        let store = Arc::new(MetricsStore::with_fanout(fanout.clone()));
+        // A stand-in for the Redis listener: applies every interest at once.
+        let listener = {
+            let (store, mut interest) = (store.clone(), store.interest());
+            tokio::spawn(async move {
+                loop {
+                    let version = interest.borrow_and_update().version;
+                    store.interest_applied(version);
+                    if interest.changed().await.is_err() {
+                        return;
+                    }
+                }
+            })
+        };
+        let mut live = store.subscribe(Feed::Node(3)).await;
         store.ingest(3, vec![sample(1, T0, 1.0), sample(1, T0 + 1, 1.0)], T0);
         store.ingest(3, vec![sample(1, T0 + 1, 1.0)], T0);
-        store.ingest_remote(3, vec![sample(1, T0 + 2, 1.0), sample(1, T0, 1.0)], T0);
+        store.deliver_remote(3, vec![sample(2, T0 + 2, 1.0)]);
         assert_eq!(*fanout.0.lock().expect("recorded"), vec![(3, vec![T0, T0 + 1])], "every new local sample once; no resend, no echo");
-        // Remote samples join history (deduplicated) and reach live subscribers.
-        assert_eq!(store.points(1, T0, T0 + 2, 1).len(), 3);
+        // Remote samples reach live subscribers but stay in the history of the replica that took them.
+        assert_eq!(store.points(1, T0, T0 + 2, 1).len(), 2);
+        assert!(store.points(2, T0, T0 + 2, 1).is_empty());
+        assert_eq!(store.gpu_count(), 1);
         assert_eq!(live.try_recv().expect("local").samples[0].at, T0 + 1);
-        assert_eq!(live.try_recv().expect("remote").samples[0].at, T0 + 2);
+        assert_eq!(live.try_recv().expect("remote").samples[0].gpu_id, 2);
+        listener.abort();
+    }
+
+    #[tokio::test]
+    async fn the_interest_follows_the_live_subscribers() {
+        let store = MetricsStore::new();
+        let interest = store.interest();
+        assert_eq!(*interest.borrow(), Interest::default(), "nobody listens: nothing is needed from the others");
+        let node3 = store.subscribe(Feed::Node(3)).await;
+        let node5 = store.subscribe(Feed::Node(5)).await;
+        assert_eq!(interest.borrow().nodes, BTreeSet::from([3, 5]));
+        assert!(!interest.borrow().all);
+        let all = store.subscribe(Feed::All).await;
+        assert!(interest.borrow().all, "a GPR or slice scope needs every node");
+        drop(all);
+        drop(node3);
+        store.refresh_interest();
+        let now = interest.borrow().clone();
+        assert_eq!((now.all, now.nodes), (false, BTreeSet::from([5])));
+        let version = now.version;
+        store.refresh_interest();
+        assert_eq!(interest.borrow().version, version, "no change, no new version");
+        drop(node5);
+        store.refresh_interest();
+        assert!(interest.borrow().nodes.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_history_query_merges_the_other_replicas_points() {
+        let p = |at: i64, samples: u32, util: f32| Point { at, samples, avg: values(util), max: values(util) };
+        // Another replica took the agent's reports for the first minute, this one for the second.
+        let theirs = vec![p(T0, 60, 10.0), p(T0 + 60, 20, 40.0)];
+        let store = MetricsStore::with_fanout(Arc::new(Recorded(Mutex::new(Vec::new()), theirs)));
+        store.ingest(1, (60..100).map(|s| sample(1, T0 + s, 70.0)).collect(), T0);
+        let points = store.all_points(1, T0, T0 + 119, 60).await;
+        assert_eq!(points.iter().map(|p| (p.at, p.samples)).collect::<Vec<_>>(), vec![(T0, 60), (T0 + 60, 60)]);
+        assert_eq!(points[0].avg.util, 10.0);
+        assert!((points[1].avg.util - 60.0).abs() < 1e-3, "20 samples at 40 and 40 at 70 average to 60, got {}", points[1].avg.util);
+        assert_eq!(points[1].max.util, 70.0);
+        // Alone, the same history is this replica's only.
+        let alone = MetricsStore::new();
+        alone.ingest(1, (60..100).map(|s| sample(1, T0 + s, 70.0)).collect(), T0);
+        assert_eq!(alone.all_points(1, T0, T0 + 119, 60).await.len(), 1);
     }
 
     #[test]
