@@ -102,6 +102,8 @@ pub struct Services {
     pub events: Arc<events::EventHub>,
     /// GPU metrics history and the live feed of samples (per process).
     pub metrics: Arc<metrics::MetricsStore>,
+    /// Stores agents' reports in batches (`reportGpuSamples`).
+    pub reports: Arc<metrics::batch::ReportBatcher>,
     /// Alert transitions for subscribers (and the webhook), from every replica.
     pub alerts: Arc<alerts::hub::AlertHub>,
     /// Node changes for `inventoryChanged` subscribers, from every replica.

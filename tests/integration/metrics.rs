@@ -433,6 +433,62 @@ async fn a_node_whose_agent_falls_silent_reads_as_stale() {
     app.finish().await;
 }
 
+#[tokio::test]
+async fn reports_arriving_together_are_stored_as_one_batch_each_answered_on_its_own() {
+    const REPORTERS: usize = 20;
+    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let cluster = register_cluster(&app, "c1").await;
+    add_nodes(&app, &cluster, "h100", REPORTERS + 1, SHAPE_H100, 8).await;
+    let all = nodes(&app, &cluster).await;
+    let mut agents = Vec::new();
+    let t0 = second(Utc::now()) - chrono::Duration::seconds(60);
+    // One report each first, one at a time: the tokens' records are cached from here on.
+    for node in &all {
+        let token = agent_token(&app, &cluster, &node.name).await;
+        let body = report(&app, &token, &cluster, &node.name, vec![gpu_sample(&node.gpus[0].1, t0, 1.0)]).await;
+        assert_eq!(body["data"]["reportGpuSamples"]["accepted"], 1, "{body}");
+        agents.push(token);
+    }
+    let before = app.statements.get();
+    // Then every agent at once, all eight GPUs; the last one's third sample is impossible.
+    let at = t0 + chrono::Duration::seconds(1);
+    let sends = all.iter().zip(&agents).enumerate().map(|(n, (node, token))| {
+        let mut samples: Vec<Value> = node.gpus.iter().map(|(_, uuid)| gpu_sample(uuid, at, 10.0 + n as f64)).collect();
+        if n == REPORTERS {
+            samples[2]["temperature"] = json!(400.0);
+        }
+        report(&app, token, &cluster, &node.name, samples)
+    });
+    let answers = futures_util::future::join_all(sends).await;
+    let statements = app.statements.get() - before;
+    for (n, body) in answers.iter().enumerate() {
+        let payload = &body["data"]["reportGpuSamples"];
+        if n == REPORTERS {
+            assert_eq!(payload["accepted"], 0, "the bad report is refused whole: {body}");
+            assert_eq!(payload["userErrors"][0]["field"], json!(["input", "samples", "2", "temperature"]), "{body}");
+        } else {
+            assert_eq!((payload["accepted"].clone(), payload["userErrors"].clone()), (json!(8), json!([])), "report {n}: {body}");
+        }
+    }
+    for (n, node) in all.iter().enumerate() {
+        if n == REPORTERS {
+            let row = gpu_row(&app, &node.gpus[0].1).await;
+            assert_eq!((row.last_sample_at, row.latest_util), (Some(t0), Some(1.0)), "nothing of the refused report is stored");
+            assert_eq!(gpu_row(&app, &node.gpus[7].1).await.last_sample_at, None);
+            continue;
+        }
+        let row = gpu_row(&app, &node.gpus[7].1).await;
+        {
+            assert_eq!((row.last_sample_at, row.latest_util), (Some(at), Some(10.0 + n as f64)), "node {n}");
+        }
+    }
+    // Alone, a report costs 8 statements (2 reads, a 4-statement transaction, 2 for the alert
+    // rules); one batch costs the same whatever it holds. 21 reports sent together fall into a
+    // few batches (the first alone, the rest gathered behind it), not 21.
+    assert!(statements <= 8 * 5, "{statements} SQL statements for {} reports sent together", REPORTERS + 1);
+    app.finish().await;
+}
+
 mod live {
     use super::*;
     use egs_tests::ws::Socket;

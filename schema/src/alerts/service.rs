@@ -304,17 +304,41 @@ impl<'a> Writer<'a> {
     }
 }
 
-/// The thresholds an admin set for a shape: (temperature, power).
-pub(super) async fn shape_thresholds(db: &impl ConnectionTrait, shape: &str) -> Result<(Option<f64>, Option<f64>)> {
-    let row = alert_threshold::Entity::find().filter(alert_threshold::Column::GpuShape.eq(shape)).one(db).await?;
-    Ok(row.map_or((None, None), |t| (t.temperature_celsius, t.power_watts)))
+/// One node's part of the reports just stored, for the alert rules: its GPUs as they were
+/// before, its new samples, and the heartbeat when its agent sent them.
+pub struct Reported<'a> {
+    pub node: &'a node::Model,
+    pub gpus: &'a [gpu::Model],
+    pub samples: &'a [Sample],
+    pub heartbeat: Option<DateTime<Utc>>,
 }
 
-/// Runs the sample-driven rules over a report `report_samples` just stored: `gpus` are the
-/// node's GPUs as they were before it, `heartbeat` is set when the node's agent sent it. Costs
-/// one query for the node's open alerts and one for its shape's thresholds, and writes only
-/// transitions. It never fails the report: an error is logged, and as the rules are
-/// level-triggered, the next report repairs what this one could not write.
+impl Reported<'_> {
+    /// New samples only, oldest first per GPU: a resend or a late batch opens and closes nothing.
+    fn fresh(&self) -> Vec<&Sample> {
+        let before: HashMap<i64, &gpu::Model> = self.gpus.iter().map(|g| (g.id, g)).collect();
+        let mut fresh: Vec<&Sample> =
+            self.samples.iter().filter(|s| before.get(&s.gpu_id).is_some_and(|g| g.last_sample_at.is_none_or(|t| s.at > t.timestamp()))).collect();
+        fresh.sort_by_key(|s| (s.gpu_id, s.at));
+        fresh
+    }
+}
+
+/// Runs the sample-driven rules over reports just stored (several nodes' at once). Costs one
+/// query for the nodes' open alerts and one for their shapes' thresholds, whatever the number
+/// of nodes, and writes only transitions. It never fails the reports: an error is logged, and
+/// as the rules are level-triggered, the next report repairs what this one could not write.
+pub async fn after_reports(db: &DatabaseConnection, reported: &[Reported<'_>]) -> usize {
+    match evaluate_reports(db, reported).await {
+        Ok(stored) => stored,
+        Err(error) => {
+            tracing::warn!(nodes = reported.len(), error = ?error, "could not evaluate the alert rules of reports; the next ones will");
+            0
+        }
+    }
+}
+
+/// [`after_reports`] for one node's report.
 pub async fn after_report(
     db: &DatabaseConnection,
     node: &node::Model,
@@ -322,42 +346,63 @@ pub async fn after_report(
     samples: &[Sample],
     heartbeat: Option<DateTime<Utc>>,
 ) -> usize {
-    match evaluate_report(db, node, gpus, samples, heartbeat).await {
-        Ok(stored) => stored,
-        Err(error) => {
-            tracing::warn!(node.id = node.id, error = ?error, "could not evaluate the alert rules of a report; the next report will");
-            0
-        }
-    }
+    after_reports(db, &[Reported { node, gpus, samples, heartbeat }]).await
 }
 
-async fn evaluate_report(
-    db: &DatabaseConnection,
-    node: &node::Model,
-    gpus: &[gpu::Model],
-    samples: &[Sample],
-    heartbeat: Option<DateTime<Utc>>,
-) -> Result<usize> {
-    let before: HashMap<i64, &gpu::Model> = gpus.iter().map(|g| (g.id, g)).collect();
-    // New samples only, oldest first: a resend or a late batch opens and closes nothing.
-    let mut fresh: Vec<&Sample> =
-        samples.iter().filter(|s| before.get(&s.gpu_id).is_some_and(|g| g.last_sample_at.is_none_or(|t| s.at > t.timestamp()))).collect();
-    if fresh.is_empty() && heartbeat.is_none() {
+async fn evaluate_reports(db: &DatabaseConnection, reported: &[Reported<'_>]) -> Result<usize> {
+    let work: Vec<(&Reported<'_>, Vec<&Sample>)> =
+        reported.iter().map(|r| (r, r.fresh())).filter(|(r, fresh)| !fresh.is_empty() || r.heartbeat.is_some()).collect();
+    if work.is_empty() {
         return Ok(0);
     }
-    fresh.sort_by_key(|s| (s.gpu_id, s.at));
-    let open = alert::Entity::find().filter(alert::Column::NodeId.eq(node.id)).filter(alert::Column::ClearedAt.is_null()).all(db).await?;
+    let node_ids: Vec<i64> = work.iter().map(|(r, _)| r.node.id).collect();
+    let mut open: HashMap<i64, Vec<alert::Model>> = HashMap::new();
+    for alert in alert::Entity::find().filter(alert::Column::NodeId.is_in(node_ids)).filter(alert::Column::ClearedAt.is_null()).all(db).await? {
+        if let Some(node_id) = alert.node_id {
+            open.entry(node_id).or_default().push(alert);
+        }
+    }
+    let shapes: Vec<&str> = work
+        .iter()
+        .filter(|(r, fresh)| !fresh.is_empty() && (r.node.temperature_threshold_celsius.is_none() || r.node.power_threshold_watts.is_none()))
+        .map(|(r, _)| r.node.gpu_shape.as_str())
+        .collect();
+    let thresholds: HashMap<String, (Option<f64>, Option<f64>)> = if shapes.is_empty() {
+        HashMap::new()
+    } else {
+        alert_threshold::Entity::find()
+            .filter(alert_threshold::Column::GpuShape.is_in(shapes))
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|t| (t.gpu_shape, (t.temperature_celsius, t.power_watts)))
+            .collect()
+    };
+    let mut stored = 0;
+    for (reported, fresh) in work {
+        let node = reported.node;
+        let shape = thresholds.get(&node.gpu_shape).copied().unwrap_or((None, None));
+        stored += evaluate_node(db, reported, &fresh, open.remove(&node.id).unwrap_or_default(), shape).await?;
+    }
+    Ok(stored)
+}
+
+async fn evaluate_node(
+    db: &DatabaseConnection,
+    reported: &Reported<'_>,
+    fresh: &[&Sample],
+    open: Vec<alert::Model>,
+    shape: (Option<f64>, Option<f64>),
+) -> Result<usize> {
+    let node = reported.node;
+    let before: HashMap<i64, &gpu::Model> = reported.gpus.iter().map(|g| (g.id, g)).collect();
     let mut writer = Writer::new(db, open);
-    if let Some(now) = heartbeat {
+    if let Some(now) = reported.heartbeat {
         writer.clear(AlertKind::NodeStale, &node_subject(node.id), "its agent reported again", now).await?;
     }
     if fresh.is_empty() {
         return Ok(writer.stored);
     }
-    let shape = match (node.temperature_threshold_celsius, node.power_threshold_watts) {
-        (Some(_), Some(_)) => (None, None),
-        _ => shape_thresholds(db, &node.gpu_shape).await?,
-    };
     let limits = Limits::resolve((node.temperature_threshold_celsius, node.power_threshold_watts), shape, &node.gpu_shape);
     for group in fresh.chunk_by(|a, b| a.gpu_id == b.gpu_id) {
         let Some(gpu) = group.first().and_then(|s| before.get(&s.gpu_id)).copied() else { continue };

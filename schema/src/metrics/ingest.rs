@@ -8,8 +8,7 @@ use crate::error::{Error, Result, UserError};
 use chrono::{DateTime, Utc};
 use egs_entities::gpu::XidErrors;
 use egs_entities::{Role, gpu, node};
-use sea_orm::sea_query::Expr;
-use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter, TransactionTrait};
+use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, EntityTrait, QueryFilter, Statement, TransactionTrait};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -69,7 +68,7 @@ pub(crate) fn is_own_node(caller: &Caller, cluster_id: i64, name: &str) -> bool 
 }
 
 /// Whether the caller is an agent (`true`) or an admin (`false`); users may not report.
-fn caller_may_report(caller: &Caller) -> Result<bool> {
+pub(super) fn caller_may_report(caller: &Caller) -> Result<bool> {
     match caller.role() {
         Role::Admin => Ok(false),
         Role::Agent => Ok(true),
@@ -127,7 +126,7 @@ pub async fn report_samples(
         return Err(Error::invalid("samples", format!("at most {MAX_SAMPLES_PER_REPORT} samples per report, got {}", reports.len())));
     }
     let samples = check_samples(&node, &gpus, &reports, now)?;
-    persist_latest(db, node.id, &samples, agent.then_some(now)).await?;
+    persist_latest(db, &[NodeReport { node_id: node.id, samples: &samples, heartbeat: agent.then_some(now) }]).await?;
     // Live subscribers first: evaluating the alert rules takes queries of its own.
     let ingested = store.ingest(node.id, samples.clone(), now.timestamp());
     if crate::alerts::service::after_report(db, &node, &gpus, &samples, agent.then_some(now)).await > 0 {
@@ -220,67 +219,115 @@ pub(super) fn time_of(at: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(at, 0).unwrap_or_default()
 }
 
-/// Moves each GPU's latest sample (and `last_sample_at`, `last_busy_at`) forward, never back:
-/// a resend or a late batch changes nothing it should not. One conditional `UPDATE` per GPU
-/// (measured faster on both backends than one `UPDATE` with a `CASE` per column) and the
-/// heartbeat, in one transaction.
-async fn persist_latest(db: &DatabaseConnection, node_id: i64, samples: &[Sample], heartbeat: Option<DateTime<Utc>>) -> Result<()> {
-    // By GPU id: concurrent reports for a node lock its rows in the same order.
+/// One node's validated samples, and the heartbeat when its agent sent them.
+pub(super) struct NodeReport<'a> {
+    pub node_id: i64,
+    pub samples: &'a [Sample],
+    pub heartbeat: Option<DateTime<Utc>>,
+}
+
+/// Moves each GPU's latest sample (and `last_sample_at`, `last_busy_at`) forward, never back,
+/// for reports of one or more nodes: a
+/// resend or a late batch changes nothing it should not. One `UPDATE … FROM (VALUES …)` for all
+/// the GPUs (per [`GPUS_PER_STATEMENT`]), each column guarded by its own "newer than stored"
+/// test, and one for the heartbeats, in one transaction: a fixed number of statements whatever
+/// the number of GPUs and nodes (one `UPDATE` per GPU was 2 + GPUs + 1 per report).
+pub(super) async fn persist_latest(db: &DatabaseConnection, reports: &[NodeReport<'_>]) -> Result<()> {
+    // By GPU id: concurrent writers lock rows in the same order.
     let mut newest: BTreeMap<i64, &Sample> = BTreeMap::new();
     let mut busy: BTreeMap<i64, i64> = BTreeMap::new();
-    for s in samples {
-        if newest.get(&s.gpu_id).is_none_or(|kept| kept.at < s.at) {
-            newest.insert(s.gpu_id, s);
+    let mut heartbeats: BTreeMap<i64, DateTime<Utc>> = BTreeMap::new();
+    for NodeReport { node_id, samples, heartbeat } in reports {
+        for s in *samples {
+            if newest.get(&s.gpu_id).is_none_or(|kept| kept.at < s.at) {
+                newest.insert(s.gpu_id, s);
+            }
+            if f64::from(s.values.util) >= BUSY_UTIL_PERCENT {
+                let at = busy.entry(s.gpu_id).or_insert(s.at);
+                *at = (*at).max(s.at);
+            }
         }
-        if f64::from(s.values.util) >= BUSY_UTIL_PERCENT {
-            let at = busy.entry(s.gpu_id).or_insert(s.at);
-            *at = (*at).max(s.at);
+        if let Some(at) = heartbeat {
+            let kept = heartbeats.entry(*node_id).or_insert(*at);
+            *kept = (*kept).max(*at);
         }
     }
     let txn = db.begin().await?;
-    for (gpu_id, s) in newest {
-        let at = time_of(s.at);
-        let mut update = gpu::Entity::update_many()
-            .col_expr(gpu::Column::LastSampleAt, Expr::value(at))
-            .col_expr(gpu::Column::LatestUtil, Expr::value(f64::from(s.values.util)))
-            .col_expr(gpu::Column::LatestMemUtil, Expr::value(f64::from(s.values.mem_util)))
-            .col_expr(gpu::Column::LatestMemUsedMib, Expr::value(f64::from(s.values.mem_used_mib)))
-            .col_expr(gpu::Column::LatestTemperatureC, Expr::value(f64::from(s.values.temperature)))
-            .col_expr(gpu::Column::LatestPowerW, Expr::value(f64::from(s.values.power)))
-            .col_expr(gpu::Column::LatestSmClockMhz, Expr::value(f64::from(s.sm_clock_mhz)))
-            .col_expr(gpu::Column::LatestXidErrors, Expr::value(XidErrors(s.xid_errors.clone())))
-            .col_expr(gpu::Column::LatestEccCorrected, Expr::value(s.ecc_corrected))
-            .col_expr(gpu::Column::LatestEccUncorrected, Expr::value(s.ecc_uncorrected));
-        // The common case, a busy newest sample: one statement. A newer last sample implies
-        // an older last busy one, so it may move with it.
-        let busy_now = busy.get(&gpu_id) == Some(&s.at);
-        if busy_now {
-            update = update.col_expr(gpu::Column::LastBusyAt, Expr::value(at));
+    let backend = db.get_database_backend();
+    let newest: Vec<(i64, &Sample)> = newest.into_iter().collect();
+    for chunk in newest.chunks(GPUS_PER_STATEMENT) {
+        let mut values: Vec<sea_orm::Value> = Vec::with_capacity(chunk.len() * LATEST_COLUMNS);
+        let mut rows = Vec::with_capacity(chunk.len());
+        for &(gpu_id, s) in chunk {
+            let first = values.len();
+            values.extend([
+                gpu_id.into(),
+                time_of(s.at).into(),
+                busy.get(&gpu_id).map(|at| time_of(*at)).into(),
+                f64::from(s.values.util).into(),
+                f64::from(s.values.mem_util).into(),
+                f64::from(s.values.mem_used_mib).into(),
+                f64::from(s.values.temperature).into(),
+                f64::from(s.values.power).into(),
+                f64::from(s.sm_clock_mhz).into(),
+                XidErrors(s.xid_errors.clone()).into(),
+                s.ecc_corrected.into(),
+                s.ecc_uncorrected.into(),
+            ]);
+            let params: Vec<String> = (first + 1..=values.len()).map(|n| placeholder(backend, n)).collect();
+            rows.push(format!("({})", params.join(", ")));
         }
-        let moved = update
-            .filter(gpu::Column::Id.eq(gpu_id))
-            .filter(Condition::any().add(gpu::Column::LastSampleAt.is_null()).add(gpu::Column::LastSampleAt.lt(at)))
-            .exec(&txn)
-            .await?
-            .rows_affected
-            == 1;
-        if moved && busy_now {
-            busy.remove(&gpu_id);
+        // VALUES columns are `column1`… on both backends: 1 id, 2 sample time, 3 newest busy
+        // time (or null), then the values in LATEST order.
+        let newer = "(gpus.last_sample_at IS NULL OR gpus.last_sample_at < v.column2)";
+        let mut set: Vec<String> = LATEST
+            .iter()
+            .enumerate()
+            .map(|(i, column)| format!("{column} = CASE WHEN {newer} THEN v.column{} ELSE gpus.{column} END", i + 4))
+            .collect();
+        set.push(format!("last_sample_at = CASE WHEN {newer} THEN v.column2 ELSE gpus.last_sample_at END"));
+        // A late busy sample still counts.
+        set.push("last_busy_at = CASE WHEN v.column3 IS NOT NULL AND (gpus.last_busy_at IS NULL OR gpus.last_busy_at < v.column3) THEN v.column3 ELSE gpus.last_busy_at END".into());
+        let sql = format!("UPDATE gpus SET {} FROM (VALUES {}) AS v WHERE gpus.id = v.column1", set.join(", "), rows.join(", "));
+        txn.execute_raw(Statement::from_sql_and_values(backend, sql, values)).await?;
+    }
+    if !heartbeats.is_empty() {
+        let mut values: Vec<sea_orm::Value> = Vec::with_capacity(heartbeats.len() * 2);
+        let mut rows = Vec::with_capacity(heartbeats.len());
+        for (node_id, at) in heartbeats {
+            values.extend([node_id.into(), at.into()]);
+            rows.push(format!("({}, {})", placeholder(backend, values.len() - 1), placeholder(backend, values.len())));
         }
-    }
-    // A late busy sample still counts.
-    for (gpu_id, at) in busy {
-        let at = time_of(at);
-        gpu::Entity::update_many()
-            .col_expr(gpu::Column::LastBusyAt, Expr::value(at))
-            .filter(gpu::Column::Id.eq(gpu_id))
-            .filter(Condition::any().add(gpu::Column::LastBusyAt.is_null()).add(gpu::Column::LastBusyAt.lt(at)))
-            .exec(&txn)
-            .await?;
-    }
-    if let Some(now) = heartbeat {
-        node::Entity::update_many().col_expr(node::Column::LastHeartbeatAt, Expr::value(now)).filter(node::Column::Id.eq(node_id)).exec(&txn).await?;
+        let sql = format!("UPDATE nodes SET last_heartbeat_at = v.column2 FROM (VALUES {}) AS v WHERE nodes.id = v.column1", rows.join(", "));
+        txn.execute_raw(Statement::from_sql_and_values(backend, sql, values)).await?;
     }
     txn.commit().await?;
     Ok(())
+}
+
+/// GPUs per `UPDATE` in `persist_latest`: 12 parameters each stays well under both backends'
+/// limits on parameters per statement.
+const GPUS_PER_STATEMENT: usize = 1000;
+
+/// The latest-sample columns `persist_latest` sets from a report, in its `VALUES` order.
+const LATEST: [&str; 9] = [
+    "latest_util",
+    "latest_mem_util",
+    "latest_mem_used_mib",
+    "latest_temperature_c",
+    "latest_power_w",
+    "latest_sm_clock_mhz",
+    "latest_xid_errors",
+    "latest_ecc_corrected",
+    "latest_ecc_uncorrected",
+];
+/// Values per GPU in `persist_latest`'s `VALUES`: id, sample time, busy time, then [`LATEST`].
+const LATEST_COLUMNS: usize = 3 + LATEST.len();
+
+/// Parameter `n` (from 1) in the backend's syntax.
+fn placeholder(backend: DbBackend, n: usize) -> String {
+    match backend {
+        DbBackend::Postgres => format!("${n}"),
+        _ => "?".to_owned(),
+    }
 }

@@ -5,6 +5,7 @@
 //! the end of this file.
 
 pub mod access;
+pub mod batch;
 pub mod export;
 pub mod ingest;
 pub mod live;
@@ -291,11 +292,11 @@ impl MetricsMutation {
     /// Samples already stored (same GPU and second) are counted as duplicates, so resending
     /// after a reconnect is safe. An agent's report is also its node's heartbeat.
     async fn report_gpu_samples(&self, ctx: &Context<'_>, input: ReportGpuSamplesInput) -> async_graphql::Result<ReportGpuSamplesPayload> {
-        let (caller, db) = session(ctx)?;
+        let (caller, _) = session(ctx)?;
         let services = services(ctx)?;
         let result = async {
             let node = node_ref(&input)?;
-            ingest::report_samples(db, &services.metrics, &services.alerts, caller, Utc::now(), node, input.samples).await
+            services.reports.report(caller, Utc::now(), node, input.samples).await
         };
         match result.await {
             Ok(done) => Ok(ReportGpuSamplesPayload { accepted: done.accepted as i32, duplicates: done.duplicates as i32, user_errors: Vec::new() }),
