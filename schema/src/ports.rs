@@ -37,7 +37,7 @@ pub trait RevocationBroadcast: Send + Sync {
 }
 
 /// The other replicas, for GPU samples (Redis pub/sub when configured): each replica keeps the
-/// history of what was reported to it (see [`crate::metrics::store`]).
+/// history of what was reported to it (see the `metrics::store` module's docs).
 #[async_trait]
 pub trait MetricsFanout: Send + Sync {
     /// Hands the samples this replica accepted to the replicas whose live subscribers watch
@@ -45,10 +45,10 @@ pub trait MetricsFanout: Send + Sync {
     fn publish(&self, node_id: i64, samples: &[Sample]);
     /// Whether other replicas may exist (history and live feeds are then shared).
     fn has_peers(&self) -> bool;
-    /// What the other replicas hold of one GPU's history (as [`crate::metrics::MetricsStore::points`]),
+    /// What the other replicas hold of one GPU's history (as `MetricsStore::points` returns them),
     /// each replica's points in time order, all in one list; what does not answer in time is
     /// left out.
-    async fn peer_points(&self, gpu_id: i64, from: i64, to: i64, step: i64) -> Vec<crate::metrics::store::Point>;
+    async fn peer_points(&self, gpu_id: i64, from: i64, to: i64, step: i64) -> Vec<crate::metrics::sample::Point>;
 }
 
 /// Work only the leader does besides the scheduler loop (the Kubernetes controllers): told

@@ -61,17 +61,8 @@ struct Started {
     backend: String,
 }
 
-fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.trim().parse().ok()).filter(|v| *v > 0).unwrap_or(default)
-}
-
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime");
-    if std::env::var(ROLE).as_deref() == Ok("gateway") {
-        runtime.block_on(gateway());
-    } else {
-        runtime.block_on(drive());
-    }
+    egs_tests::bench_main(ROLE, gateway, drive);
 }
 
 // ---- A gateway replica (child process) ----
@@ -305,9 +296,9 @@ async fn seed(admin: &Remote, replicas: usize, nodes: usize) -> Vec<Agent> {
 }
 
 async fn drive() {
-    let secs = env("EGS_BENCH_SECS", 10);
-    let replicas = env("EGS_BENCH_REPLICAS", 1) as usize;
-    let nodes = (env("EGS_BENCH_GPUS", 1_000) as usize).div_ceil(GPUS_PER_NODE as usize);
+    let secs = egs_tests::env_count("EGS_BENCH_SECS", 10);
+    let replicas = egs_tests::env_count("EGS_BENCH_REPLICAS", 1) as usize;
+    let nodes = (egs_tests::env_count("EGS_BENCH_GPUS", 1_000) as usize).div_ceil(GPUS_PER_NODE as usize);
     let gpus = nodes * GPUS_PER_NODE as usize;
     let shared = std::env::var_os("EGS_TEST_DATABASE_URL").is_some() && std::env::var_os("EGS_TEST_REDIS_URL").is_some();
     if replicas > 1 && !shared {

@@ -61,17 +61,8 @@ struct SeededNode {
     gpus: Vec<(String, String)>,
 }
 
-fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.trim().parse().ok()).filter(|v| *v > 0).unwrap_or(default)
-}
-
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime");
-    if std::env::var(ROLE).as_deref() == Ok("gateway") {
-        runtime.block_on(gateway());
-    } else {
-        runtime.block_on(drive());
-    }
+    egs_tests::bench_main(ROLE, gateway, drive);
 }
 
 // ---- The gateway child ----
@@ -166,8 +157,8 @@ fn start_gateway() -> (Child, Seeded) {
 }
 
 async fn drive() {
-    let subscribers = env("EGS_BENCH_SUBSCRIBERS", 10_000) as usize;
-    let secs = env("EGS_BENCH_SECS", 30);
+    let subscribers = egs_tests::env_count("EGS_BENCH_SUBSCRIBERS", 10_000) as usize;
+    let secs = egs_tests::env_count("EGS_BENCH_SECS", 30);
     let started = Instant::now();
     let (mut gateway, seeded) = start_gateway();
     let pid = gateway.id();

@@ -48,3 +48,13 @@ pub struct SampleBatch {
     pub node_id: i64,
     pub samples: Vec<Sample>,
 }
+
+/// One point of a history query: the samples of `[at, at + step)`.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Point {
+    /// Start of the step, Unix seconds (a multiple of the step).
+    pub at: i64,
+    pub samples: u32,
+    pub avg: Values,
+    pub max: Values,
+}

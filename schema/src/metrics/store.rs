@@ -32,6 +32,7 @@
 //! batch wakes the subscribers of its node and not the other thousands; GPR and slice scopes
 //! (whose nodes change as GPRs come and go) listen to the feed of every batch.
 
+pub use super::sample::Point;
 use super::sample::{Sample, SampleBatch, Values};
 use crate::ports::MetricsFanout;
 use std::collections::{BTreeSet, HashMap};
@@ -60,16 +61,6 @@ const SHARDS: usize = 16;
 const KEEP_SECS: i64 = MINUTE_SLOTS as i64 * 60;
 /// How often the sweep for silent GPUs runs (from the ingest path).
 const SWEEP_EVERY_SECS: i64 = 600;
-
-/// One point of a history query: the samples of `[at, at + step)`.
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub struct Point {
-    /// Start of the step, Unix seconds (a multiple of the step).
-    pub at: i64,
-    pub samples: u32,
-    pub avg: Values,
-    pub max: Values,
-}
 
 #[derive(Copy, Clone, Debug, Default)]
 struct SecondSlot {
