@@ -4,6 +4,7 @@
 //! Backends: SQLite in a temp dir by default; PostgreSQL when `EGS_TEST_DATABASE_URL` is set
 //! (each test gets its own database on that server) and Redis when `EGS_TEST_REDIS_URL` is set.
 
+pub mod bench_child;
 pub mod cluster;
 pub mod control_plane;
 pub mod fake_kube;
@@ -364,22 +365,12 @@ impl Drop for TestApp {
 
 /// A bench setting from the environment: a positive whole number, or `default`.
 pub fn env_count(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.trim().parse().ok()).filter(|v| *v > 0).unwrap_or(default)
+    Some(env_number(name, 0)).filter(|v| *v > 0).unwrap_or(default)
 }
 
-/// A bench's `main` when it runs its gateway in child processes (this binary again): runs
-/// `child` when `role` is set to `gateway` in the environment, else `driver`.
-pub fn bench_main<C, D>(role: &str, child: impl FnOnce() -> C, driver: impl FnOnce() -> D)
-where
-    C: std::future::Future<Output = ()>,
-    D: std::future::Future<Output = ()>,
-{
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime");
-    if std::env::var(role).as_deref() == Ok("gateway") {
-        runtime.block_on(child());
-    } else {
-        runtime.block_on(driver());
-    }
+/// A bench setting from the environment: a whole number (0 included), or `default`.
+pub fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(default)
 }
 
 /// (resident KiB, peak resident KiB, CPU seconds) of process `pid`, from `/proc`: benches

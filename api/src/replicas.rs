@@ -213,12 +213,11 @@ struct WireSample {
 
 impl WireSample {
     fn from_sample(s: &Sample) -> Self {
-        let v = s.values;
         Self {
             gpu_id: s.gpu_id,
             uuid: s.uuid.to_string(),
             at: s.at,
-            values: [v.util, v.mem_util, v.mem_used_mib, v.temperature, v.power],
+            values: s.values.fields(),
             sm_clock_mhz: s.sm_clock_mhz,
             xid_errors: s.xid_errors.clone(),
             ecc_corrected: s.ecc_corrected,
@@ -227,13 +226,12 @@ impl WireSample {
     }
 
     fn into_sample(self, node_id: i64) -> Sample {
-        let [util, mem_util, mem_used_mib, temperature, power] = self.values;
         Sample {
             gpu_id: self.gpu_id,
             uuid: self.uuid.into(),
             node_id,
             at: self.at,
-            values: Values { util, mem_util, mem_used_mib, temperature, power },
+            values: Values::from_fields(self.values),
             sm_clock_mhz: self.sm_clock_mhz,
             xid_errors: self.xid_errors,
             ecc_corrected: self.ecc_corrected,
@@ -253,13 +251,11 @@ struct WirePoint {
 
 impl WirePoint {
     fn from_point(p: &Point) -> Self {
-        let fields = |v: Values| [v.util, v.mem_util, v.mem_used_mib, v.temperature, v.power];
-        Self { at: p.at, samples: p.samples, avg: fields(p.avg), max: fields(p.max) }
+        Self { at: p.at, samples: p.samples, avg: p.avg.fields(), max: p.max.fields() }
     }
 
     fn into_point(self) -> Point {
-        let values = |[util, mem_util, mem_used_mib, temperature, power]: [f32; 5]| Values { util, mem_util, mem_used_mib, temperature, power };
-        Point { at: self.at, samples: self.samples, avg: values(self.avg), max: values(self.max) }
+        Point { at: self.at, samples: self.samples, avg: Values::from_fields(self.avg), max: Values::from_fields(self.max) }
     }
 }
 

@@ -27,10 +27,6 @@ const SET_PRIORITY: &str =
 /// Priorities start here; round `r` sets `BASE + r` (and the event says so).
 const BASE: i32 = 10;
 
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
 /// Opens one acknowledged subscription and forwards `(round, received at)` for every event.
 async fn subscriber(
     url: String,
@@ -146,8 +142,8 @@ async fn run_once(writer: &TestApp, reader: &TestApp, label: &str, token: &str, 
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime");
     runtime.block_on(async {
-        let subscribers = env("EGS_BENCH_SUBSCRIBERS", 1000);
-        let rounds = env("EGS_BENCH_ROUNDS", 50);
+        let subscribers = egs_tests::env_number("EGS_BENCH_SUBSCRIBERS", 1000) as usize;
+        let rounds = egs_tests::env_number("EGS_BENCH_ROUNDS", 50) as usize;
         let app = TestApp::spawn_with(|s| {
             egs_tests::api_only(s);
             egs_tests::one_user_for_many(s);

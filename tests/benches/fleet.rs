@@ -38,10 +38,6 @@ const SLICES_PER_CLUSTER: usize = 5;
 /// Requests per timed page.
 const ROUNDS: usize = 40;
 
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
 /// The portal's operations by name, each with the fragments it spreads, as the portal sends
 /// them: read from the generated document map, so this bench cannot drift from the pages.
 fn portal_documents() -> HashMap<String, String> {
@@ -127,8 +123,8 @@ fn main() {
 }
 
 async fn run() {
-    let nodes = env("EGS_BENCH_NODES", 10_000);
-    let clusters = env("EGS_BENCH_CLUSTERS", 10).clamp(1, nodes.max(1));
+    let nodes = egs_tests::env_number("EGS_BENCH_NODES", 10_000) as usize;
+    let clusters = (egs_tests::env_number("EGS_BENCH_CLUSTERS", 10) as usize).clamp(1, nodes.max(1));
     let documents = portal_documents();
     let app = TestApp::spawn_with(egs_tests::one_user_for_many).await;
     println!("backend={} nodes={nodes} gpus={} clusters={clusters}", app.backend, nodes * GPUS_PER_NODE);
@@ -276,7 +272,7 @@ async fn run() {
     );
 
     // ---- The scheduler under churn: submit and cancel while the fleet is full ----
-    let churn_secs = env("EGS_BENCH_CHURN_SECS", 10) as u64;
+    let churn_secs = egs_tests::env_number("EGS_BENCH_CHURN_SECS", 10);
     let (before, _) = scrape(&app).await;
     let cancel = "mutation($input: GprActionInput!) { cancelGpr(input: $input) { gpr { id } userErrors { field message code } } }";
     let until = Instant::now() + Duration::from_secs(churn_secs);

@@ -36,13 +36,10 @@ use egs_tests::fixtures::{self, SHAPE_H100};
 use egs_tests::{Gateway, TestApp};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use std::io::{BufRead, Read, Write};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Set in a child: run a gateway replica instead of the driver.
-const ROLE: &str = "EGS_INGEST_ROLE";
 /// Set in the second and later replicas: the first one's [`Started`] line, to join it.
 const JOIN: &str = "EGS_INGEST_JOIN";
 const GPUS_PER_NODE: i32 = 8;
@@ -62,7 +59,7 @@ struct Started {
 }
 
 fn main() {
-    egs_tests::bench_main(ROLE, gateway, drive);
+    egs_tests::bench_child::main(gateway, drive);
 }
 
 // ---- A gateway replica (child process) ----
@@ -84,25 +81,12 @@ async fn gateway() {
         data_dir: app.data_dir.clone(),
         backend: app.backend.to_owned(),
     };
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{}", serde_json::to_string(&started).expect("JSON")).expect("stdout");
-    out.flush().expect("stdout");
-    drop(out);
-    let _ = tokio::task::spawn_blocking(|| std::io::stdin().read_to_end(&mut Vec::new())).await;
-    app.finish().await;
+    egs_tests::bench_child::announce_and_serve(app, &started).await;
 }
 
 fn start_replica(join: Option<&Started>) -> (Child, Started) {
-    let mut command = Command::new(std::env::current_exe().expect("this binary's path"));
-    command.env(ROLE, "gateway").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
-    if let Some(first) = join {
-        command.env(JOIN, serde_json::to_string(first).expect("JSON"));
-    }
-    let mut child = command.spawn().expect("a gateway child starts");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("child stdout")).read_line(&mut line).expect("the child's line");
-    let started: Started = serde_json::from_str(&line).unwrap_or_else(|e| panic!("a gateway child did not start ({e}): {line}"));
-    (child, started)
+    let env: Vec<(&str, String)> = join.map(|first| (JOIN, serde_json::to_string(first).expect("JSON"))).into_iter().collect();
+    egs_tests::bench_child::start(&env)
 }
 
 // ---- The driver ----

@@ -24,16 +24,12 @@ use futures_util::{SinkExt, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::io::{BufRead, Read, Write};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use tokio_tungstenite::tungstenite::Message;
 
-/// Set in the child: run the gateway instead of the driver.
-const ROLE: &str = "EGS_LIVE_LOAD_ROLE";
 const NODES: usize = 125;
 const GPUS_PER_NODE: usize = 8;
 const WARM_UP: Duration = Duration::from_secs(5);
@@ -62,7 +58,7 @@ struct SeededNode {
 }
 
 fn main() {
-    egs_tests::bench_main(ROLE, gateway, drive);
+    egs_tests::bench_child::main(gateway, drive);
 }
 
 // ---- The gateway child ----
@@ -97,12 +93,7 @@ async fn gateway() {
         nodes.push(SeededNode { id, name, agent_token, gpus: gpus.into_iter().map(|(_, id, uuid)| (id, uuid)).collect() });
     }
     let seeded = Seeded { base: app.url("/"), admin_token: app.admin_token.clone(), cluster, nodes };
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{}", serde_json::to_string(&seeded).expect("seeded JSON")).expect("stdout");
-    out.flush().expect("stdout");
-    drop(out);
-    let _ = tokio::task::spawn_blocking(|| std::io::stdin().read_to_end(&mut Vec::new())).await;
-    app.finish().await;
+    egs_tests::bench_child::announce_and_serve(app, &seeded).await;
 }
 
 // ---- The driver ----
@@ -140,27 +131,11 @@ impl Shared {
     }
 }
 
-fn start_gateway() -> (Child, Seeded) {
-    let exe = std::env::current_exe().expect("this binary's path");
-    let mut child = Command::new(exe)
-        .env(ROLE, "gateway")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("the gateway child starts");
-    let stdout = child.stdout.take().expect("child stdout");
-    let mut line = String::new();
-    std::io::BufReader::new(stdout).read_line(&mut line).expect("the child's seed line");
-    let seeded: Seeded = serde_json::from_str(&line).unwrap_or_else(|e| panic!("the gateway child did not start ({e}): {line}"));
-    (child, seeded)
-}
-
 async fn drive() {
     let subscribers = egs_tests::env_count("EGS_BENCH_SUBSCRIBERS", 10_000) as usize;
     let secs = egs_tests::env_count("EGS_BENCH_SECS", 30);
     let started = Instant::now();
-    let (mut gateway, seeded) = start_gateway();
+    let (mut gateway, seeded) = egs_tests::bench_child::start::<Seeded>(&[]);
     let pid = gateway.id();
     let seeded = Arc::new(seeded);
     let gpu_index = seeded.nodes.iter().flat_map(|n| n.gpus.iter().map(|(id, _)| id.clone())).enumerate().map(|(i, id)| (id, i as u32)).collect();

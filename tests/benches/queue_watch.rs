@@ -38,10 +38,6 @@ const OTHERS_QUERY: &str = "{ gprs(first: 20) { nodes { id name phase priority }
 /// The watched GPR of each slice gets `BASE + level`; every other GPR stays below.
 const BASE: i64 = 50;
 
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
 /// One socket with `PER_SOCKET` subscriptions to `slice`'s queue; reports `(slice, level, at)`
 /// for each view whose highest priority shows a new level.
 async fn socket(
@@ -95,9 +91,9 @@ async fn socket(
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime");
     runtime.block_on(async {
-        let subscribers = env("EGS_BENCH_SUBSCRIBERS", 25_000).div_ceil(PER_SOCKET) * PER_SOCKET;
-        let rate = env("EGS_BENCH_RATE", 10).max(1);
-        let secs = env("EGS_BENCH_SECS", 30);
+        let subscribers = (egs_tests::env_number("EGS_BENCH_SUBSCRIBERS", 25_000) as usize).div_ceil(PER_SOCKET) * PER_SOCKET;
+        let rate = (egs_tests::env_number("EGS_BENCH_RATE", 10) as usize).max(1);
+        let secs = egs_tests::env_number("EGS_BENCH_SECS", 30) as usize;
         let submit = std::env::var("EGS_BENCH_MODE").is_ok_and(|m| m == "submit");
         // The subscribers are ten users with many tabs and scripts each: their per-user
         // bounds are off, as for a crowd.

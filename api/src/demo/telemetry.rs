@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use egs_entities::{ClusterProvider, cluster, gpr, gpu, node, slice_namespace};
 use egs_schema::Services;
 use egs_schema::auth::Caller;
-use egs_schema::metrics::ingest::{NodeRef, SampleReport, report_samples};
+use egs_schema::metrics::ingest::{NodeRef, SampleReport};
 use egs_schema::workloads::service::{GpuWorkloadReport, PodReport, ProcessReport, report_workloads};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use std::collections::HashMap;
@@ -60,17 +60,29 @@ impl Simulation {
         for g in gpu::Entity::find().filter(gpu::Column::NodeId.is_in(nodes.iter().map(|n| n.id))).all(db).await? {
             gpus.entry(g.node_id).or_default().push(g);
         }
+        // Every node's samples at once, as a fleet's agents send them: they are stored as one batch.
+        let reports = nodes.iter().filter(|node| node.allocated_gpr_id.is_some() || self.ticks % IDLE_EVERY == 1).filter_map(|node| {
+            let held = node.allocated_gpr_id.is_some();
+            let samples = gpus.get(&node.id)?.iter().map(|g| sample(node, g, held, now)).collect();
+            let system = &system;
+            Some(async move { (node, services.reports.report(system, now, NodeRef::Id(node.id), samples).await) })
+        });
+        // One node's failed report does not hold up the others.
+        for (node, outcome) in futures_util::future::join_all(reports).await {
+            if let Err(error) = outcome {
+                tracing::warn!(node = %node.name, error = %schema_error(error), "demo telemetry: a report failed");
+            }
+        }
         for node in &nodes {
             let Some(node_gpus) = gpus.get(&node.id) else { continue };
-            // One node's failed report does not hold up the others.
-            if let Err(error) = self.report_node(services, &system, node, node_gpus, now).await {
-                tracing::warn!(node = %node.name, error = %error, "demo telemetry: a report failed");
+            if let Err(error) = self.report_workloads(services, &system, node, node_gpus, now).await {
+                tracing::warn!(node = %node.name, error = %error, "demo telemetry: a workload report failed");
             }
         }
         Ok(())
     }
 
-    async fn report_node(
+    async fn report_workloads(
         &mut self,
         services: &Services,
         system: &Caller,
@@ -79,11 +91,6 @@ impl Simulation {
         now: DateTime<Utc>,
     ) -> anyhow::Result<()> {
         let db = &services.db;
-        let held = node.allocated_gpr_id.is_some();
-        if held || self.ticks % IDLE_EVERY == 1 {
-            let samples = gpus.iter().map(|g| sample(node, g, held, now)).collect();
-            report_samples(db, &services.metrics, &services.alerts, system, now, NodeRef::Id(node.id), samples).await.map_err(schema_error)?;
-        }
         if self.workloads_for.get(&node.id) != Some(&node.allocated_gpr_id) {
             let pods = match node.allocated_gpr_id {
                 Some(gpr_id) => pods_for(services, node, gpus, gpr_id).await?,

@@ -338,17 +338,6 @@ pub async fn after_reports(db: &DatabaseConnection, reported: &[Reported<'_>]) -
     }
 }
 
-/// [`after_reports`] for one node's report.
-pub async fn after_report(
-    db: &DatabaseConnection,
-    node: &node::Model,
-    gpus: &[gpu::Model],
-    samples: &[Sample],
-    heartbeat: Option<DateTime<Utc>>,
-) -> usize {
-    after_reports(db, &[Reported { node, gpus, samples, heartbeat }]).await
-}
-
 async fn evaluate_reports(db: &DatabaseConnection, reported: &[Reported<'_>]) -> Result<usize> {
     let work: Vec<(&Reported<'_>, Vec<&Sample>)> =
         reported.iter().map(|r| (r, r.fresh())).filter(|(r, fresh)| !fresh.is_empty() || r.heartbeat.is_some()).collect();

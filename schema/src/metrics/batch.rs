@@ -13,7 +13,7 @@
 //! its own `userErrors` and changes nothing, whatever the others in its batch. A database
 //! failure fails every report of the batch (none of them is stored; agents resend).
 
-use super::ingest::{MAX_SAMPLES_PER_REPORT, NodeRef, NodeReport, SampleReport, caller_may_report, check_samples, persist_latest};
+use super::ingest::{MAX_SAMPLES_PER_REPORT, NodeRef, NodeReport, SampleReport, check_samples, may_report_for, may_report_on, persist_latest};
 use super::sample::Sample;
 use super::store::{Ingested, MetricsStore};
 use crate::alerts::hub::AlertHub;
@@ -65,17 +65,13 @@ impl ReportBatcher {
         Arc::new(Self { db, store, alerts, queue: OnceLock::new() })
     }
 
-    /// Validates and stores one node's report (see [`super::ingest::report_samples`], whose
-    /// rules this follows): users are refused, and an agent naming a node outside its token's
-    /// scope is refused before anything is read.
+    /// Validates and stores one node's report, all or nothing: any invalid sample (or a GPU
+    /// that is not the node's) stores none. Admins report for any node, an agent only for its
+    /// own (refused before anything is read when it names another), and an agent's report is
+    /// its node's heartbeat. New samples reach live subscribers, then go through the alert
+    /// rules (whose transitions `alerts` publishes).
     pub async fn report(self: &Arc<Self>, caller: &Caller, now: DateTime<Utc>, node_ref: NodeRef, reports: Vec<SampleReport>) -> Result<Ingested> {
-        let agent = caller_may_report(caller)?;
-        if let NodeRef::Named { cluster_id, name } = &node_ref
-            && agent
-            && !caller.agent_covers(*cluster_id, name)
-        {
-            return Err(caller.foreign_node());
-        }
+        may_report_for(caller, &node_ref)?;
         if reports.len() > MAX_SAMPLES_PER_REPORT {
             return Err(Error::invalid("samples", format!("at most {MAX_SAMPLES_PER_REPORT} samples per report, got {}", reports.len())));
         }
@@ -122,14 +118,9 @@ impl ReportBatcher {
             };
             let checked = match node {
                 None => Err(Error::NotFound("node")),
-                Some(node) => {
-                    let caller = Caller::new(job.record.clone());
-                    if caller.role() == Role::Agent && !caller.agent_covers(node.cluster_id, &node.name) {
-                        Err(caller.foreign_node())
-                    } else {
-                        check_samples(node, gpus.get(&node.id).map_or(&[][..], Vec::as_slice), &job.reports, job.now).map(|samples| (node, samples))
-                    }
-                }
+                Some(node) => may_report_on(&Caller::new(job.record.clone()), job.record.role == Role::Agent, node)
+                    .and_then(|()| check_samples(node, gpus.get(&node.id).map_or(&[][..], Vec::as_slice), &job.reports, job.now))
+                    .map(|samples| (node, samples)),
             };
             match checked {
                 Ok((node, samples)) => accepted.push((job, node, samples)),
@@ -148,17 +139,16 @@ impl ReportBatcher {
         if let Err(error) = persist_latest(&self.db, &writes).await {
             return fail_all(accepted.into_iter().map(|(job, _, _)| job).collect(), error);
         }
-        // Live subscribers first: the alert rules take queries of their own.
-        let mut counts = Vec::with_capacity(accepted.len());
-        for (job, node, samples) in &accepted {
-            counts.push(self.store.ingest(node.id, samples.clone(), job.now.timestamp()));
-        }
-        // One entry per node, its reports' samples together, for the rules.
+        // One entry per node, its reports' samples together, for the rules; and the samples to
+        // live subscribers first, as the rules take queries of their own.
         let mut by_node: HashMap<i64, NodeSamples<'_>> = HashMap::new();
-        for (job, node, samples) in &accepted {
+        let mut answered = Vec::with_capacity(accepted.len());
+        for (job, node, samples) in accepted {
             let entry = by_node.entry(node.id).or_insert_with(|| NodeSamples { node, samples: Vec::new(), heartbeat: None });
             entry.samples.extend(samples.iter().cloned());
-            entry.heartbeat = entry.heartbeat.max(heartbeat(job));
+            entry.heartbeat = entry.heartbeat.max(heartbeat(&job));
+            let counts = self.store.ingest(node.id, samples, job.now.timestamp());
+            answered.push((job, counts));
         }
         let reported: Vec<Reported<'_>> = by_node
             .values()
@@ -172,7 +162,7 @@ impl ReportBatcher {
         if after_reports(&self.db, &reported).await > 0 {
             self.alerts.changed();
         }
-        for ((job, _, _), counts) in accepted.into_iter().zip(counts) {
+        for (job, counts) in answered {
             let _ = job.reply.send(Ok(counts));
         }
     }

@@ -1,8 +1,8 @@
 //! Reports from node agents: who may report for which node, sample validation, and storing
-//! the latest sample of each GPU in the database (history goes to the [`MetricsStore`]).
+//! the latest sample of each GPU in the database ([`super::batch`] stores reports in batches;
+//! history goes to the [`super::store::MetricsStore`]).
 
 use super::sample::{Sample, Values};
-use super::store::{Ingested, MetricsStore};
 use crate::auth::Caller;
 use crate::error::{Error, Result, UserError};
 use chrono::{DateTime, Utc};
@@ -68,7 +68,7 @@ pub(crate) fn is_own_node(caller: &Caller, cluster_id: i64, name: &str) -> bool 
 }
 
 /// Whether the caller is an agent (`true`) or an admin (`false`); users may not report.
-pub(super) fn caller_may_report(caller: &Caller) -> Result<bool> {
+fn caller_may_report(caller: &Caller) -> Result<bool> {
     match caller.role() {
         Role::Admin => Ok(false),
         Role::Agent => Ok(true),
@@ -84,9 +84,9 @@ pub struct Reporting {
     pub agent: bool,
 }
 
-/// Finds the node an agent or an admin reports for. Users are refused, and an agent naming a
-/// node outside its token's scope is refused before anything is read about it.
-pub async fn reporting_node(db: &DatabaseConnection, caller: &Caller, node_ref: &NodeRef) -> Result<Reporting> {
+/// Who may report for `node_ref`, before anything is read: users are refused, and so is an
+/// agent naming a node outside its token's scope. `true` for an agent, `false` for an admin.
+pub(super) fn may_report_for(caller: &Caller, node_ref: &NodeRef) -> Result<bool> {
     let agent = caller_may_report(caller)?;
     if let NodeRef::Named { cluster_id, name } = node_ref
         && agent
@@ -94,6 +94,20 @@ pub async fn reporting_node(db: &DatabaseConnection, caller: &Caller, node_ref: 
     {
         return Err(caller.foreign_node());
     }
+    Ok(agent)
+}
+
+/// The same for the node found (a node given by id is only known to be the agent's now).
+pub(super) fn may_report_on(caller: &Caller, agent: bool, node: &node::Model) -> Result<()> {
+    if agent && !is_own_node(caller, node.cluster_id, &node.name) {
+        return Err(caller.foreign_node());
+    }
+    Ok(())
+}
+
+/// Finds the node an agent or an admin reports for (see [`may_report_for`]).
+pub async fn reporting_node(db: &DatabaseConnection, caller: &Caller, node_ref: &NodeRef) -> Result<Reporting> {
+    let agent = may_report_for(caller, node_ref)?;
     let node = match node_ref {
         NodeRef::Id(id) => node::Entity::find_by_id(*id).one(db).await?,
         NodeRef::Named { cluster_id, name } => {
@@ -101,38 +115,9 @@ pub async fn reporting_node(db: &DatabaseConnection, caller: &Caller, node_ref: 
         }
     };
     let node = node.ok_or(Error::NotFound("node"))?;
-    if agent && !is_own_node(caller, node.cluster_id, &node.name) {
-        return Err(caller.foreign_node());
-    }
+    may_report_on(caller, agent, &node)?;
     let gpus = gpu::Entity::find().filter(gpu::Column::NodeId.eq(node.id)).all(db).await?;
     Ok(Reporting { node, gpus, agent })
-}
-
-/// Validates and stores a batch of samples for one node, all or nothing: any invalid sample
-/// (or a GPU that is not the node's) stores none. Admins report for any node; an agent only
-/// for its own, and its report is the node's heartbeat. New samples reach live subscribers,
-/// then go through the alert rules (whose transitions `alerts` publishes).
-pub async fn report_samples(
-    db: &DatabaseConnection,
-    store: &MetricsStore,
-    alerts: &crate::alerts::hub::AlertHub,
-    caller: &Caller,
-    now: DateTime<Utc>,
-    node_ref: NodeRef,
-    reports: Vec<SampleReport>,
-) -> Result<Ingested> {
-    let Reporting { node, gpus, agent } = reporting_node(db, caller, &node_ref).await?;
-    if reports.len() > MAX_SAMPLES_PER_REPORT {
-        return Err(Error::invalid("samples", format!("at most {MAX_SAMPLES_PER_REPORT} samples per report, got {}", reports.len())));
-    }
-    let samples = check_samples(&node, &gpus, &reports, now)?;
-    persist_latest(db, &[NodeReport { node_id: node.id, samples: &samples, heartbeat: agent.then_some(now) }]).await?;
-    // Live subscribers first: evaluating the alert rules takes queries of its own.
-    let ingested = store.ingest(node.id, samples.clone(), now.timestamp());
-    if crate::alerts::service::after_report(db, &node, &gpus, &samples, agent.then_some(now)).await > 0 {
-        alerts.changed();
-    }
-    Ok(ingested)
 }
 
 fn check_range(field: &str, value: f64, min: f64, max: f64, unit: &str, errors: &mut Vec<UserError>) {

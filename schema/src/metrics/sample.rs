@@ -13,11 +13,12 @@ pub struct Values {
 }
 
 impl Values {
-    pub(super) fn fields(self) -> [f32; 5] {
+    /// util, mem_util, mem_used_mib, temperature, power: as history and the wire keep them.
+    pub fn fields(self) -> [f32; 5] {
         [self.util, self.mem_util, self.mem_used_mib, self.temperature, self.power]
     }
 
-    pub(super) fn from_fields([util, mem_util, mem_used_mib, temperature, power]: [f32; 5]) -> Self {
+    pub fn from_fields([util, mem_util, mem_used_mib, temperature, power]: [f32; 5]) -> Self {
         Self { util, mem_util, mem_used_mib, temperature, power }
     }
 
@@ -57,4 +58,19 @@ pub struct Point {
     pub samples: u32,
     pub avg: Values,
     pub max: Values,
+}
+
+impl Point {
+    /// Takes `other`'s samples of the same step in: counts add up, averages are weighted by
+    /// them, maxima are the larger.
+    pub fn absorb(&mut self, other: &Point) {
+        if other.samples == 0 {
+            return;
+        }
+        let total = (self.samples + other.samples) as f32;
+        let (w_self, w_other) = (self.samples as f32 / total, other.samples as f32 / total);
+        self.avg = self.avg.zip(other.avg, |a, b| a * w_self + b * w_other);
+        self.max = self.max.zip(other.max, f32::max);
+        self.samples += other.samples;
+    }
 }

@@ -413,16 +413,10 @@ impl MetricsStore {
         let Some(history) = shard.get(&gpu_id) else { return Vec::new() };
         let mut points: Vec<Point> = Vec::new();
         let mut add = |at: i64, samples: u32, avg: Values, max: Values| {
-            let bucket = at - at.rem_euclid(step);
+            let point = Point { at: at - at.rem_euclid(step), samples, avg, max };
             match points.last_mut() {
-                Some(p) if p.at == bucket => {
-                    let total = (p.samples + samples) as f32;
-                    let (w_old, w_new) = (p.samples as f32 / total, samples as f32 / total);
-                    p.avg = p.avg.zip(avg, |a, b| a * w_old + b * w_new);
-                    p.max = p.max.zip(max, f32::max);
-                    p.samples += samples;
-                }
-                _ => points.push(Point { at: bucket, samples, avg, max }),
+                Some(p) if p.at == point.at => p.absorb(&point),
+                _ => points.push(point),
             }
         };
         if step < 60 {
@@ -466,7 +460,7 @@ impl MetricsStore {
 }
 
 /// Points of one GPU from several replicas, each in time order, as one series: points of the
-/// same step are combined (their sample counts add up, averages weighted by them). The same
+/// same step are combined ([`Point::absorb`]). The same
 /// second reported to two replicas (an agent retrying on another one) counts twice there.
 pub fn merge_points(mut points: Vec<Point>, more: Vec<Point>) -> Vec<Point> {
     if more.is_empty() {
@@ -477,14 +471,7 @@ pub fn merge_points(mut points: Vec<Point>, more: Vec<Point>) -> Vec<Point> {
     let mut merged: Vec<Point> = Vec::with_capacity(points.len());
     for p in points {
         match merged.last_mut() {
-            Some(last) if last.at == p.at && p.samples > 0 => {
-                let total = (last.samples + p.samples) as f32;
-                let (w_old, w_new) = (last.samples as f32 / total, p.samples as f32 / total);
-                last.avg = last.avg.zip(p.avg, |a, b| a * w_old + b * w_new);
-                last.max = last.max.zip(p.max, f32::max);
-                last.samples += p.samples;
-            }
-            Some(last) if last.at == p.at => {}
+            Some(last) if last.at == p.at => last.absorb(&p),
             _ => merged.push(p),
         }
     }
