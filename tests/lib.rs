@@ -467,7 +467,7 @@ impl InProcess {
         let services = &state.services;
         let caller = egs_schema::auth::authenticate(&services.db, &services.keys, &services.token_cache, token).await.expect("a valid token");
         let request = async_graphql::Request::new(query).variables(async_graphql::Variables::from_json(variables));
-        let response = egs_schema::execute(&state.schema, services, request, Some(caller), egs_schema::operation::OperationSlot::new(None)).await;
+        let response = egs_schema::execute(&state.schema, services, request, Some(caller), egs_schema::operation::OperationSlot::new()).await;
         serde_json::to_value(&response).expect("a JSON response")
     }
 

@@ -232,18 +232,20 @@ async fn execute(state: AppState, headers: HeaderMap, media: Media, request: asy
             &format!("the query is longer than {MAX_QUERY_BYTES} bytes"),
         );
     }
-    // GET must refuse mutations before running anything, so it parses up front; POST learns
-    // the operation from the parse async-graphql does anyway.
+    // GET must refuse mutations before running anything, so it parses up front (the parse is
+    // kept for execution); POST learns the operation from the gate's parse.
+    let mut request = request;
+    let requested = request.operation_name.clone();
     if via_get
-        && let Ok(document) = async_graphql::parser::parse_query(&request.query)
-        && select_operation(&document, request.operation_name.as_deref()).is_some_and(|(ty, _)| ty != OperationType::Query)
+        && let Ok(document) = request.parsed_query()
+        && select_operation(document, requested.as_deref()).is_some_and(|(ty, _)| ty != OperationType::Query)
     {
         let mut response =
             request_error(StatusCode::METHOD_NOT_ALLOWED, media, ErrorCode::InvalidInput, "only queries may be sent with GET; use POST");
         response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
         return response;
     }
-    let operation = OperationSlot::new(request.operation_name.clone());
+    let operation = OperationSlot::new();
     let run = async {
         let caller = caller_from(&state, &headers, media).await?;
         let authenticated = caller.is_some();

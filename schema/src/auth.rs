@@ -374,25 +374,29 @@ impl Caller {
     }
 
     async fn memberships(&self, db: &DatabaseConnection) -> Result<&HashMap<i64, SliceRole>> {
+        // Boxed: a query's future is kilobytes, and every field that checks a slice would
+        // otherwise carry it inline (async-graphql boxes each field's future per object).
         self.memberships
-            .get_or_try_init(|| async {
-                let Some(user_id) = self.record.user_id.filter(|_| self.record.role == Role::User) else {
-                    return Ok(HashMap::new());
-                };
-                let rows = slice_member::Entity::find().filter(slice_member::Column::UserId.eq(user_id)).all(db).await?;
-                let mut roles: HashMap<i64, SliceRole> = rows.into_iter().map(|m| (m.slice_id, m.role)).collect();
-                // A scoped token can do at most what its scopes say, and only where the user
-                // still is a member.
-                if let Some(scopes) = &self.record.scopes {
-                    let caps: HashMap<i64, SliceRole> = scopes.iter().map(|s| (s.slice_id, s.role)).collect();
-                    roles.retain(|slice, _| caps.contains_key(slice));
-                    for (slice, role) in roles.iter_mut() {
-                        if caps[slice].rank() < role.rank() {
-                            *role = caps[slice];
+            .get_or_try_init(|| {
+                Box::pin(async {
+                    let Some(user_id) = self.record.user_id.filter(|_| self.record.role == Role::User) else {
+                        return Ok(HashMap::new());
+                    };
+                    let rows = slice_member::Entity::find().filter(slice_member::Column::UserId.eq(user_id)).all(db).await?;
+                    let mut roles: HashMap<i64, SliceRole> = rows.into_iter().map(|m| (m.slice_id, m.role)).collect();
+                    // A scoped token can do at most what its scopes say, and only where the user
+                    // still is a member.
+                    if let Some(scopes) = &self.record.scopes {
+                        let caps: HashMap<i64, SliceRole> = scopes.iter().map(|s| (s.slice_id, s.role)).collect();
+                        roles.retain(|slice, _| caps.contains_key(slice));
+                        for (slice, role) in roles.iter_mut() {
+                            if caps[slice].rank() < role.rank() {
+                                *role = caps[slice];
+                            }
                         }
                     }
-                }
-                Ok::<_, Error>(roles)
+                    Ok::<_, Error>(roles)
+                })
             })
             .await
     }

@@ -34,6 +34,7 @@ pub mod token;
 pub mod user;
 pub mod workloads;
 
+use async_graphql::parser::types::OperationType;
 use async_graphql::{Context, MergedObject, MergedSubscription, Schema};
 use auth::{Caller, TokenCache, TokenKeys};
 use error::{Error, Result};
@@ -158,8 +159,8 @@ pub fn build_schema(services: Services, options: SchemaOptions) -> EgsSchema {
     let builder = Schema::build(Query::default(), Mutation::default(), Subscription::default())
         .data(services)
         .data(token::TokenLimit(options.max_tokens_per_user))
-        .extension(operation::RecordOperation)
-        .extension(limits::Enforce(limits::Limits::new(options.cost_budget)))
+        // Checked in front of the schema by [`execute`], not as extensions (see `limits::Gate`).
+        .data(limits::Gate::new(options.cost_budget))
         .limit_depth(MAX_QUERY_DEPTH)
         .limit_complexity(MAX_QUERY_COMPLEXITY);
     if options.introspection { builder.finish() } else { builder.disable_introspection().finish() }
@@ -172,7 +173,7 @@ pub fn sdl() -> String {
         .sdl_with_options(async_graphql::SDLExportOptions::new().sorted_fields().sorted_enum_items())
 }
 
-/// Executes a request for `caller` (if any) with a fresh set of DataLoaders, starting their
+/// Executes a request for `caller` (if any) with a fresh set of batch loaders, starting their
 /// batches as the request becomes idle (see [`loaders`]). `operation` learns what ran.
 pub async fn execute(
     schema: &EgsSchema,
@@ -181,12 +182,32 @@ pub async fn execute(
     caller: Option<Caller>,
     operation: Arc<operation::OperationSlot>,
 ) -> async_graphql::Response {
+    let mut request = request;
+    let keep = match admit(schema, &mut request, caller.as_ref()) {
+        Ok(found) => {
+            let query = found.as_ref().is_some_and(|(ty, _)| *ty == OperationType::Query);
+            operation.set(found);
+            query
+        }
+        Err(refused) => return async_graphql::Response::from_errors(vec![refused]),
+    };
     let batches = loaders::BatchQueue::default();
-    let mut request = request.data(loaders::Loaders::new(&services.db, &batches)).data(operation);
+    let mut request = request.data(loaders::Loaders::new(&services.db, &batches, keep));
     if let Some(caller) = caller {
         request = request.data(caller);
     }
     coded(loaders::WithBatches::new(schema.execute(request), batches).await)
+}
+
+/// The schema's [`limits::Gate`]: parses the request once and checks its limits.
+fn admit(
+    schema: &EgsSchema,
+    request: &mut async_graphql::Request,
+    caller: Option<&Caller>,
+) -> async_graphql::ServerResult<Option<(OperationType, Option<String>)>> {
+    let gate =
+        schema.data::<limits::Gate>().ok_or_else(|| error::coded_error("the schema was built without its limits", error::ErrorCode::Internal))?;
+    gate.admit(request, limits::Principal::of(caller))
 }
 
 /// Argument values that fail to coerce (an `Int` over 32 bits, a `DateTime` that is not
@@ -200,19 +221,26 @@ fn coded(mut response: async_graphql::Response) -> async_graphql::Response {
 }
 
 /// Runs a subscription (or any operation, as a stream) for `caller` over a socket, with the
-/// same per-request data as [`execute`]; each event's fields load in batches.
+/// same per-request data and checks as [`execute`]; each event's fields load in batches.
 pub fn execute_stream(
     schema: &EgsSchema,
     services: &Services,
     request: async_graphql::Request,
     caller: Option<Caller>,
 ) -> impl futures_util::Stream<Item = async_graphql::Response> + Send + 'static {
+    use futures_util::StreamExt;
+    let mut request = request;
+    // A subscription's events are read as they come: nothing read for one may answer the next.
+    let keep = match admit(schema, &mut request, caller.as_ref()) {
+        Ok(found) => found.is_some_and(|(ty, _)| ty == OperationType::Query),
+        Err(refused) => return futures_util::stream::once(std::future::ready(async_graphql::Response::from_errors(vec![refused]))).boxed(),
+    };
     let batches = loaders::BatchQueue::default();
-    let mut request = request.data(loaders::Loaders::new(&services.db, &batches)).data(Arc::new(operation::OperationSlot::default()));
+    let mut request = request.data(loaders::Loaders::new(&services.db, &batches, keep));
     if let Some(caller) = caller {
         request = request.data(caller);
     }
-    futures_util::StreamExt::map(loaders::WithBatches::new(schema.execute_stream(request), batches), coded)
+    loaders::WithBatches::new(schema.execute_stream(request), batches).map(coded).boxed()
 }
 
 pub(crate) fn services<'a>(ctx: &Context<'a>) -> Result<&'a Services> {
@@ -249,7 +277,15 @@ pub(crate) fn inventory_changed(ctx: &Context<'_>) {
     }
 }
 
-/// Turns a DataLoader failure into our error.
+/// Runs a field's work in a box of its own. async-graphql allocates each field of an object
+/// a future as large as the object's largest field, so a field that queries (kilobytes of
+/// state) makes every scalar beside it on a page of 100 pay for it; boxed, it costs only
+/// where it is asked for.
+pub(crate) fn boxed<'a, T>(work: impl std::future::Future<Output = T> + Send + 'a) -> futures_util::future::BoxFuture<'a, T> {
+    Box::pin(work)
+}
+
+/// Turns a batch loader's failure into our error.
 pub(crate) fn loaded<T>(result: Result<T, Arc<sea_orm::DbErr>>) -> Result<T> {
     result.map_err(|e| {
         // The loader shares its error; an unreachable database must still read as one

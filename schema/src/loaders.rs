@@ -1,14 +1,21 @@
-//! DataLoaders for every relation the schema resolves, so a page of N objects with their
+//! Batch loaders for every relation the schema resolves, so a page of N objects with their
 //! relations costs a fixed number of SQL statements, not N. One set per request.
 //!
 //! Batches are cut by the request's progress, not by a clock: a batch starts only when the
 //! request has nothing left to do but wait (a poll ends without the request having woken
 //! itself), so every key one level of the query asks for lands in one batch however busy the
 //! machine is. The stock 1 ms timer cuts batches apart under load, multiplying statements.
+//!
+//! A query keeps what its loaders read for the rest of the request ([`Batched`]): the GPUs of
+//! a page that all name one node read it once, and a field asking again (a GPU's sample
+//! checks its node's holder after `node` loaded it) gets it at once, without a batch or a
+//! clone of the async-graphql DataLoader's per-call bookkeeping. Mutations and subscriptions
+//! keep nothing: what one mutation changed, the next field must read anew.
 
-use async_graphql::dataloader::{DataLoader, Loader};
+use async_graphql::dataloader::Loader;
 use egs_entities::{cluster, gpr, gpr_node, gpu, node, slice, slice_cluster, slice_member, slice_namespace, user};
-use futures_util::future::BoxFuture;
+use futures_util::FutureExt;
+use futures_util::future::{BoxFuture, Shared};
 use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder};
 use std::collections::HashMap;
 use std::future::Future;
@@ -17,7 +24,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::task::{Context, Poll, Wake, Waker};
-use std::time::Duration;
 
 type LoadResult<V> = Result<HashMap<i64, V>, Arc<DbErr>>;
 
@@ -102,23 +108,26 @@ fn group<M>(rows: Vec<M>, key: impl Fn(&M) -> i64) -> HashMap<i64, Vec<M>> {
 pub struct Loaders {
     db: DatabaseConnection,
     batches: BatchQueue,
-    cluster: OnceLock<DataLoader<ClusterById>>,
-    node: OnceLock<DataLoader<NodeById>>,
-    slice: OnceLock<DataLoader<SliceById>>,
-    user: OnceLock<DataLoader<UserById>>,
-    gpr: OnceLock<DataLoader<GprById>>,
-    gpus_by_node: OnceLock<DataLoader<GpusByNode>>,
-    node_links_by_gpr: OnceLock<DataLoader<NodeLinksByGpr>>,
-    namespaces_by_slice: OnceLock<DataLoader<NamespacesBySlice>>,
-    members_by_slice: OnceLock<DataLoader<MembersBySlice>>,
-    clusters_by_slice: OnceLock<DataLoader<ClustersBySlice>>,
+    keep: bool,
+    cluster: OnceLock<Batched<ClusterById>>,
+    node: OnceLock<Batched<NodeById>>,
+    slice: OnceLock<Batched<SliceById>>,
+    user: OnceLock<Batched<UserById>>,
+    gpr: OnceLock<Batched<GprById>>,
+    gpus_by_node: OnceLock<Batched<GpusByNode>>,
+    node_links_by_gpr: OnceLock<Batched<NodeLinksByGpr>>,
+    namespaces_by_slice: OnceLock<Batched<NamespacesBySlice>>,
+    members_by_slice: OnceLock<Batched<MembersBySlice>>,
+    clusters_by_slice: OnceLock<Batched<ClustersBySlice>>,
 }
 
 impl Loaders {
-    pub fn new(db: &DatabaseConnection, batches: &BatchQueue) -> Self {
+    /// `keep`: values read stay for the rest of the request (queries; see the module's note).
+    pub fn new(db: &DatabaseConnection, batches: &BatchQueue, keep: bool) -> Self {
         Self {
             db: db.clone(),
             batches: batches.clone(),
+            keep,
             cluster: OnceLock::new(),
             node: OnceLock::new(),
             slice: OnceLock::new(),
@@ -132,49 +141,153 @@ impl Loaders {
         }
     }
 
-    fn make<T: Loader<i64>>(&self, loader: T) -> DataLoader<T> {
-        let queue = self.batches.clone();
-        DataLoader::new(loader, move |task| queue.push(task)).delay(Duration::ZERO)
+    fn make<T: Loader<i64, Error = Arc<DbErr>>>(&self, loader: T) -> Batched<T> {
+        Batched::new(loader, self.batches.clone(), self.keep)
     }
 
-    pub fn cluster(&self) -> &DataLoader<ClusterById> {
+    pub fn cluster(&self) -> &Batched<ClusterById> {
         self.cluster.get_or_init(|| self.make(ClusterById(self.db.clone())))
     }
 
-    pub fn node(&self) -> &DataLoader<NodeById> {
+    pub fn node(&self) -> &Batched<NodeById> {
         self.node.get_or_init(|| self.make(NodeById(self.db.clone())))
     }
 
-    pub fn slice(&self) -> &DataLoader<SliceById> {
+    pub fn slice(&self) -> &Batched<SliceById> {
         self.slice.get_or_init(|| self.make(SliceById(self.db.clone())))
     }
 
-    pub fn user(&self) -> &DataLoader<UserById> {
+    pub fn user(&self) -> &Batched<UserById> {
         self.user.get_or_init(|| self.make(UserById(self.db.clone())))
     }
 
-    pub fn gpr(&self) -> &DataLoader<GprById> {
+    pub fn gpr(&self) -> &Batched<GprById> {
         self.gpr.get_or_init(|| self.make(GprById(self.db.clone())))
     }
 
-    pub fn gpus_by_node(&self) -> &DataLoader<GpusByNode> {
+    pub fn gpus_by_node(&self) -> &Batched<GpusByNode> {
         self.gpus_by_node.get_or_init(|| self.make(GpusByNode(self.db.clone())))
     }
 
-    pub fn node_links_by_gpr(&self) -> &DataLoader<NodeLinksByGpr> {
+    pub fn node_links_by_gpr(&self) -> &Batched<NodeLinksByGpr> {
         self.node_links_by_gpr.get_or_init(|| self.make(NodeLinksByGpr(self.db.clone())))
     }
 
-    pub fn namespaces_by_slice(&self) -> &DataLoader<NamespacesBySlice> {
+    pub fn namespaces_by_slice(&self) -> &Batched<NamespacesBySlice> {
         self.namespaces_by_slice.get_or_init(|| self.make(NamespacesBySlice(self.db.clone())))
     }
 
-    pub fn members_by_slice(&self) -> &DataLoader<MembersBySlice> {
+    pub fn members_by_slice(&self) -> &Batched<MembersBySlice> {
         self.members_by_slice.get_or_init(|| self.make(MembersBySlice(self.db.clone())))
     }
 
-    pub fn clusters_by_slice(&self) -> &DataLoader<ClustersBySlice> {
+    pub fn clusters_by_slice(&self) -> &Batched<ClustersBySlice> {
         self.clusters_by_slice.get_or_init(|| self.make(ClustersBySlice(self.db.clone())))
+    }
+}
+
+/// One loader of a request: the keys its fields ask for while the request is busy are read in
+/// one batch once it goes idle; with `keep`, what was read answers later asks at once.
+pub struct Batched<T: Loader<i64>> {
+    inner: Arc<BatchedInner<T>>,
+}
+
+struct BatchedInner<T: Loader<i64>> {
+    loader: T,
+    queue: BatchQueue,
+    keep: bool,
+    state: Mutex<BatchState<T::Value>>,
+}
+
+struct BatchState<V> {
+    /// Read earlier in this request (when keeping); `None` for a key without a row.
+    known: HashMap<i64, Option<V>>,
+    /// The batch gathering keys until the request goes idle, and its keys.
+    gathering: Option<Arc<Gathering<V>>>,
+    pending: Vec<i64>,
+}
+
+/// One batch: its answer, and a signal its waiters share.
+struct Gathering<V> {
+    read: OnceLock<LoadResult<V>>,
+    done: Shared<tokio::sync::oneshot::Receiver<()>>,
+}
+
+impl<T: Loader<i64, Error = Arc<DbErr>>> Batched<T> {
+    fn new(loader: T, queue: BatchQueue, keep: bool) -> Self {
+        let state = Mutex::new(BatchState { known: HashMap::new(), gathering: None, pending: Vec::new() });
+        Self { inner: Arc::new(BatchedInner { loader, queue, keep, state }) }
+    }
+
+    pub async fn load_one(&self, key: i64) -> Result<Option<T::Value>, Arc<DbErr>> {
+        Ok(self.load_many(std::iter::once(key)).await?.remove(&key))
+    }
+
+    /// The values of `keys` that have one.
+    pub async fn load_many(&self, keys: impl IntoIterator<Item = i64>) -> Result<HashMap<i64, T::Value>, Arc<DbErr>> {
+        let mut found = HashMap::new();
+        let mut missing = Vec::new();
+        let batch = {
+            let mut state = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
+            for key in keys {
+                match state.known.get(&key) {
+                    Some(Some(value)) => {
+                        found.insert(key, value.clone());
+                    }
+                    Some(None) => {}
+                    None => missing.push(key),
+                }
+            }
+            if missing.is_empty() {
+                return Ok(found);
+            }
+            state.pending.extend_from_slice(&missing);
+            match &state.gathering {
+                Some(batch) => batch.clone(),
+                None => {
+                    let (done, signal) = tokio::sync::oneshot::channel();
+                    let batch = Arc::new(Gathering { read: OnceLock::new(), done: signal.shared() });
+                    state.gathering = Some(batch.clone());
+                    let inner = self.inner.clone();
+                    self.inner.queue.push(Box::pin(async move {
+                        inner.run_batch().await;
+                        let _ = done.send(());
+                    }));
+                    batch
+                }
+            }
+        };
+        // Sent once the batch is read; a batch dropped unread (its request went away) ends too.
+        let _ = batch.done.clone().await;
+        match batch.read.get() {
+            Some(Ok(read)) => {
+                found.extend(missing.into_iter().filter_map(|key| Some((key, read.get(&key)?.clone()))));
+                Ok(found)
+            }
+            Some(Err(e)) => Err(e.clone()),
+            None => Err(Arc::new(DbErr::Custom("a batch load ended before it read anything".into()))),
+        }
+    }
+}
+
+impl<T: Loader<i64, Error = Arc<DbErr>>> BatchedInner<T> {
+    /// Reads the gathered keys; later asks start the next batch.
+    async fn run_batch(&self) {
+        let (batch, mut keys) = {
+            let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            (state.gathering.take(), std::mem::take(&mut state.pending))
+        };
+        let Some(batch) = batch else { return };
+        keys.sort_unstable();
+        keys.dedup();
+        let read = self.loader.load(&keys).await;
+        if self.keep
+            && let Ok(read) = &read
+        {
+            let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            state.known.extend(keys.iter().map(|key| (*key, read.get(key).cloned())));
+        }
+        let _ = batch.read.set(read);
     }
 }
 

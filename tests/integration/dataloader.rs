@@ -61,3 +61,62 @@ async fn a_page_of_gprs_with_relations_costs_a_fixed_number_of_statements() {
     assert_eq!((small, large), (7, 7), "statements for a page of 10 and of 100 GPRs");
     app.finish().await;
 }
+
+const GPU_PAGE: &str =
+    "query($n: Int) { gpus(first: $n) { edges { node { id uuid node { id name health cluster { id name } } latestSample { util } } } } }";
+
+/// The fewest statements of a few tries of the GPU page, for `token`; checks what it read.
+async fn gpu_page_statements(app: &TestApp, token: &str, n: usize, sampled: usize) -> u64 {
+    let mut fewest = u64::MAX;
+    for _ in 0..6 {
+        let before = app.statements.get();
+        let data = app.ok(token, GPU_PAGE, json!({ "n": n })).await;
+        fewest = fewest.min(app.statements.get() - before);
+        let edges = data["gpus"]["edges"].as_array().expect("edges");
+        assert_eq!(edges.len(), n);
+        assert!(edges.iter().all(|e| e["node"]["node"]["cluster"]["name"] == "c1"), "every GPU with its node and cluster");
+        let read = edges.iter().filter(|e| e["node"]["latestSample"]["util"].is_number()).count();
+        assert_eq!(read, sampled, "samples this caller may read on a page of {n}");
+    }
+    fewest
+}
+
+#[tokio::test]
+async fn a_page_of_gpus_with_node_cluster_and_sample_costs_a_fixed_number_of_statements_for_admins_and_users() {
+    let app = TestApp::spawn_with(|s| s.no_scheduler = true).await;
+    let cluster = fixtures::register_cluster(&app, "c1").await;
+    let nodes = fixtures::add_nodes(&app, &cluster, "h100", 20, SHAPE_H100, 8).await;
+    let slice = fixtures::create_slice(&app, "team", &cluster, json!({})).await;
+    let (_, alice) = fixtures::member(&app, "alice", &slice, "EDITOR").await;
+    // Alice's GPR holds the first two nodes (their 16 GPUs are the first on the page).
+    let gpr = fixtures::create_gpr(&app, &alice, &slice, "held", json!({})).await;
+    let (_, gpr_id) = egs_schema::ids::decode_any(gpr["id"].as_str().expect("id")).expect("gpr id");
+    let assigned = chrono::Utc::now() - chrono::Duration::minutes(1);
+    for node in nodes.iter().take(2) {
+        let (_, node_id) = egs_schema::ids::decode_any(node).expect("node id");
+        gpr_node::ActiveModel { gpr_id: Set(gpr_id), node_id: Set(node_id), assigned_at: Set(assigned) }.insert(&app.db).await.expect("assign");
+        egs_entities::node::ActiveModel { id: Set(node_id), allocated_gpr_id: Set(Some(gpr_id)), ..Default::default() }
+            .update(&app.db)
+            .await
+            .expect("allocate");
+    }
+    // Every GPU of the first four nodes reports: admins read 32 samples, Alice her 16.
+    let page = app.ok(&app.admin_token, "{ gpus(first: 32) { nodes { uuid node { name } } } }", json!({})).await;
+    let mut by_node: std::collections::BTreeMap<String, Vec<serde_json::Value>> = Default::default();
+    for gpu in page["gpus"]["nodes"].as_array().expect("gpus") {
+        let sample = fixtures::gpu_sample(gpu["uuid"].as_str().expect("uuid"), chrono::Utc::now(), 50.0);
+        by_node.entry(gpu["node"]["name"].as_str().expect("name").to_owned()).or_default().push(sample);
+    }
+    let report = "mutation($input: ReportGpuSamplesInput!) { reportGpuSamples(input: $input) { accepted } }";
+    for (node, samples) in by_node {
+        let input = json!({ "clusterId": cluster, "nodeName": node, "samples": samples });
+        assert_eq!(app.ok(&app.admin_token, report, json!({ "input": input })).await["reportGpuSamples"]["accepted"], 8);
+    }
+    // The page, the nodes, their clusters; for a user also the holders' GPRs and assignments.
+    let admin = (gpu_page_statements(&app, &app.admin_token, 10, 10).await, gpu_page_statements(&app, &app.admin_token, 100, 32).await);
+    let user = (gpu_page_statements(&app, &alice, 10, 10).await, gpu_page_statements(&app, &alice, 100, 16).await);
+    assert_eq!(admin.0, admin.1, "an admin's page of 10 and of 100 GPUs");
+    assert_eq!(user.0, user.1, "a user's page of 10 and of 100 GPUs");
+    assert!(admin.1 <= 3 && user.1 <= 6, "statements (admin, user): {admin:?}, {user:?}");
+    app.finish().await;
+}

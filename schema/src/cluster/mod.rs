@@ -67,14 +67,20 @@ impl Cluster {
     }
     /// GPU nodes of this cluster.
     async fn nodes(&self, ctx: &Context<'_>, first: Option<i32>, after: Option<String>, filter: Option<NodeFilter>) -> Result<Page<GpuNode>> {
-        let (caller, db) = session(ctx)?;
-        let filter = filter.unwrap_or_default().with_cluster(self.0.id);
-        crate::inventory::list_nodes_page(db, caller, filter, first, after).await
+        crate::boxed(async move {
+            let (caller, db) = session(ctx)?;
+            let filter = filter.unwrap_or_default().with_cluster(self.0.id);
+            crate::inventory::list_nodes_page(db, caller, filter, first, after).await
+        })
+        .await
     }
     /// Node pools (instance type × GPU shape) of this cluster with their free and reserved counts.
     async fn pools(&self, ctx: &Context<'_>) -> Result<Vec<Pool>> {
-        let (caller, db) = session(ctx)?;
-        crate::inventory::list_pools(db, caller, Some(self.0.id), None).await
+        crate::boxed(async move {
+            let (caller, db) = session(ctx)?;
+            crate::inventory::list_pools(db, caller, Some(self.0.id), None).await
+        })
+        .await
     }
 }
 

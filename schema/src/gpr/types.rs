@@ -196,7 +196,7 @@ impl Gpr {
     /// Utilisation, temperature and power over the latest samples of the GPUs on the nodes it
     /// holds now (what `gpuSummary(gprId:)` gives); null while it holds none.
     async fn gpu_summary(&self, ctx: &Context<'_>) -> Result<Option<crate::metrics::GpuSummary>> {
-        crate::metrics::gpr_summary(ctx, &self.0).await
+        crate::boxed(crate::metrics::gpr_summary(ctx, &self.0)).await
     }
     async fn provisioned_at(&self) -> Option<DateTime<Utc>> {
         self.0.provisioned_at
@@ -213,10 +213,13 @@ impl Gpr {
     }
     /// The GPR that preempted this one, when the caller may see it.
     async fn preempted_by(&self, ctx: &Context<'_>) -> Result<Option<Gpr>> {
-        let Some(id) = self.0.preempted_by_id else { return Ok(None) };
-        let (caller, db) = session(ctx)?;
-        let Some(other) = loaded(loaders(ctx)?.gpr().load_one(id).await)? else { return Ok(None) };
-        Ok(caller.can_see_slice(db, other.slice_id).await?.then_some(Gpr(other)))
+        crate::boxed(async move {
+            let Some(id) = self.0.preempted_by_id else { return Ok(None) };
+            let (caller, db) = session(ctx)?;
+            let Some(other) = loaded(loaders(ctx)?.gpr().load_one(id).await)? else { return Ok(None) };
+            Ok(caller.can_see_slice(db, other.slice_id).await?.then_some(Gpr(other)))
+        })
+        .await
     }
     /// Bumped by every change; pass it back to `updateGpr` to avoid overwriting someone else's edit.
     async fn version(&self) -> i32 {
@@ -230,14 +233,20 @@ impl Gpr {
     }
     /// What happened to this GPR, oldest first.
     async fn events(&self, ctx: &Context<'_>, first: Option<i32>, after: Option<String>) -> Result<Page<GprEvent>> {
-        let (caller, db) = session(ctx)?;
-        list_events_page(db, caller, Some(self.0.id), None, first, after).await
+        crate::boxed(async move {
+            let (caller, db) = session(ctx)?;
+            list_events_page(db, caller, Some(self.0.id), None, first, after).await
+        })
+        .await
     }
     /// The steps of handing its nodes to the slice and of taking them back, as they went
     /// (the pre-provisioning checklist); a new round of provisioning starts a new list.
     async fn provisioning_steps(&self, ctx: &Context<'_>) -> Result<Vec<ProvisioningStep>> {
-        let (_, db) = session(ctx)?;
-        Ok(crate::lifecycle::steps::steps_of(db, self.0.id).await?.into_iter().map(ProvisioningStep).collect())
+        crate::boxed(async move {
+            let (_, db) = session(ctx)?;
+            Ok(crate::lifecycle::steps::steps_of(db, self.0.id).await?.into_iter().map(ProvisioningStep).collect())
+        })
+        .await
     }
     /// `<cluster>/<namespace>/<name>` of the `GPUProvisioningRequest` resource it came from.
     async fn kubernetes_resource(&self) -> Option<&str> {

@@ -59,10 +59,13 @@ impl GpuNode {
     }
     /// The GPR holding this node, when the caller may see it.
     async fn allocated_gpr(&self, ctx: &Context<'_>) -> Result<Option<Gpr>> {
-        let Some(gpr_id) = self.0.allocated_gpr_id else { return Ok(None) };
-        let (caller, db) = session(ctx)?;
-        let Some(gpr) = loaded(loaders(ctx)?.gpr().load_one(gpr_id).await)? else { return Ok(None) };
-        Ok(caller.can_see_slice(db, gpr.slice_id).await?.then_some(Gpr(gpr)))
+        crate::boxed(async move {
+            let Some(gpr_id) = self.0.allocated_gpr_id else { return Ok(None) };
+            let (caller, db) = session(ctx)?;
+            let Some(gpr) = loaded(loaders(ctx)?.gpr().load_one(gpr_id).await)? else { return Ok(None) };
+            Ok(caller.can_see_slice(db, gpr.slice_id).await?.then_some(Gpr(gpr)))
+        })
+        .await
     }
     async fn power_threshold_watts(&self) -> Option<f64> {
         self.0.power_threshold_watts
@@ -88,17 +91,17 @@ impl GpuNode {
     /// reported them; empty when you may not read this node's metrics (users: from their
     /// GPR's assignment of the node on).
     async fn pods(&self, ctx: &Context<'_>) -> Result<Vec<crate::workloads::GpuPod>> {
-        crate::workloads::node_pods(ctx, &self.0).await
+        crate::boxed(crate::workloads::node_pods(ctx, &self.0)).await
     }
     /// Average utilisation (%) over the latest samples of its GPUs; null when none reported
     /// or when you may not read this node's metrics (held by another slice's GPR).
     async fn utilization(&self, ctx: &Context<'_>) -> Result<Option<f64>> {
-        Ok(crate::metrics::node_summary(ctx, &self.0).await?.and_then(|s| s.average_utilization))
+        crate::boxed(async move { Ok(crate::metrics::node_summary(ctx, &self.0).await?.and_then(|s| s.average_utilization)) }).await
     }
     /// Utilisation, temperature and power over its GPUs' latest samples; null when you may
     /// not read this node's metrics.
     async fn gpu_summary(&self, ctx: &Context<'_>) -> Result<Option<crate::metrics::GpuSummary>> {
-        crate::metrics::node_summary(ctx, &self.0).await
+        crate::boxed(crate::metrics::node_summary(ctx, &self.0)).await
     }
 }
 
@@ -133,17 +136,17 @@ impl Gpu {
     /// (admins read all; users read GPUs of nodes their slices' GPRs hold, from the node's
     /// assignment on).
     async fn latest_sample(&self, ctx: &Context<'_>) -> Result<Option<crate::metrics::GpuSample>> {
-        crate::metrics::latest_sample(ctx, &self.0).await
+        crate::boxed(crate::metrics::latest_sample(ctx, &self.0)).await
     }
     /// The processes running on it, with their pods, as its agent last reported them; empty
     /// when none, or when you may not read this GPU's metrics.
     async fn processes(&self, ctx: &Context<'_>) -> Result<Vec<crate::workloads::GpuProcess>> {
-        crate::workloads::gpu_processes(ctx, &self.0).await
+        crate::boxed(crate::workloads::gpu_processes(ctx, &self.0)).await
     }
     /// The pods whose processes use it, each with every GPU of the node it uses; empty when
     /// none, or when you may not read this GPU's metrics.
     async fn pods(&self, ctx: &Context<'_>) -> Result<Vec<crate::workloads::GpuPod>> {
-        crate::workloads::gpu_pods(ctx, &self.0).await
+        crate::boxed(crate::workloads::gpu_pods(ctx, &self.0)).await
     }
     /// History between `from` and `to` (default: the last 10 minutes) in steps of `step`:
     /// 1 s resolution for the last 10 minutes, 1 min (steps of whole minutes) for 24 hours.
@@ -156,7 +159,7 @@ impl Gpu {
         to: Option<DateTime<Utc>>,
         step: Option<crate::scalars::Duration>,
     ) -> Result<Vec<crate::metrics::GpuMetricPoint>> {
-        crate::metrics::history(ctx, &self.0, from, to, step).await
+        crate::boxed(crate::metrics::history(ctx, &self.0, from, to, step)).await
     }
 }
 

@@ -53,28 +53,37 @@ impl Slice {
     }
     /// The caller's role here (admins are owners everywhere).
     async fn viewer_role(&self, ctx: &Context<'_>) -> Result<Option<SliceRole>> {
-        let (caller, db) = session(ctx)?;
-        caller.slice_role(db, self.0.id).await
+        crate::boxed(async move {
+            let (caller, db) = session(ctx)?;
+            caller.slice_role(db, self.0.id).await
+        })
+        .await
     }
     /// This slice's GPRs, newest first.
     async fn gprs(&self, ctx: &Context<'_>, filter: Option<GprFilter>, first: Option<i32>, after: Option<String>) -> Result<Page<Gpr>> {
-        let (caller, db) = session(ctx)?;
-        let filter = filter.unwrap_or_default().within_slice(self.0.id);
-        crate::gpr::list_gprs_page(db, caller, filter, first, after).await
+        crate::boxed(async move {
+            let (caller, db) = session(ctx)?;
+            let filter = filter.unwrap_or_default().within_slice(self.0.id);
+            crate::gpr::list_gprs_page(db, caller, filter, first, after).await
+        })
+        .await
     }
     /// Utilisation, temperature and power over the latest samples of the GPUs on the nodes its
     /// GPRs hold now (what `gpuSummary(sliceId:)` gives, under the same rules); null while they
     /// hold none.
     async fn gpu_summary(&self, ctx: &Context<'_>) -> Result<Option<GpuSummary>> {
-        let (caller, db) = session(ctx)?;
-        match crate::metrics::access::scope_gpus(db, caller, crate::metrics::access::Scope::Slice(self.0.id)).await {
-            Ok(gpus) if gpus.is_empty() => Ok(None),
-            Ok(gpus) => Ok(Some(crate::metrics::summary::summarize(gpus).into())),
-            // A slice the caller may not see reads as one without metrics, not as an error on
-            // an object they already hold.
-            Err(Error::NotFound(_)) => Ok(None),
-            Err(other) => Err(other),
-        }
+        crate::boxed(async move {
+            let (caller, db) = session(ctx)?;
+            match crate::metrics::access::scope_gpus(db, caller, crate::metrics::access::Scope::Slice(self.0.id)).await {
+                Ok(gpus) if gpus.is_empty() => Ok(None),
+                Ok(gpus) => Ok(Some(crate::metrics::summary::summarize(gpus).into())),
+                // A slice the caller may not see reads as one without metrics, not as an error on
+                // an object they already hold.
+                Err(Error::NotFound(_)) => Ok(None),
+                Err(other) => Err(other),
+            }
+        })
+        .await
     }
     async fn created_at(&self) -> DateTime<Utc> {
         self.0.created_at

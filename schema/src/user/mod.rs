@@ -34,8 +34,11 @@ impl User {
     }
     /// Slices this user belongs to, with their role (as far as the caller may see).
     async fn memberships(&self, ctx: &Context<'_>) -> Result<Vec<Membership>> {
-        let (caller, db) = session(ctx)?;
-        Ok(service::list_memberships(db, caller, self.0.id).await?.into_iter().map(Membership).collect())
+        crate::boxed(async move {
+            let (caller, db) = session(ctx)?;
+            Ok(service::list_memberships(db, caller, self.0.id).await?.into_iter().map(Membership).collect())
+        })
+        .await
     }
 }
 
