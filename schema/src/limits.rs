@@ -315,7 +315,7 @@ impl Gate {
 
 /// An operation's query cost as async-graphql's validation counts it against
 /// [`crate::MAX_QUERY_COMPLEXITY`]: one for each field, fragments counted where they are
-/// spread, over every operation of the document.
+/// spread, over every operation of the document (`__typename` is free).
 pub fn complexity(document: &ExecutableDocument) -> usize {
     fn walk(document: &ExecutableDocument, set: &SelectionSet, depth: usize) -> usize {
         if depth > MAX_WALK {
@@ -323,6 +323,8 @@ pub fn complexity(document: &ExecutableDocument) -> usize {
         }
         set.items.iter().fold(0usize, |sum, item| {
             let cost = match &item.node {
+                // Validation does not count `__typename`.
+                Selection::Field(field) if field.node.name.node == "__typename" => 0,
                 Selection::Field(field) => walk(document, &field.node.selection_set.node, depth + 1).saturating_add(1),
                 Selection::InlineFragment(fragment) => walk(document, &fragment.node.selection_set.node, depth + 1),
                 Selection::FragmentSpread(spread) => document
@@ -383,7 +385,7 @@ mod tests {
             "{ viewer { id name } }",
             "query A { viewer { id } } query B { nodes(first: 5) { nodes { id gpus { uuid } } } }",
             "{ gprs(first: 3) { edges { node { ...G } } totalCount } } fragment G on Gpr { id name slice { id ...S } } fragment S on Slice { name }",
-            "{ viewer { ... on User { id __typename } ... { name } } }",
+            "{ viewer { ... on Viewer { id __typename } ... { name } } }",
         ];
         for query in documents {
             let document = async_graphql::parser::parse_query(query).expect("parses");
@@ -411,7 +413,7 @@ mod tests {
         let gate = Gate::new(budget(1, 3));
         let mut request = async_graphql::Request::new("query Me { viewer { id } }");
         let operation = gate.admit(&mut request, Principal::User(1)).expect("costs 2 of 3");
-        assert_eq!(operation, Some((OperationType::Query, None)));
+        assert_eq!(operation, Some((OperationType::Query, Some("Me".into()))));
         assert!(request.parsed_query().is_ok());
         let refused = gate.admit(&mut async_graphql::Request::new("{ viewer { id } }"), Principal::User(1)).expect_err("1 left, costs 2");
         assert!(refused.message.contains("retry in"), "{}", refused.message);
