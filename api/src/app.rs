@@ -86,6 +86,7 @@ impl Application {
         if applied > 0 {
             tracing::info!(migrations.applied = applied, "database migrated");
         }
+        let reads = db::connect_reads(&settings.storage, &statements, &db).await?;
         let keys = bootstrap::load_signing_key(&settings.storage)?;
         let admin_token = bootstrap::ensure_initialized(&db, &keys, &settings.storage.data_dir).await?;
         let token_cache = Arc::new(TokenCache::default());
@@ -169,6 +170,7 @@ impl Application {
             queue_views: egs_schema::gpr::queue_views::QueueViews::new(db.clone(), events.clone()),
             reports: egs_schema::metrics::batch::ReportBatcher::new(db.clone(), metrics.clone(), alerts.clone()),
             db,
+            reads,
             keys: Arc::new(keys),
             token_cache,
             revocations: fanouts.revocations,

@@ -92,7 +92,11 @@ pub const MAX_QUERY_COMPLEXITY: usize = 20_000;
 /// Per-process state shared by every resolver.
 #[derive(Clone)]
 pub struct Services {
+    /// Where writes go, and everything outside queries.
     pub db: DatabaseConnection,
+    /// Where queries read: on SQLite, read-only connections beside the one writer; on
+    /// PostgreSQL, the same pool as `db`.
+    pub reads: DatabaseConnection,
     pub keys: Arc<TokenKeys>,
     pub token_cache: Arc<TokenCache>,
     /// Reaches the other replicas' token caches (Redis in distributed mode).
@@ -182,21 +186,35 @@ pub async fn execute(
     caller: Option<Caller>,
     operation: Arc<operation::OperationSlot>,
 ) -> async_graphql::Response {
-    let mut request = request;
-    let keep = match admit(schema, &mut request, caller.as_ref()) {
-        Ok(found) => {
-            let query = found.as_ref().is_some_and(|(ty, _)| *ty == OperationType::Query);
+    let (request, batches) = match prepare(schema, services, request, caller) {
+        Ok((request, batches, found)) => {
             operation.set(found);
-            query
+            (request, batches)
         }
         Err(refused) => return async_graphql::Response::from_errors(vec![refused]),
     };
+    coded(loaders::WithBatches::new(schema.execute(request), batches).await)
+}
+
+/// Admits a request (see [`admit`]) and attaches what its resolvers need: the caller, and
+/// batch loaders on the database its operation uses. A query reads from `reads` and keeps
+/// what it read for the rest of the request; a mutation or subscription uses the writer and
+/// keeps nothing, so a later field or event always reads fresh rows.
+#[allow(clippy::type_complexity)]
+fn prepare(
+    schema: &EgsSchema,
+    services: &Services,
+    mut request: async_graphql::Request,
+    caller: Option<Caller>,
+) -> async_graphql::ServerResult<(async_graphql::Request, loaders::BatchQueue, Option<(OperationType, Option<String>)>)> {
+    let found = admit(schema, &mut request, caller.as_ref())?;
+    let query = matches!(found, Some((OperationType::Query, _)));
     let batches = loaders::BatchQueue::default();
-    let mut request = request.data(loaders::Loaders::new(&services.db, &batches, keep));
+    request = request.data(loaders::Loaders::new(if query { &services.reads } else { &services.db }, &batches, query));
     if let Some(caller) = caller {
         request = request.data(caller);
     }
-    coded(loaders::WithBatches::new(schema.execute(request), batches).await)
+    Ok((request, batches, found))
 }
 
 /// The schema's [`limits::Gate`]: parses the request once and checks its limits.
@@ -229,17 +247,10 @@ pub fn execute_stream(
     caller: Option<Caller>,
 ) -> impl futures_util::Stream<Item = async_graphql::Response> + Send + 'static {
     use futures_util::StreamExt;
-    let mut request = request;
-    // A subscription's events are read as they come: nothing read for one may answer the next.
-    let keep = match admit(schema, &mut request, caller.as_ref()) {
-        Ok(found) => found.is_some_and(|(ty, _)| ty == OperationType::Query),
+    let (request, batches) = match prepare(schema, services, request, caller) {
+        Ok((request, batches, _)) => (request, batches),
         Err(refused) => return futures_util::stream::once(std::future::ready(async_graphql::Response::from_errors(vec![refused]))).boxed(),
     };
-    let batches = loaders::BatchQueue::default();
-    let mut request = request.data(loaders::Loaders::new(&services.db, &batches, keep));
-    if let Some(caller) = caller {
-        request = request.data(caller);
-    }
     loaders::WithBatches::new(schema.execute_stream(request), batches).map(coded).boxed()
 }
 
@@ -258,7 +269,7 @@ pub(crate) fn loaders<'a>(ctx: &Context<'a>) -> Result<&'a loaders::Loaders> {
 
 /// The caller and the database, the pair nearly every resolver starts with.
 pub(crate) fn session<'a>(ctx: &Context<'a>) -> Result<(&'a Caller, &'a DatabaseConnection)> {
-    Ok((caller(ctx)?, &services(ctx)?.db))
+    Ok((caller(ctx)?, loaders(ctx)?.db()))
 }
 
 /// Tells the scheduler loop and the event tailer something changed (both also run on a

@@ -122,6 +122,11 @@ pub struct Loaders {
 }
 
 impl Loaders {
+    /// The database this request's operation uses (see [`crate::execute`]).
+    pub fn db(&self) -> &DatabaseConnection {
+        &self.db
+    }
+
     /// `keep`: values read stay for the rest of the request (queries; see the module's note).
     pub fn new(db: &DatabaseConnection, batches: &BatchQueue, keep: bool) -> Self {
         Self {
@@ -221,6 +226,23 @@ impl<T: Loader<i64, Error = Arc<DbErr>>> Batched<T> {
 
     pub async fn load_one(&self, key: i64) -> Result<Option<T::Value>, Arc<DbErr>> {
         Ok(self.load_many(std::iter::once(key)).await?.remove(&key))
+    }
+
+    /// Reads in one batch those of `keys` not read yet, so the fields that ask for them later
+    /// in this request are answered at once, without waiting for a batch each. Does nothing
+    /// in a request that keeps nothing (mutations, subscriptions).
+    pub async fn prefetch(&self, keys: impl IntoIterator<Item = i64>) -> Result<(), Arc<DbErr>> {
+        if !self.inner.keep {
+            return Ok(());
+        }
+        let missing: Vec<i64> = {
+            let state = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
+            keys.into_iter().filter(|key| !state.known.contains_key(key)).collect()
+        };
+        if missing.is_empty() {
+            return Ok(());
+        }
+        self.load_many(missing).await.map(drop)
     }
 
     /// The values of `keys` that have one.

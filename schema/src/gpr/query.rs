@@ -69,7 +69,9 @@ impl GprQuery {
     /// GPRs in the caller's slices (all for admins), newest first.
     async fn gprs(&self, ctx: &Context<'_>, filter: Option<GprFilter>, first: Option<i32>, after: Option<String>) -> Result<Page<Gpr>> {
         let (caller, db) = session(ctx)?;
-        list_gprs_page(db, caller, filter.unwrap_or_default(), first, after).await
+        let page = list_gprs_page(db, caller, filter.unwrap_or_default(), first, after).await?;
+        super::types::prefetch_for_gprs(ctx, page.edges.iter().map(|e| &e.node.0), ctx.look_ahead().field("edges").field("node")).await?;
+        Ok(page)
     }
 
     /// "Get wait time": when a GPR like this would start in every pool the slice may use, if

@@ -58,6 +58,39 @@ pub struct Label {
 /// A GPU Provision Request: N whole nodes of a shape for a strict reserved window.
 pub struct Gpr(pub gpr::Model);
 
+/// Reads, one batch per relation, what the fields selected on a list of GPRs will ask for
+/// (slices, requesters, nodes and what those nodes' fields ask for), so each GPR's fields
+/// answer at once instead of every GPR waiting on a batch per level.
+pub(crate) async fn prefetch_for_gprs<'a>(
+    ctx: &Context<'_>,
+    gprs: impl Iterator<Item = &'a gpr::Model> + Clone,
+    selected: async_graphql::Lookahead<'_>,
+) -> Result<()> {
+    let loaders = loaders(ctx)?;
+    let slices = async {
+        if selected.field("slice").exists() {
+            loaded(loaders.slice().prefetch(gprs.clone().map(|g| g.slice_id)).await)?;
+        }
+        Ok::<_, crate::error::Error>(())
+    };
+    let requesters = async {
+        if selected.field("requester").exists() {
+            loaded(loaders.user().prefetch(gprs.clone().filter_map(|g| g.requester_id)).await)?;
+        }
+        Ok::<_, crate::error::Error>(())
+    };
+    let nodes = async {
+        let nodes = selected.field("nodes");
+        if !nodes.exists() {
+            return Ok::<_, crate::error::Error>(());
+        }
+        let links = loaded(loaders.node_links_by_gpr().load_many(gprs.clone().map(|g| g.id)).await)?;
+        let held = loaded(loaders.node().load_many(links.values().flatten().map(|l| l.node_id)).await)?;
+        crate::inventory::prefetch_for_nodes(ctx, held.values(), nodes).await
+    };
+    futures_util::future::try_join3(slices, requesters, nodes).await.map(drop)
+}
+
 #[Object]
 impl Gpr {
     pub async fn id(&self) -> ID {

@@ -163,6 +163,72 @@ impl Gpu {
     }
 }
 
+/// Reads, one batch per relation, what the fields selected on a list of GPUs will ask for
+/// (their nodes, the nodes' clusters, and what a user's sample check reads), so each GPU's
+/// fields answer at once instead of every GPU waiting on a batch per level.
+pub(crate) async fn prefetch_for_gpus<'a>(
+    ctx: &Context<'_>,
+    gpus: impl Iterator<Item = &'a gpu::Model>,
+    selected: async_graphql::Lookahead<'_>,
+) -> Result<()> {
+    let caller = crate::caller(ctx)?;
+    let loaders = loaders(ctx)?;
+    let node = selected.field("node");
+    // Admins read every sample; a user's check reads the node's GPR and its assignments.
+    let checks_samples =
+        !caller.is_admin() && ["latestSample", "processes", "pods", "metrics"].iter().any(|f| selected.field(f).exists());
+    if !node.exists() && !checks_samples {
+        return Ok(());
+    }
+    let node_ids: std::collections::BTreeSet<i64> = gpus.map(|g| g.node_id).collect();
+    let nodes = loaded(loaders.node().load_many(node_ids).await)?;
+    let clusters = async {
+        if node.field("cluster").exists() {
+            loaded(loaders.cluster().prefetch(nodes.values().map(|n| n.cluster_id)).await)?;
+        }
+        Ok::<_, crate::error::Error>(())
+    };
+    let holders = async {
+        if checks_samples || node.field("allocatedGpr").exists() {
+            let gprs: std::collections::BTreeSet<i64> = nodes.values().filter_map(|n| n.allocated_gpr_id).collect();
+            loaded(
+                futures_util::future::try_join(loaders.gpr().prefetch(gprs.iter().copied()), loaders.node_links_by_gpr().prefetch(gprs.iter().copied()))
+                    .await,
+            )?;
+        }
+        Ok::<_, crate::error::Error>(())
+    };
+    futures_util::future::try_join(clusters, holders).await.map(drop)
+}
+
+/// The same for a list of nodes: their clusters, GPUs and holding GPRs, as selected.
+pub(crate) async fn prefetch_for_nodes<'a>(
+    ctx: &Context<'_>,
+    nodes: impl Iterator<Item = &'a node::Model> + Clone,
+    selected: async_graphql::Lookahead<'_>,
+) -> Result<()> {
+    let loaders = loaders(ctx)?;
+    let clusters = async {
+        if selected.field("cluster").exists() {
+            loaded(loaders.cluster().prefetch(nodes.clone().map(|n| n.cluster_id)).await)?;
+        }
+        Ok::<_, crate::error::Error>(())
+    };
+    let gpus = async {
+        if selected.field("gpus").exists() {
+            loaded(loaders.gpus_by_node().prefetch(nodes.clone().map(|n| n.id)).await)?;
+        }
+        Ok::<_, crate::error::Error>(())
+    };
+    let holders = async {
+        if selected.field("allocatedGpr").exists() {
+            loaded(loaders.gpr().prefetch(nodes.clone().filter_map(|n| n.allocated_gpr_id)).await)?;
+        }
+        Ok::<_, crate::error::Error>(())
+    };
+    futures_util::future::try_join3(clusters, gpus, holders).await.map(drop)
+}
+
 /// Nodes of one cluster with the same instance type and GPU shape: the unit the scheduler plans on.
 #[derive(SimpleObject)]
 #[graphql(complex)]
@@ -268,7 +334,9 @@ impl InventoryQuery {
     /// GPU nodes across clusters, filtered.
     async fn nodes(&self, ctx: &Context<'_>, filter: Option<NodeFilter>, first: Option<i32>, after: Option<String>) -> Result<Page<GpuNode>> {
         let (caller, db) = session(ctx)?;
-        list_nodes_page(db, caller, filter.unwrap_or_default(), first, after).await
+        let page = list_nodes_page(db, caller, filter.unwrap_or_default(), first, after).await?;
+        prefetch_for_nodes(ctx, page.edges.iter().map(|e| &e.node.0), ctx.look_ahead().field("edges").field("node")).await?;
+        Ok(page)
     }
 
     /// GPUs across nodes, filtered; `orderBy: HOT_SPOTS_FIRST` (or another metrics order) for
@@ -290,11 +358,14 @@ impl InventoryQuery {
             model: filter.model,
         };
         let select = service::gpus_select(&query);
-        if order_by != crate::metrics::GpuOrder::Id {
-            return crate::metrics::ranked_gpus(ctx, select, order_by, first, after).await;
-        }
-        let request = PageRequest::new(first, after)?;
-        keyset_page(db, request, select, gpu::Column::Id, Order::OldestFirst, |g| g.id, Gpu).await
+        let page = if order_by != crate::metrics::GpuOrder::Id {
+            crate::metrics::ranked_gpus(ctx, select, order_by, first, after).await?
+        } else {
+            let request = PageRequest::new(first, after)?;
+            keyset_page(db, request, select, gpu::Column::Id, Order::OldestFirst, |g| g.id, Gpu).await?
+        };
+        prefetch_for_gpus(ctx, page.edges.iter().map(|e| &e.node.0), ctx.look_ahead().field("edges").field("node")).await?;
+        Ok(page)
     }
 
     /// Pools (cluster × instance type × GPU shape) with total, free, reserved and unavailable nodes.

@@ -400,6 +400,11 @@ pub(crate) async fn node_access(ctx: &Context<'_>, node: &node::Model) -> Result
 }
 
 async fn gpu_access(ctx: &Context<'_>, gpu: &gpu::Model) -> Result<Access> {
+    let caller = crate::caller(ctx)?;
+    caller.require_person()?;
+    if caller.is_admin() {
+        return Ok(Access::All);
+    }
     match loaded(loaders(ctx)?.node().load_one(gpu.node_id).await)? {
         Some(node) => node_access(ctx, &node).await,
         None => Ok(Access::Nothing),
