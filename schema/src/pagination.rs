@@ -79,6 +79,31 @@ impl TotalCount {
 
 pub type Page<T> = Connection<String, T, TotalCount, EmptyFields>;
 
+/// What a request selects on the items of a list field: through `edges { node }` and the
+/// `nodes` shortcut alike when the field is a connection. Prefetching reads it.
+pub struct Selection<'a>(Vec<async_graphql::Lookahead<'a>>);
+
+impl<'a> Selection<'a> {
+    /// The items of the connection `ctx` resolves.
+    pub fn of_page(ctx: &'a Context<'_>) -> Self {
+        let page = ctx.look_ahead();
+        Self(vec![page.field("edges").field("node"), page.field("nodes")])
+    }
+
+    /// The items of the plain list `ctx` resolves.
+    pub fn of_list(ctx: &'a Context<'_>) -> Self {
+        Self(vec![ctx.look_ahead()])
+    }
+
+    pub fn exists(&self) -> bool {
+        self.0.iter().any(async_graphql::Lookahead::exists)
+    }
+
+    pub fn field(&self, name: &str) -> Self {
+        Self(self.0.iter().map(|l| l.field(name)).collect())
+    }
+}
+
 /// Which way a connection runs; cursors are row ids either way.
 #[derive(Copy, Clone, Debug)]
 pub enum Order {

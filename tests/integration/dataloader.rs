@@ -120,3 +120,34 @@ async fn a_page_of_gpus_with_node_cluster_and_sample_costs_a_fixed_number_of_sta
     assert!(admin.1 <= 3 && user.1 <= 6, "statements (admin, user): {admin:?}, {user:?}");
     app.finish().await;
 }
+
+/// Queries read through their own connections: a page answers while a long write holds the
+/// writer (on SQLite its only connection), and on SQLite those connections cannot write.
+#[tokio::test]
+async fn queries_answer_while_a_write_holds_the_writer_and_cannot_write() {
+    use sea_orm::{ConnectionTrait, TransactionTrait};
+    let app = TestApp::spawn_with(|s| s.no_scheduler = true).await;
+    let cluster = fixtures::register_cluster(&app, "c1").await;
+    fixtures::add_nodes(&app, &cluster, "h100", 2, SHAPE_H100, 8).await;
+    let page = "{ gpus(first: 5) { nodes { uuid node { name cluster { name } } } } }";
+    // The token is known before the writer is taken (its first check may read the database).
+    app.ok(&app.admin_token, page, json!({})).await;
+
+    let writer = app.services().db.begin().await.expect("hold the writer");
+    writer.execute_unprepared("UPDATE clusters SET name = name").await.expect("a write in the held transaction");
+    let answered = tokio::time::timeout(std::time::Duration::from_secs(5), app.ok(&app.admin_token, page, json!({})))
+        .await
+        .expect("a query must not queue behind a write");
+    let gpus = answered["gpus"]["nodes"].as_array().expect("gpus");
+    assert_eq!(gpus.len(), 5);
+    assert!(gpus.iter().all(|g| g["node"]["cluster"]["name"] == "c1"), "{answered}");
+    writer.rollback().await.expect("rollback");
+
+    if app.backend == "sqlite" {
+        let refused = app.services().reads.execute_unprepared("DELETE FROM gpus").await;
+        assert!(refused.is_err(), "the query connections are read-only");
+        let left = app.ok(&app.admin_token, "{ gpus(first: 100) { nodes { id } } }", json!({})).await;
+        assert_eq!(left["gpus"]["nodes"].as_array().map(Vec::len), Some(16), "nothing was deleted");
+    }
+    app.finish().await;
+}

@@ -68,9 +68,8 @@ impl Cluster {
     /// GPU nodes of this cluster.
     async fn nodes(&self, ctx: &Context<'_>, first: Option<i32>, after: Option<String>, filter: Option<NodeFilter>) -> Result<Page<GpuNode>> {
         crate::boxed(async move {
-            let (caller, db) = session(ctx)?;
             let filter = filter.unwrap_or_default().with_cluster(self.0.id);
-            crate::inventory::list_nodes_page(db, caller, filter, first, after).await
+            crate::inventory::list_nodes_page(ctx, filter, first, after).await
         })
         .await
     }

@@ -29,13 +29,9 @@ impl GprFilter {
     }
 }
 
-pub(crate) async fn list_gprs_page(
-    db: &DatabaseConnection,
-    caller: &Caller,
-    filter: GprFilter,
-    first: Option<i32>,
-    after: Option<String>,
-) -> Result<Page<Gpr>> {
+/// A page of the GPRs the caller may see, with what its selection asks of them prefetched.
+pub(crate) async fn list_gprs_page(ctx: &Context<'_>, filter: GprFilter, first: Option<i32>, after: Option<String>) -> Result<Page<Gpr>> {
+    let (caller, db) = session(ctx)?;
     let request = PageRequest::new(first, after)?;
     let slice_id = match &filter.slice_id {
         Some(id) => Some(ids::decode("filter.sliceId", id, Kind::Slice)?),
@@ -43,7 +39,9 @@ pub(crate) async fn list_gprs_page(
     };
     let query = reads::GprQuery { slice_id, phases: filter.phases.unwrap_or_default() };
     let select = reads::gprs_select(db, caller, &query).await?;
-    keyset_page(db, request, select, gpr::Column::Id, Order::NewestFirst, |g| g.id, Gpr).await
+    let page = keyset_page(db, request, select, gpr::Column::Id, Order::NewestFirst, |g| g.id, Gpr).await?;
+    super::types::prefetch_for_gprs(ctx, page.edges.iter().map(|e| &e.node.0), crate::pagination::Selection::of_page(ctx)).await?;
+    Ok(page)
 }
 
 pub(super) async fn list_events_page(
@@ -68,10 +66,7 @@ pub struct GprQuery;
 impl GprQuery {
     /// GPRs in the caller's slices (all for admins), newest first.
     async fn gprs(&self, ctx: &Context<'_>, filter: Option<GprFilter>, first: Option<i32>, after: Option<String>) -> Result<Page<Gpr>> {
-        let (caller, db) = session(ctx)?;
-        let page = list_gprs_page(db, caller, filter.unwrap_or_default(), first, after).await?;
-        super::types::prefetch_for_gprs(ctx, page.edges.iter().map(|e| &e.node.0), ctx.look_ahead().field("edges").field("node")).await?;
-        Ok(page)
+        list_gprs_page(ctx, filter.unwrap_or_default(), first, after).await
     }
 
     /// "Get wait time": when a GPR like this would start in every pool the slice may use, if
@@ -96,7 +91,9 @@ impl GprQuery {
     ) -> Result<Vec<Gpr>> {
         let (caller, db) = session(ctx)?;
         let query = queue_query(slice_id.as_ref(), cluster_id.as_ref(), gpu_shape, instance_type, first)?;
-        Ok(reads::queue(db, caller, query).await?.into_iter().map(Gpr).collect())
+        let queue = reads::queue(db, caller, query).await?;
+        super::types::prefetch_for_gprs(ctx, queue.iter(), crate::pagination::Selection::of_list(ctx)).await?;
+        Ok(queue.into_iter().map(Gpr).collect())
     }
 
     async fn gpr(&self, ctx: &Context<'_>, id: ID) -> Result<Gpr> {

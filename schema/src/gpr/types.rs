@@ -64,7 +64,7 @@ pub struct Gpr(pub gpr::Model);
 pub(crate) async fn prefetch_for_gprs<'a>(
     ctx: &Context<'_>,
     gprs: impl Iterator<Item = &'a gpr::Model> + Clone,
-    selected: async_graphql::Lookahead<'_>,
+    selected: crate::pagination::Selection<'_>,
 ) -> Result<()> {
     let loaders = loaders(ctx)?;
     let slices = async {

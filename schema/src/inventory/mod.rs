@@ -169,14 +169,13 @@ impl Gpu {
 pub(crate) async fn prefetch_for_gpus<'a>(
     ctx: &Context<'_>,
     gpus: impl Iterator<Item = &'a gpu::Model>,
-    selected: async_graphql::Lookahead<'_>,
+    selected: crate::pagination::Selection<'_>,
 ) -> Result<()> {
     let caller = crate::caller(ctx)?;
     let loaders = loaders(ctx)?;
     let node = selected.field("node");
     // Admins read every sample; a user's check reads the node's GPR and its assignments.
-    let checks_samples =
-        !caller.is_admin() && ["latestSample", "processes", "pods", "metrics"].iter().any(|f| selected.field(f).exists());
+    let checks_samples = !caller.is_admin() && ["latestSample", "processes", "pods", "metrics"].iter().any(|f| selected.field(f).exists());
     if !node.exists() && !checks_samples {
         return Ok(());
     }
@@ -192,8 +191,11 @@ pub(crate) async fn prefetch_for_gpus<'a>(
         if checks_samples || node.field("allocatedGpr").exists() {
             let gprs: std::collections::BTreeSet<i64> = nodes.values().filter_map(|n| n.allocated_gpr_id).collect();
             loaded(
-                futures_util::future::try_join(loaders.gpr().prefetch(gprs.iter().copied()), loaders.node_links_by_gpr().prefetch(gprs.iter().copied()))
-                    .await,
+                futures_util::future::try_join(
+                    loaders.gpr().prefetch(gprs.iter().copied()),
+                    loaders.node_links_by_gpr().prefetch(gprs.iter().copied()),
+                )
+                .await,
             )?;
         }
         Ok::<_, crate::error::Error>(())
@@ -205,7 +207,7 @@ pub(crate) async fn prefetch_for_gpus<'a>(
 pub(crate) async fn prefetch_for_nodes<'a>(
     ctx: &Context<'_>,
     nodes: impl Iterator<Item = &'a node::Model> + Clone,
-    selected: async_graphql::Lookahead<'_>,
+    selected: crate::pagination::Selection<'_>,
 ) -> Result<()> {
     let loaders = loaders(ctx)?;
     let clusters = async {
@@ -299,13 +301,9 @@ pub struct GpuFilter {
     pub model: Option<String>,
 }
 
-pub(crate) async fn list_nodes_page(
-    db: &DatabaseConnection,
-    caller: &Caller,
-    filter: NodeFilter,
-    first: Option<i32>,
-    after: Option<String>,
-) -> Result<Page<GpuNode>> {
+/// A page of GPU nodes, with what its selection asks of them prefetched.
+pub(crate) async fn list_nodes_page(ctx: &Context<'_>, filter: NodeFilter, first: Option<i32>, after: Option<String>) -> Result<Page<GpuNode>> {
+    let (caller, db) = session(ctx)?;
     caller.require_person()?;
     let request = PageRequest::new(first, after)?;
     let cluster_id = match &filter.cluster_id {
@@ -319,7 +317,9 @@ pub(crate) async fn list_nodes_page(
     if let Some(health) = filter.health {
         select = select.filter(liveness::health_condition(health, Utc::now()));
     }
-    keyset_page(db, request, select, node::Column::Id, Order::OldestFirst, |n| n.id, GpuNode).await
+    let page = keyset_page(db, request, select, node::Column::Id, Order::OldestFirst, |n| n.id, GpuNode).await?;
+    prefetch_for_nodes(ctx, page.edges.iter().map(|e| &e.node.0), crate::pagination::Selection::of_page(ctx)).await?;
+    Ok(page)
 }
 
 pub(crate) async fn list_pools(db: &DatabaseConnection, caller: &Caller, cluster_id: Option<i64>, shape: Option<String>) -> Result<Vec<Pool>> {
@@ -333,10 +333,7 @@ pub struct InventoryQuery;
 impl InventoryQuery {
     /// GPU nodes across clusters, filtered.
     async fn nodes(&self, ctx: &Context<'_>, filter: Option<NodeFilter>, first: Option<i32>, after: Option<String>) -> Result<Page<GpuNode>> {
-        let (caller, db) = session(ctx)?;
-        let page = list_nodes_page(db, caller, filter.unwrap_or_default(), first, after).await?;
-        prefetch_for_nodes(ctx, page.edges.iter().map(|e| &e.node.0), ctx.look_ahead().field("edges").field("node")).await?;
-        Ok(page)
+        list_nodes_page(ctx, filter.unwrap_or_default(), first, after).await
     }
 
     /// GPUs across nodes, filtered; `orderBy: HOT_SPOTS_FIRST` (or another metrics order) for
@@ -364,7 +361,7 @@ impl InventoryQuery {
             let request = PageRequest::new(first, after)?;
             keyset_page(db, request, select, gpu::Column::Id, Order::OldestFirst, |g| g.id, Gpu).await?
         };
-        prefetch_for_gpus(ctx, page.edges.iter().map(|e| &e.node.0), ctx.look_ahead().field("edges").field("node")).await?;
+        prefetch_for_gpus(ctx, page.edges.iter().map(|e| &e.node.0), crate::pagination::Selection::of_page(ctx)).await?;
         Ok(page)
     }
 

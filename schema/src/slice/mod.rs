@@ -62,9 +62,8 @@ impl Slice {
     /// This slice's GPRs, newest first.
     async fn gprs(&self, ctx: &Context<'_>, filter: Option<GprFilter>, first: Option<i32>, after: Option<String>) -> Result<Page<Gpr>> {
         crate::boxed(async move {
-            let (caller, db) = session(ctx)?;
             let filter = filter.unwrap_or_default().within_slice(self.0.id);
-            crate::gpr::list_gprs_page(db, caller, filter, first, after).await
+            crate::gpr::list_gprs_page(ctx, filter, first, after).await
         })
         .await
     }
