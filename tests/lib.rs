@@ -60,6 +60,8 @@ pub struct TestApp {
     pub statements: egs_api::db::StatementCounter,
     /// The database the gateway uses, for fixtures a user could not create through the API.
     pub db: sea_orm::DatabaseConnection,
+    /// Where the gateway's queries read (on SQLite, its read-only connections).
+    pub reads: sea_orm::DatabaseConnection,
     pub backend: &'static str,
     /// The database URL the gateway was given (PostgreSQL only).
     pub database_url: Option<String>,
@@ -172,6 +174,7 @@ struct Launched {
     base: String,
     statements: egs_api::db::StatementCounter,
     db: sea_orm::DatabaseConnection,
+    reads: sea_orm::DatabaseConnection,
     stop: oneshot::Sender<()>,
     /// The bootstrap admin token, if this start created one.
     bootstrap_token: Option<String>,
@@ -187,12 +190,13 @@ async fn launch(settings: ServeArgs, clock: Arc<ManualClock>) -> Launched {
     let base = format!("http://{}", app.local_addr());
     let statements = app.state().statements.clone();
     let db = app.state().services.db.clone();
+    let reads = app.state().services.reads.clone();
     let scheduler = app.state().services.scheduler.clone();
     let (stop, stopped) = oneshot::channel::<()>();
     tokio::spawn(app.run_until_stopped(async {
         let _ = stopped.await;
     }));
-    Launched { base, statements, db, scheduler, stop, bootstrap_token: launched_token }
+    Launched { base, statements, db, reads, scheduler, stop, bootstrap_token: launched_token }
 }
 
 impl TestApp {
@@ -215,6 +219,7 @@ impl TestApp {
             client: reqwest::Client::new(),
             statements: launched.statements,
             db: launched.db,
+            reads: launched.reads,
             data_dir: data_dir.path().to_owned(),
             database_url: given_database_url,
             backend: if postgres_cleanup.is_some() { "postgres" } else { "sqlite" },
@@ -266,6 +271,7 @@ impl TestApp {
             client: reqwest::Client::new(),
             statements: launched.statements,
             db: launched.db,
+            reads: launched.reads,
             data_dir,
             backend: if database_url.is_some() { "postgres" } else { "sqlite" },
             database_url,
@@ -286,6 +292,7 @@ impl TestApp {
             admin_token: admin_token.to_owned(),
             client: reqwest::Client::new(),
             statements: Default::default(),
+            reads: db.clone(),
             db,
             backend: "postgres",
             database_url: None,

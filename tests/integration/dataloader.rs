@@ -133,7 +133,7 @@ async fn queries_answer_while_a_write_holds_the_writer_and_cannot_write() {
     // The token is known before the writer is taken (its first check may read the database).
     app.ok(&app.admin_token, page, json!({})).await;
 
-    let writer = app.services().db.begin().await.expect("hold the writer");
+    let writer = app.db.begin().await.expect("hold the writer");
     writer.execute_unprepared("UPDATE clusters SET name = name").await.expect("a write in the held transaction");
     let answered = tokio::time::timeout(std::time::Duration::from_secs(5), app.ok(&app.admin_token, page, json!({})))
         .await
@@ -144,7 +144,7 @@ async fn queries_answer_while_a_write_holds_the_writer_and_cannot_write() {
     writer.rollback().await.expect("rollback");
 
     if app.backend == "sqlite" {
-        let refused = app.services().reads.execute_unprepared("DELETE FROM gpus").await;
+        let refused = app.reads.execute_unprepared("DELETE FROM gpus").await;
         assert!(refused.is_err(), "the query connections are read-only");
         let left = app.ok(&app.admin_token, "{ gpus(first: 100) { nodes { id } } }", json!({})).await;
         assert_eq!(left["gpus"]["nodes"].as_array().map(Vec::len), Some(16), "nothing was deleted");
