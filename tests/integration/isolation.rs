@@ -212,6 +212,44 @@ async fn a_node_allocated_to_another_slice_does_not_reveal_its_gpr() {
     app.finish().await;
 }
 
+/// List pages read their items' relations ahead, whoever may see them (another slice's GPR
+/// holding a node on the page included), and keep them for the rest of the query: what each
+/// field hands out must still be only what its caller may see, whichever root field read it.
+#[tokio::test]
+async fn pages_that_read_ahead_hand_out_only_what_the_caller_may_see() {
+    use egs_entities::{NodeState, node};
+    use sea_orm::{ActiveModelTrait, EntityTrait, Set};
+    let World { app, two, gpr_b, .. } = world().await;
+    let (_, gpr_row) = egs_schema::ids::decode_any(&gpr_b).expect("gpr id");
+    let first = node::Entity::find().one(&app.db).await.expect("query").expect("a node");
+    let held_name = first.name.clone();
+    let mut held: node::ActiveModel = first.into();
+    held.state = Set(NodeState::Reserved);
+    held.allocated_gpr_id = Set(Some(gpr_row));
+    held.update(&app.db).await.expect("allocate");
+
+    // Bob's GPR is read ahead by both pages (and Alice's own GPRs by the third root field).
+    let query = "{ mine: gprs(first: 100) { nodes { name } } \
+                   nodes(first: 100) { nodes { name allocatedGpr { name } } } \
+                   gpus(first: 100) { nodes { node { name allocatedGpr { name } } latestSample { util } } } }";
+    let as_alice = app.ok(&two.token_a, query, json!({})).await;
+    let mine: Vec<&str> = as_alice["mine"]["nodes"].as_array().expect("gprs").iter().filter_map(|g| g["name"].as_str()).collect();
+    assert_eq!(mine, ["alice-job"], "{as_alice}");
+    let nodes = as_alice["nodes"]["nodes"].as_array().expect("nodes");
+    assert!(nodes.iter().any(|n| n["name"] == held_name.as_str()), "the held node is on the page: {as_alice}");
+    assert!(nodes.iter().all(|n| n["allocatedGpr"].is_null()), "no GPR of slice B through the node page: {as_alice}");
+    let gpus = as_alice["gpus"]["nodes"].as_array().expect("gpus");
+    assert!(gpus.iter().any(|g| g["node"]["name"] == held_name.as_str()), "the held node's GPUs are on the page: {as_alice}");
+    assert!(gpus.iter().all(|g| g["node"]["allocatedGpr"].is_null()), "no GPR of slice B through the GPU page: {as_alice}");
+    assert!(gpus.iter().all(|g| g["latestSample"].is_null()), "no samples of a node Alice does not hold: {as_alice}");
+
+    let as_bob = app.ok(&two.token_b, query, json!({})).await;
+    let bobs: Vec<&Value> =
+        as_bob["nodes"]["nodes"].as_array().expect("nodes").iter().filter(|n| n["allocatedGpr"]["name"] == "bob-job").collect();
+    assert_eq!(bobs.len(), 1, "Bob sees his GPR on the node it holds: {as_bob}");
+    app.finish().await;
+}
+
 /// Reports `node` of `cluster` with the given GPU UUIDs, as `token`; the mutation's payload.
 async fn report_gpus(app: &TestApp, token: &str, cluster: &str, node: &str, uuids: &[String]) -> Value {
     let gpus: Vec<Value> = uuids.iter().enumerate().map(|(i, u)| json!({ "uuid": u, "index": i, "model": "H100", "memoryMib": 81559 })).collect();
