@@ -1,5 +1,5 @@
-//! Relations go through DataLoaders: a page of GPRs with slice, nodes and GPUs costs the same
-//! number of SQL statements whatever the page size.
+//! The read path: relations go through batch loaders (list pages read them ahead), so a page
+//! costs the same number of SQL statements whatever its size; queries read beside the writer.
 
 use egs_entities::gpr_node;
 use egs_tests::TestApp;
@@ -9,30 +9,31 @@ use serde_json::json;
 
 const PAGE: &str = "query($n: Int) { gprs(first: $n) { edges { node { id name phase slice { id name } requester { name } nodes { id name cluster { name } gpus { id uuid } } } } } }";
 
-/// The fewest statements over three runs: the event tailer's background poll (every 500 ms)
-/// can land inside one request's window and is not the request's cost.
-/// The fewest statements of a few tries: the counter sees the whole pool, so a background
-/// poll (the event tailer, every 500 ms) can land inside one request's window on a busy machine.
-async fn statements_for(app: &TestApp, n: usize) -> u64 {
+/// The fewest statements of six runs of `query` as `token`, each answer checked by `check`:
+/// the counter sees the whole pool, so a background poll (the event tailer, every 500 ms) can
+/// land inside one request's window on a busy machine, and is not the request's cost.
+async fn fewest_statements(app: &TestApp, token: &str, query: &str, variables: serde_json::Value, check: impl Fn(&serde_json::Value)) -> u64 {
     let mut fewest = u64::MAX;
     for _ in 0..6 {
-        fewest = fewest.min(statements_once(app, n).await);
+        let before = app.statements.get();
+        let data = app.ok(token, query, variables.clone()).await;
+        fewest = fewest.min(app.statements.get() - before);
+        check(&data);
     }
     fewest
 }
 
-async fn statements_once(app: &TestApp, n: usize) -> u64 {
-    let before = app.statements.get();
-    let data = app.ok(&app.admin_token, PAGE, json!({ "n": n })).await;
-    let after = app.statements.get();
-    let edges = data["gprs"]["edges"].as_array().expect("edges");
-    assert_eq!(edges.len(), n);
-    for edge in edges {
-        let nodes = edge["node"]["nodes"].as_array().expect("nodes");
-        assert_eq!(nodes.len(), 2, "{edge}");
-        assert!(nodes.iter().all(|n| n["gpus"].as_array().map(Vec::len) == Some(8)));
-    }
-    after - before
+async fn statements_for(app: &TestApp, n: usize) -> u64 {
+    fewest_statements(app, &app.admin_token, PAGE, json!({ "n": n }), |data| {
+        let edges = data["gprs"]["edges"].as_array().expect("edges");
+        assert_eq!(edges.len(), n);
+        for edge in edges {
+            let nodes = edge["node"]["nodes"].as_array().expect("nodes");
+            assert_eq!(nodes.len(), 2, "{edge}");
+            assert!(nodes.iter().all(|n| n["gpus"].as_array().map(Vec::len) == Some(8)));
+        }
+    })
+    .await
 }
 
 #[tokio::test]
@@ -65,20 +66,16 @@ async fn a_page_of_gprs_with_relations_costs_a_fixed_number_of_statements() {
 const GPU_PAGE: &str =
     "query($n: Int) { gpus(first: $n) { edges { node { id uuid node { id name health cluster { id name } } latestSample { util } } } } }";
 
-/// The fewest statements of a few tries of the GPU page, for `token`; checks what it read.
+/// The fewest statements of the GPU page for `token`; checks what it read.
 async fn gpu_page_statements(app: &TestApp, token: &str, n: usize, sampled: usize) -> u64 {
-    let mut fewest = u64::MAX;
-    for _ in 0..6 {
-        let before = app.statements.get();
-        let data = app.ok(token, GPU_PAGE, json!({ "n": n })).await;
-        fewest = fewest.min(app.statements.get() - before);
+    fewest_statements(app, token, GPU_PAGE, json!({ "n": n }), |data| {
         let edges = data["gpus"]["edges"].as_array().expect("edges");
         assert_eq!(edges.len(), n);
         assert!(edges.iter().all(|e| e["node"]["node"]["cluster"]["name"] == "c1"), "every GPU with its node and cluster");
         let read = edges.iter().filter(|e| e["node"]["latestSample"]["util"].is_number()).count();
         assert_eq!(read, sampled, "samples this caller may read on a page of {n}");
-    }
-    fewest
+    })
+    .await
 }
 
 #[tokio::test]

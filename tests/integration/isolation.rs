@@ -244,8 +244,7 @@ async fn pages_that_read_ahead_hand_out_only_what_the_caller_may_see() {
     assert!(gpus.iter().all(|g| g["latestSample"].is_null()), "no samples of a node Alice does not hold: {as_alice}");
 
     let as_bob = app.ok(&two.token_b, query, json!({})).await;
-    let bobs: Vec<&Value> =
-        as_bob["nodes"]["nodes"].as_array().expect("nodes").iter().filter(|n| n["allocatedGpr"]["name"] == "bob-job").collect();
+    let bobs: Vec<&Value> = as_bob["nodes"]["nodes"].as_array().expect("nodes").iter().filter(|n| n["allocatedGpr"]["name"] == "bob-job").collect();
     assert_eq!(bobs.len(), 1, "Bob sees his GPR on the node it holds: {as_bob}");
     app.finish().await;
 }

@@ -91,6 +91,18 @@ pub(crate) async fn prefetch_for_gprs<'a>(
     futures_util::future::try_join3(slices, requesters, nodes).await.map(drop)
 }
 
+/// The GPR `id` names (a node's holder, a preemptor), when there is one and the caller may see
+/// its slice; otherwise `None`, exactly as for a missing one.
+pub(crate) async fn visible_gpr(ctx: &Context<'_>, id: Option<i64>) -> Result<Option<Gpr>> {
+    crate::boxed(async move {
+        let Some(id) = id else { return Ok(None) };
+        let (caller, db) = session(ctx)?;
+        let Some(gpr) = loaded(loaders(ctx)?.gpr().load_one(id).await)? else { return Ok(None) };
+        Ok(caller.can_see_slice(db, gpr.slice_id).await?.then_some(Gpr(gpr)))
+    })
+    .await
+}
+
 #[Object]
 impl Gpr {
     pub async fn id(&self) -> ID {
@@ -246,13 +258,7 @@ impl Gpr {
     }
     /// The GPR that preempted this one, when the caller may see it.
     async fn preempted_by(&self, ctx: &Context<'_>) -> Result<Option<Gpr>> {
-        crate::boxed(async move {
-            let Some(id) = self.0.preempted_by_id else { return Ok(None) };
-            let (caller, db) = session(ctx)?;
-            let Some(other) = loaded(loaders(ctx)?.gpr().load_one(id).await)? else { return Ok(None) };
-            Ok(caller.can_see_slice(db, other.slice_id).await?.then_some(Gpr(other)))
-        })
-        .await
+        visible_gpr(ctx, self.0.preempted_by_id).await
     }
     /// Bumped by every change; pass it back to `updateGpr` to avoid overwriting someone else's edit.
     async fn version(&self) -> i32 {

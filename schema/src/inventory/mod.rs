@@ -59,13 +59,7 @@ impl GpuNode {
     }
     /// The GPR holding this node, when the caller may see it.
     async fn allocated_gpr(&self, ctx: &Context<'_>) -> Result<Option<Gpr>> {
-        crate::boxed(async move {
-            let Some(gpr_id) = self.0.allocated_gpr_id else { return Ok(None) };
-            let (caller, db) = session(ctx)?;
-            let Some(gpr) = loaded(loaders(ctx)?.gpr().load_one(gpr_id).await)? else { return Ok(None) };
-            Ok(caller.can_see_slice(db, gpr.slice_id).await?.then_some(Gpr(gpr)))
-        })
-        .await
+        crate::gpr::types::visible_gpr(ctx, self.0.allocated_gpr_id).await
     }
     async fn power_threshold_watts(&self) -> Option<f64> {
         self.0.power_threshold_watts
