@@ -130,7 +130,7 @@ fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> Ser
     ServeArgs {
         listen: "127.0.0.1:0".parse().expect("addr"),
         metrics_listen: None,
-        storage: StorageArgs { data_dir, database_url: database_url.map(Secret::from), signing_key: None },
+        storage: StorageArgs { data_dir, database_url: database_url.map(Secret::from), signing_key: None, sqlite_readers: sqlite_readers() },
         redis_url: std::env::var("EGS_TEST_REDIS_URL").ok().filter(|u| !u.is_empty()).map(Secret::from),
         demo: false,
         max_body_bytes: 1024 * 1024,
@@ -167,6 +167,11 @@ pub fn one_user_for_many(settings: &mut ServeArgs) {
     settings.per_user.connections = 0;
     settings.per_user.subscriptions = 0;
     settings.rate_limit = 0;
+}
+
+/// `EGS_SQLITE_READERS` as `egs serve` reads it (benches compare 0, queries on the writer).
+fn sqlite_readers() -> u32 {
+    std::env::var("EGS_SQLITE_READERS").ok().and_then(|v| v.parse().ok()).unwrap_or(egs_api::db::SQLITE_READERS)
 }
 
 /// A gateway serving in the background.

@@ -13,10 +13,10 @@ const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// transaction that reads and then writes fails outright (SQLITE_BUSY_SNAPSHOT, which the
 /// busy timeout does not retry) whenever the scheduler loop commits in between.
 const SQLITE_MAX_CONNECTIONS: u32 = 1;
-/// Read-only connections beside the writer for queries: in WAL mode readers neither wait for
-/// the writer nor hold it up, so a page of 100 rows no longer queues behind every other
-/// request on the one connection.
-const SQLITE_READERS: u32 = 4;
+/// Read-only connections beside the writer for queries (the default of `--sqlite-readers`): in
+/// WAL mode readers neither wait for the writer nor hold it up, so a page of 100 rows no
+/// longer queues behind every other request on the one connection.
+pub const SQLITE_READERS: u32 = 4;
 const POSTGRES_MAX_CONNECTIONS: u32 = 20;
 /// How long a request waits for a PostgreSQL connection before it fails with
 /// `SERVICE_UNAVAILABLE`: with the server down, sqlx keeps retrying the connect until then.
@@ -74,12 +74,12 @@ pub async fn connect(storage: &StorageArgs, counter: &StatementCounter) -> anyho
     Ok(db)
 }
 
-/// Where queries read. SQLite file: a pool of read-only connections beside the writer
+/// Where queries read. SQLite file: a pool of `--sqlite-readers` read-only connections beside the writer
 /// ([`connect`] must have created and migrated the file). PostgreSQL, or an in-memory SQLite
 /// database that other connections could not see: the writer's own pool.
 pub async fn connect_reads(storage: &StorageArgs, counter: &StatementCounter, db: &DatabaseConnection) -> anyhow::Result<DatabaseConnection> {
     let url = database_url(storage);
-    if !url.starts_with("sqlite:") || url.contains(":memory:") || url.contains("mode=memory") {
+    if storage.sqlite_readers == 0 || !url.starts_with("sqlite:") || url.contains(":memory:") || url.contains("mode=memory") {
         return Ok(db.clone());
     }
     let mut options = ConnectOptions::new(url);
@@ -87,7 +87,7 @@ pub async fn connect_reads(storage: &StorageArgs, counter: &StatementCounter, db
         .sqlx_logging(false)
         .connect_timeout(Duration::from_secs(10))
         .acquire_timeout(SQLITE_ACQUIRE_TIMEOUT)
-        .max_connections(SQLITE_READERS)
+        .max_connections(storage.sqlite_readers)
         .map_sqlx_sqlite_opts(|opts| opts.read_only(true).create_if_missing(false).busy_timeout(SQLITE_BUSY_TIMEOUT));
     let mut reads = Database::connect(options).await.context("failed to open the database for reading")?;
     let counter = counter.0.clone();

@@ -112,6 +112,10 @@ pub struct StorageArgs {
     /// Token signing key (at least 32 bytes); default: generated once and kept in the data dir.
     #[arg(long, env = "EGS_SIGNING_KEY", hide_env_values = true)]
     pub signing_key: Option<Secret>,
+    /// SQLite: read-only connections queries read through beside the one writer (0: queries
+    /// share the writer). Ignored on PostgreSQL.
+    #[arg(long, env = "EGS_SQLITE_READERS", default_value_t = crate::db::SQLITE_READERS)]
+    pub sqlite_readers: u32,
 }
 
 #[derive(Args, Debug, Clone)]

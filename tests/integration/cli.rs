@@ -8,7 +8,12 @@ use serde_json::json;
 fn token_args(app: &TestApp, user: Option<&str>, slice: Option<&str>, role: Option<&str>, ttl: &str) -> TokenCreateArgs {
     let database_url = (app.backend == "postgres").then(|| app.database_url.clone()).flatten();
     TokenCreateArgs {
-        storage: StorageArgs { data_dir: app.data_dir.clone(), database_url: database_url.map(Secret::from), signing_key: None },
+        storage: StorageArgs {
+            data_dir: app.data_dir.clone(),
+            database_url: database_url.map(Secret::from),
+            signing_key: None,
+            sqlite_readers: egs_api::db::SQLITE_READERS,
+        },
         admin: user.is_none(),
         user: user.map(str::to_owned),
         slice: slice.map(str::to_owned),
@@ -102,6 +107,7 @@ async fn replicas_starting_together_apply_the_migrations_once() {
         data_dir: dir.path().to_path_buf(),
         database_url: postgres.as_ref().map(|(url, _)| Secret::from(url.clone())),
         signing_key: None,
+        sqlite_readers: egs_api::db::SQLITE_READERS,
     };
     let counter = egs_api::db::StatementCounter::default();
     let applied: Vec<usize> = match &postgres {
