@@ -92,10 +92,10 @@ pub const MAX_QUERY_COMPLEXITY: usize = 20_000;
 /// Per-process state shared by every resolver.
 #[derive(Clone)]
 pub struct Services {
-    /// Where writes go, and everything outside queries.
+    /// Where writes go: mutations, and the background jobs.
     pub db: DatabaseConnection,
-    /// Where queries read: on SQLite, read-only connections beside the one writer; on
-    /// PostgreSQL, the same pool as `db`.
+    /// Where queries and subscriptions read: on SQLite, read-only connections beside the one
+    /// writer; on PostgreSQL, the same pool as `db`.
     pub reads: DatabaseConnection,
     pub keys: Arc<TokenKeys>,
     pub token_cache: Arc<TokenCache>,
@@ -198,8 +198,9 @@ pub async fn execute(
 
 /// Admits a request (see [`admit`]) and attaches what its resolvers need: the caller, and
 /// batch loaders on the database its operation uses. A query reads from `reads` and keeps
-/// what it read for the rest of the request; a mutation or subscription uses the writer and
-/// keeps nothing, so a later field or event always reads fresh rows.
+/// what it read for the rest of the request; a subscription reads from `reads` and keeps
+/// nothing, so each event reads fresh rows; a mutation uses the writer and keeps nothing, so
+/// a field after a write reads what it wrote.
 #[allow(clippy::type_complexity)]
 fn prepare(
     schema: &EgsSchema,
@@ -209,8 +210,11 @@ fn prepare(
 ) -> async_graphql::ServerResult<(async_graphql::Request, loaders::BatchQueue, Option<(OperationType, Option<String>)>)> {
     let found = admit(schema, &mut request, caller.as_ref())?;
     let query = matches!(found, Some((OperationType::Query, _)));
+    // Subscriptions only read too: their setup (thousands at once when dashboards reconnect)
+    // must not queue the writes of agents' reports behind it.
+    let reads = !matches!(found, Some((OperationType::Mutation, _)));
     let batches = loaders::BatchQueue::default();
-    request = request.data(loaders::Loaders::new(if query { &services.reads } else { &services.db }, &batches, query));
+    request = request.data(loaders::Loaders::new(if reads { &services.reads } else { &services.db }, &batches, query));
     if let Some(caller) = caller {
         request = request.data(caller);
     }
