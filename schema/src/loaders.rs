@@ -245,6 +245,11 @@ impl<T: Loader<i64, Error = Arc<DbErr>>> Batched<T> {
         self.load_many(missing).await.map(drop)
     }
 
+    /// [`Batched::prefetch`] when `wanted` (a field selected on the list); nothing otherwise.
+    pub async fn prefetch_when(&self, wanted: bool, keys: impl IntoIterator<Item = i64>) -> Result<(), Arc<DbErr>> {
+        if wanted { self.prefetch(keys).await } else { Ok(()) }
+    }
+
     /// The values of `keys` that have one.
     pub async fn load_many(&self, keys: impl IntoIterator<Item = i64>) -> Result<HashMap<i64, T::Value>, Arc<DbErr>> {
         let mut found = HashMap::new();

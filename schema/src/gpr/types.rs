@@ -67,18 +67,8 @@ pub(crate) async fn prefetch_for_gprs<'a>(
     selected: crate::pagination::Selection<'_>,
 ) -> Result<()> {
     let loaders = loaders(ctx)?;
-    let slices = async {
-        if selected.field("slice").exists() {
-            loaded(loaders.slice().prefetch(gprs.clone().map(|g| g.slice_id)).await)?;
-        }
-        Ok::<_, crate::error::Error>(())
-    };
-    let requesters = async {
-        if selected.field("requester").exists() {
-            loaded(loaders.user().prefetch(gprs.clone().filter_map(|g| g.requester_id)).await)?;
-        }
-        Ok::<_, crate::error::Error>(())
-    };
+    let slices = loaders.slice().prefetch_when(selected.field("slice").exists(), gprs.clone().map(|g| g.slice_id));
+    let requesters = loaders.user().prefetch_when(selected.field("requester").exists(), gprs.clone().filter_map(|g| g.requester_id));
     let nodes = async {
         let nodes = selected.field("nodes");
         if !nodes.exists() {
@@ -88,7 +78,7 @@ pub(crate) async fn prefetch_for_gprs<'a>(
         let held = loaded(loaders.node().load_many(links.values().flatten().map(|l| l.node_id)).await)?;
         crate::inventory::prefetch_for_nodes(ctx, held.values(), nodes).await
     };
-    futures_util::future::try_join3(slices, requesters, nodes).await.map(drop)
+    futures_util::future::try_join3(async { loaded(slices.await) }, async { loaded(requesters.await) }, nodes).await.map(drop)
 }
 
 /// The GPR `id` names (a node's holder, a preemptor), when there is one and the caller may see

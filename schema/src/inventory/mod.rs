@@ -175,26 +175,17 @@ pub(crate) async fn prefetch_for_gpus<'a>(
     }
     let node_ids: std::collections::BTreeSet<i64> = gpus.map(|g| g.node_id).collect();
     let nodes = loaded(loaders.node().load_many(node_ids).await)?;
-    let clusters = async {
-        if node.field("cluster").exists() {
-            loaded(loaders.cluster().prefetch(nodes.values().map(|n| n.cluster_id)).await)?;
-        }
-        Ok::<_, crate::error::Error>(())
-    };
-    let holders = async {
-        if checks_samples || node.field("allocatedGpr").exists() {
-            let gprs: std::collections::BTreeSet<i64> = nodes.values().filter_map(|n| n.allocated_gpr_id).collect();
-            loaded(
-                futures_util::future::try_join(
-                    loaders.gpr().prefetch(gprs.iter().copied()),
-                    loaders.node_links_by_gpr().prefetch(gprs.iter().copied()),
-                )
-                .await,
-            )?;
-        }
-        Ok::<_, crate::error::Error>(())
-    };
-    futures_util::future::try_join(clusters, holders).await.map(drop)
+    let gprs: std::collections::BTreeSet<i64> = nodes.values().filter_map(|n| n.allocated_gpr_id).collect();
+    let holders = checks_samples || node.field("allocatedGpr").exists();
+    loaded(
+        futures_util::future::try_join3(
+            loaders.cluster().prefetch_when(node.field("cluster").exists(), nodes.values().map(|n| n.cluster_id)),
+            loaders.gpr().prefetch_when(holders, gprs.iter().copied()),
+            loaders.node_links_by_gpr().prefetch_when(holders, gprs.iter().copied()),
+        )
+        .await,
+    )
+    .map(drop)
 }
 
 /// The same for a list of nodes: their clusters, GPUs and holding GPRs, as selected.
@@ -204,25 +195,15 @@ pub(crate) async fn prefetch_for_nodes<'a>(
     selected: crate::pagination::Selection<'_>,
 ) -> Result<()> {
     let loaders = loaders(ctx)?;
-    let clusters = async {
-        if selected.field("cluster").exists() {
-            loaded(loaders.cluster().prefetch(nodes.clone().map(|n| n.cluster_id)).await)?;
-        }
-        Ok::<_, crate::error::Error>(())
-    };
-    let gpus = async {
-        if selected.field("gpus").exists() {
-            loaded(loaders.gpus_by_node().prefetch(nodes.clone().map(|n| n.id)).await)?;
-        }
-        Ok::<_, crate::error::Error>(())
-    };
-    let holders = async {
-        if selected.field("allocatedGpr").exists() {
-            loaded(loaders.gpr().prefetch(nodes.clone().filter_map(|n| n.allocated_gpr_id)).await)?;
-        }
-        Ok::<_, crate::error::Error>(())
-    };
-    futures_util::future::try_join3(clusters, gpus, holders).await.map(drop)
+    loaded(
+        futures_util::future::try_join3(
+            loaders.cluster().prefetch_when(selected.field("cluster").exists(), nodes.clone().map(|n| n.cluster_id)),
+            loaders.gpus_by_node().prefetch_when(selected.field("gpus").exists(), nodes.clone().map(|n| n.id)),
+            loaders.gpr().prefetch_when(selected.field("allocatedGpr").exists(), nodes.clone().filter_map(|n| n.allocated_gpr_id)),
+        )
+        .await,
+    )
+    .map(drop)
 }
 
 /// Nodes of one cluster with the same instance type and GPU shape: the unit the scheduler plans on.
