@@ -243,6 +243,15 @@ async fn pages_that_read_ahead_hand_out_only_what_the_caller_may_see() {
     assert!(gpus.iter().all(|g| g["node"]["allocatedGpr"].is_null()), "no GPR of slice B through the GPU page: {as_alice}");
     assert!(gpus.iter().all(|g| g["latestSample"].is_null()), "no samples of a node Alice does not hold: {as_alice}");
 
+    // A viewer of slice A reads the same as Alice; an agent token reads no inventory pages.
+    let (_, viewer) = fixtures::member(&app, "vera", &two.slice_a, "VIEWER").await;
+    let as_viewer = app.ok(&viewer, query, json!({})).await;
+    assert_eq!((&as_viewer["nodes"], &as_viewer["gpus"]), (&as_alice["nodes"], &as_alice["gpus"]), "{as_viewer}");
+    let agent = fixtures::agent_token(&app, &two.cluster, &held_name).await;
+    let as_agent = app.gql(&agent, query, json!({})).await;
+    assert!(as_agent["errors"].as_array().is_some_and(|e| !e.is_empty()), "agents read no pages: {as_agent}");
+    assert!(!as_agent.to_string().contains("bob-job"), "{as_agent}");
+
     let as_bob = app.ok(&two.token_b, query, json!({})).await;
     let bobs: Vec<&Value> = as_bob["nodes"]["nodes"].as_array().expect("nodes").iter().filter(|n| n["allocatedGpr"]["name"] == "bob-job").collect();
     assert_eq!(bobs.len(), 1, "Bob sees his GPR on the node it holds: {as_bob}");
