@@ -489,6 +489,45 @@ async fn reports_arriving_together_are_stored_as_one_batch_each_answered_on_its_
     app.finish().await;
 }
 
+/// The gateway keeps the nodes reports name between batches: a GPU added since, a removed
+/// node and a node registered again under its old name are each seen by the next report.
+#[tokio::test]
+async fn reports_follow_the_inventory_the_gateway_kept_of_their_node() {
+    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let cluster = register_cluster(&app, "c1").await;
+    add_nodes(&app, &cluster, "n", 1, SHAPE_H100, 1).await;
+    let agent = agent_token(&app, &cluster, "n-0").await;
+    let uuid = |i: usize| format!("GPU-{cluster}-n-0-{i}");
+    let t0 = second(Utc::now()) - chrono::Duration::seconds(30);
+    let accepted = |body: &Value| (body["data"]["reportGpuSamples"]["accepted"].clone(), body["data"]["reportGpuSamples"]["userErrors"].clone());
+    let body = report(&app, &agent, &cluster, "n-0", vec![gpu_sample(&uuid(0), t0, 5.0)]).await;
+    assert_eq!(accepted(&body), (json!(1), json!([])), "{body}");
+
+    // A second GPU registered after the node was kept: its sample is accepted and stored.
+    add_nodes(&app, &cluster, "n", 1, SHAPE_H100, 2).await;
+    let at = t0 + chrono::Duration::seconds(1);
+    let body = report(&app, &agent, &cluster, "n-0", vec![gpu_sample(&uuid(0), at, 6.0), gpu_sample(&uuid(1), at, 7.0)]).await;
+    assert_eq!(accepted(&body), (json!(2), json!([])), "{body}");
+    assert_eq!(gpu_row(&app, &uuid(1)).await.latest_util, Some(7.0));
+
+    // Removed: refused, whether the gateway still kept it or not.
+    let id = nodes(&app, &cluster).await.remove(0).id;
+    app.mutate(&app.admin_token, "removeNode", "mutation($input: RemoveNodeInput!) { removeNode(input: $input) { node { id } userErrors { field message code } } }", json!({ "id": id })).await;
+    for n in 2..4 {
+        let body = report(&app, &agent, &cluster, "n-0", vec![gpu_sample(&uuid(0), t0 + chrono::Duration::seconds(n), 8.0)]).await;
+        assert_eq!((&body["data"], &body["errors"][0]["extensions"]["code"]), (&Value::Null, &json!("NOT_FOUND")), "report {n}: {body}");
+    }
+
+    // Registered again under its name (a new node): the agent's reports reach the new one.
+    add_nodes(&app, &cluster, "n", 1, SHAPE_H100, 1).await;
+    let again = t0 + chrono::Duration::seconds(5);
+    let body = report(&app, &agent, &cluster, "n-0", vec![gpu_sample(&uuid(0), again, 9.0)]).await;
+    assert_eq!(accepted(&body), (json!(1), json!([])), "{body}");
+    let row = gpu_row(&app, &uuid(0)).await;
+    assert_eq!((row.last_sample_at, row.latest_util), (Some(again), Some(9.0)));
+    app.finish().await;
+}
+
 mod live {
     use super::*;
     use egs_tests::ws::Socket;

@@ -1,35 +1,53 @@
-//! Reports are stored together ("group commit"): each `reportGpuSamples` still answers only
-//! after its samples are stored and the alert rules ran over them, but the reports that arrive
-//! while the previous batch is written are read, written and evaluated as one.
+//! Reports are checked, stored in memory and handed to live subscribers as they arrive, and
+//! written to the database together ("group commit"): each `reportGpuSamples` still answers only
+//! after its samples are written and the alert rules ran over them, but the reports that arrive
+//! while the previous batch is written are written and evaluated as one.
 //!
 //! One batch costs a fixed handful of statements, whatever the number of reports in it: the
 //! nodes and their GPUs (two reads), the latest samples and heartbeats (two writes, one
 //! transaction), and the alert rules' open alerts and thresholds (two reads); one report alone
-//! used to cost about 13. A lone report is written at once; under load a batch starts at most
-//! every [`GATHER`], so the cost per report falls as the rate rises, and a report waits at most
-//! one batch plus [`GATHER`] longer than it did alone.
+//! used to cost about 13. A lone report is written at once. Under load a batch starts at most
+//! every [`GATHER`], and at fleet rates (over [`BUSY_RATE`] reports a second) the writer waits
+//! long enough to gather about [`TARGET_BATCH`] reports, up to [`MAX_GATHER`]: the statements
+//! per report fall as the rate rises, while live subscribers, who get samples before the
+//! write, wait for none of it.
+//!
+//! The nodes reports name are kept from one batch to the next ([`ReportBatcher::known`]): a
+//! report is checked against what the last batch read of its node, and a node not known, or a
+//! report refused on what was known (a GPU added since), is read at once. Every batch reads
+//! its nodes again, so what is kept is never older than the last batch; a report whose node was
+//! removed meanwhile is refused by the batch (`NOT_FOUND`) although live subscribers saw it.
 //!
 //! Validation stays per report and all or nothing: a report with a bad sample is refused with
 //! its own `userErrors` and changes nothing, whatever the others in its batch. A database
-//! failure fails every report of the batch (none of them is stored; agents resend).
+//! failure fails every report of the batch (none of them is written; agents resend, and the
+//! history counts the resent samples as duplicates).
 
 use super::ingest::{MAX_SAMPLES_PER_REPORT, NodeRef, NodeReport, SampleReport, check_samples, may_report_for, may_report_on, persist_latest};
 use super::sample::Sample;
 use super::store::{Ingested, MetricsStore};
 use crate::alerts::hub::AlertHub;
 use crate::alerts::service::{Reported, after_reports};
-use crate::auth::{Caller, TokenRecord};
+use crate::auth::Caller;
 use crate::error::{Error, Result};
 use chrono::{DateTime, Utc};
-use egs_entities::{Role, gpu, node};
+use egs_entities::{gpu, node};
 use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter};
-use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Duration, Instant};
 
 /// Under load, batches start at most this often: reports gather meanwhile.
 pub const GATHER: Duration = Duration::from_millis(50);
+/// Above this many reports a second (a fleet of about 300 nodes reporting at 1 Hz) the writer
+/// gathers for longer, to about [`TARGET_BATCH`] reports a batch.
+pub const BUSY_RATE: f64 = 40.0;
+/// Reports a batch gathers at fleet rates.
+pub const TARGET_BATCH: f64 = 32.0;
+/// The longest a report waits for its batch to start: agents answer at 1 Hz and buffer, so a
+/// quarter second is no delay to them.
+pub const MAX_GATHER: Duration = Duration::from_millis(250);
 /// Most reports in one batch (bounds one batch's statements' parameters and its work).
 const MAX_BATCH: usize = 256;
 /// Reports waiting for a batch beyond this wait for room (back-pressure on the agents).
@@ -42,13 +60,35 @@ struct NodeSamples<'a> {
     heartbeat: Option<DateTime<Utc>>,
 }
 
+/// A checked report, stored in memory and handed to live subscribers, waiting for its write.
 struct Job {
-    /// The reporter's token record: its scope is checked once the node is known.
-    record: Arc<TokenRecord>,
-    node_ref: NodeRef,
-    reports: Vec<SampleReport>,
-    now: DateTime<Utc>,
-    reply: oneshot::Sender<Result<Ingested>>,
+    node_id: i64,
+    samples: Vec<Sample>,
+    /// When its agent sent it (an admin's report is no heartbeat).
+    heartbeat: Option<DateTime<Utc>>,
+    reply: oneshot::Sender<Result<()>>,
+}
+
+/// A node as a report names it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum NodeKey {
+    Id(i64),
+    Named(i64, String),
+}
+
+impl NodeKey {
+    fn of(node_ref: &NodeRef) -> Self {
+        match node_ref {
+            NodeRef::Id(id) => NodeKey::Id(*id),
+            NodeRef::Named { cluster_id, name } => NodeKey::Named(*cluster_id, name.clone()),
+        }
+    }
+}
+
+/// A node and its GPUs, as a read found them.
+struct KnownNode {
+    node: node::Model,
+    gpus: Vec<gpu::Model>,
 }
 
 /// Takes reports and stores them in batches; one per process, in `Services`. Its task starts
@@ -58,38 +98,85 @@ pub struct ReportBatcher {
     store: Arc<MetricsStore>,
     alerts: Arc<AlertHub>,
     queue: OnceLock<mpsc::Sender<Job>>,
+    /// The nodes reports named, by both names, as the last read of each found them: only
+    /// nodes that exist (a read that finds nothing keeps nothing), so at most two entries per
+    /// node of the inventory.
+    known: Mutex<HashMap<NodeKey, Arc<KnownNode>>>,
 }
 
 impl ReportBatcher {
     pub fn new(db: DatabaseConnection, store: Arc<MetricsStore>, alerts: Arc<AlertHub>) -> Arc<Self> {
-        Arc::new(Self { db, store, alerts, queue: OnceLock::new() })
+        Arc::new(Self { db, store, alerts, queue: OnceLock::new(), known: Mutex::new(HashMap::new()) })
     }
 
     /// Validates and stores one node's report, all or nothing: any invalid sample (or a GPU
     /// that is not the node's) stores none. Admins report for any node, an agent only for its
     /// own (refused before anything is read when it names another), and an agent's report is
-    /// its node's heartbeat. New samples reach live subscribers, then go through the alert
-    /// rules (whose transitions `alerts` publishes).
+    /// its node's heartbeat. New samples reach live subscribers at once, then are written with
+    /// their batch and go through the alert rules (whose transitions `alerts` publishes).
     pub async fn report(self: &Arc<Self>, caller: &Caller, now: DateTime<Utc>, node_ref: NodeRef, reports: Vec<SampleReport>) -> Result<Ingested> {
-        may_report_for(caller, &node_ref)?;
+        let agent = may_report_for(caller, &node_ref)?;
         if reports.len() > MAX_SAMPLES_PER_REPORT {
             return Err(Error::invalid("samples", format!("at most {MAX_SAMPLES_PER_REPORT} samples per report, got {}", reports.len())));
         }
+        let key = NodeKey::of(&node_ref);
+        let check = |known: &KnownNode| {
+            may_report_on(caller, agent, &known.node).and_then(|()| check_samples(&known.node, &known.gpus, &reports, now))
+        };
+        // What the last batch read, if it passes; otherwise the node as stored now decides.
+        let kept = self.known.lock().expect("known nodes").get(&key).cloned();
+        let (node_id, samples) = match kept.as_deref().map(|known| (known.node.id, check(known))) {
+            Some((id, Ok(samples))) => (id, samples),
+            _ => {
+                let known = self.read_node(&node_ref).await?;
+                (known.node.id, check(&known)?)
+            }
+        };
+        let counts = self.store.ingest(node_id, samples.clone(), now.timestamp());
         let (reply, answer) = oneshot::channel();
-        let job = Job { record: caller.record.clone(), node_ref, reports, now, reply };
+        let job = Job { node_id, samples, heartbeat: agent.then_some(now), reply };
         let queue = self.queue.get_or_init(|| {
             let (tx, rx) = mpsc::channel(QUEUE);
             tokio::spawn(self.clone().run(rx));
             tx
         });
         queue.send(job).await.map_err(|_| Error::Internal(anyhow::anyhow!("the report writer stopped")))?;
-        answer.await.map_err(|_| Error::Internal(anyhow::anyhow!("the report writer dropped a report")))?
+        answer.await.map_err(|_| Error::Internal(anyhow::anyhow!("the report writer dropped a report")))??;
+        Ok(counts)
+    }
+
+    /// Reads one node and its GPUs as stored now, and keeps them for the next reports.
+    async fn read_node(&self, node_ref: &NodeRef) -> Result<Arc<KnownNode>> {
+        let node = match node_ref {
+            NodeRef::Id(id) => node::Entity::find_by_id(*id).one(&self.db).await?,
+            NodeRef::Named { cluster_id, name } => {
+                node::Entity::find().filter(node::Column::ClusterId.eq(*cluster_id)).filter(node::Column::Name.eq(name.as_str())).one(&self.db).await?
+            }
+        };
+        let node = node.ok_or(Error::NotFound("node"))?;
+        let gpus = gpu::Entity::find().filter(gpu::Column::NodeId.eq(node.id)).all(&self.db).await?;
+        let known = Arc::new(KnownNode { node, gpus });
+        self.keep(std::slice::from_ref(&known), &[]);
+        Ok(known)
+    }
+
+    /// Keeps `found` under both of their names, and forgets the nodes `gone`.
+    fn keep(&self, found: &[Arc<KnownNode>], gone: &[i64]) {
+        let mut known = self.known.lock().expect("known nodes");
+        if !gone.is_empty() {
+            known.retain(|_, k| !gone.contains(&k.node.id));
+        }
+        for k in found {
+            known.insert(NodeKey::Id(k.node.id), k.clone());
+            known.insert(NodeKey::Named(k.node.cluster_id, k.node.name.clone()), k.clone());
+        }
     }
 
     async fn run(self: Arc<Self>, mut queue: mpsc::Receiver<Job>) {
         let mut last_start: Option<Instant> = None;
+        let mut pace = Pace::new(Instant::now());
         while let Some(first) = queue.recv().await {
-            if let Some(next) = last_start.map(|at| at + GATHER) {
+            if let Some(next) = last_start.map(|at| at + pace.gather()) {
                 tokio::time::sleep_until(next).await;
             }
             let mut jobs = vec![first];
@@ -99,56 +186,44 @@ impl ReportBatcher {
                     Err(_) => break,
                 }
             }
-            last_start = Some(Instant::now());
+            let now = Instant::now();
+            pace.record(jobs.len(), now);
+            last_start = Some(now);
             self.store_batch(jobs).await;
         }
     }
 
     async fn store_batch(&self, jobs: Vec<Job>) {
-        let (nodes, gpus) = match self.read_nodes(&jobs).await {
+        let ids: BTreeSet<i64> = jobs.iter().map(|j| j.node_id).collect();
+        let (nodes, gpus) = match self.read_nodes(&ids).await {
             Ok(found) => found,
             Err(error) => return fail_all(jobs, error),
         };
-        // Check each report against its node; refuse the bad ones now.
-        let mut accepted: Vec<(Job, &node::Model, Vec<Sample>)> = Vec::with_capacity(jobs.len());
-        for job in jobs {
-            let node = match &job.node_ref {
-                NodeRef::Id(id) => nodes.iter().find(|n| n.id == *id),
-                NodeRef::Named { cluster_id, name } => nodes.iter().find(|n| n.cluster_id == *cluster_id && n.name == *name),
-            };
-            let checked = match node {
-                None => Err(Error::NotFound("node")),
-                Some(node) => may_report_on(&Caller::new(job.record.clone()), job.record.role == Role::Agent, node)
-                    .and_then(|()| check_samples(node, gpus.get(&node.id).map_or(&[][..], Vec::as_slice), &job.reports, job.now))
-                    .map(|samples| (node, samples)),
-            };
-            match checked {
-                Ok((node, samples)) => accepted.push((job, node, samples)),
-                Err(error) => {
-                    let _ = job.reply.send(Err(error));
-                }
-            }
+        let found: Vec<Arc<KnownNode>> =
+            nodes.iter().map(|n| Arc::new(KnownNode { node: n.clone(), gpus: gpus.get(&n.id).cloned().unwrap_or_default() })).collect();
+        let gone: Vec<i64> = ids.iter().copied().filter(|id| !nodes.iter().any(|n| n.id == *id)).collect();
+        self.keep(&found, &gone);
+        // Removed since its report was checked: nothing of it is written.
+        let (jobs, removed): (Vec<Job>, Vec<Job>) = jobs.into_iter().partition(|j| !gone.contains(&j.node_id));
+        for job in removed {
+            let _ = job.reply.send(Err(Error::NotFound("node")));
         }
-        if accepted.is_empty() {
+        if jobs.is_empty() {
             return;
         }
-        // Agents' reports are their nodes' heartbeats.
-        let heartbeat = |job: &Job| (job.record.role == Role::Agent).then_some(job.now);
-        let writes: Vec<NodeReport<'_>> =
-            accepted.iter().map(|(job, node, samples)| NodeReport { node_id: node.id, samples, heartbeat: heartbeat(job) }).collect();
+        let writes: Vec<NodeReport<'_>> = jobs.iter().map(|j| NodeReport { node_id: j.node_id, samples: &j.samples, heartbeat: j.heartbeat }).collect();
         if let Err(error) = persist_latest(&self.db, &writes).await {
-            return fail_all(accepted.into_iter().map(|(job, _, _)| job).collect(), error);
+            drop(writes);
+            return fail_all(jobs, error);
         }
-        // One entry per node, its reports' samples together, for the rules; and the samples to
-        // live subscribers first, as the rules take queries of their own.
+        drop(writes);
+        // One entry per node, its reports' samples together, for the rules.
         let mut by_node: HashMap<i64, NodeSamples<'_>> = HashMap::new();
-        let mut answered = Vec::with_capacity(accepted.len());
-        for (job, node, samples) in accepted {
+        for job in &jobs {
+            let Some(node) = nodes.iter().find(|n| n.id == job.node_id) else { continue };
             let entry = by_node.entry(node.id).or_insert_with(|| NodeSamples { node, samples: Vec::new(), heartbeat: None });
-            entry.samples.extend(samples.iter().cloned());
-            entry.heartbeat = entry.heartbeat.max(heartbeat(&job));
-            let counts = self.store.ingest(node.id, samples, job.now.timestamp());
-            answered.push((job, counts));
+            entry.samples.extend(job.samples.iter().cloned());
+            entry.heartbeat = entry.heartbeat.max(job.heartbeat);
         }
         let reported: Vec<Reported<'_>> = by_node
             .values()
@@ -162,23 +237,14 @@ impl ReportBatcher {
         if after_reports(&self.db, &reported).await > 0 {
             self.alerts.changed();
         }
-        for (job, counts) in answered {
-            let _ = job.reply.send(Ok(counts));
+        for job in jobs {
+            let _ = job.reply.send(Ok(()));
         }
     }
 
     /// The batch's nodes and their GPUs (as they are before the batch): two statements.
-    async fn read_nodes(&self, jobs: &[Job]) -> Result<(Vec<node::Model>, HashMap<i64, Vec<gpu::Model>>)> {
-        let mut wanted = Condition::any();
-        for job in jobs {
-            wanted = wanted.add(match &job.node_ref {
-                NodeRef::Id(id) => Condition::all().add(node::Column::Id.eq(*id)),
-                NodeRef::Named { cluster_id, name } => {
-                    Condition::all().add(node::Column::ClusterId.eq(*cluster_id)).add(node::Column::Name.eq(name.as_str()))
-                }
-            });
-        }
-        let nodes = node::Entity::find().filter(wanted).all(&self.db).await?;
+    async fn read_nodes(&self, ids: &BTreeSet<i64>) -> Result<(Vec<node::Model>, HashMap<i64, Vec<gpu::Model>>)> {
+        let nodes = node::Entity::find().filter(Condition::all().add(node::Column::Id.is_in(ids.iter().copied()))).all(&self.db).await?;
         let mut gpus: HashMap<i64, Vec<gpu::Model>> = HashMap::new();
         if !nodes.is_empty() {
             for gpu in gpu::Entity::find().filter(gpu::Column::NodeId.is_in(nodes.iter().map(|n| n.id))).all(&self.db).await? {
@@ -186,6 +252,42 @@ impl ReportBatcher {
             }
         }
         Ok((nodes, gpus))
+    }
+}
+
+/// How long the writer gathers reports before a batch, from the rate they arrived at over the
+/// last second or so.
+struct Pace {
+    since: Instant,
+    reports: usize,
+    /// Reports a second over the last full window.
+    rate: f64,
+}
+
+impl Pace {
+    const WINDOW: Duration = Duration::from_secs(1);
+
+    fn new(now: Instant) -> Self {
+        Self { since: now, reports: 0, rate: 0.0 }
+    }
+
+    fn record(&mut self, reports: usize, now: Instant) {
+        self.reports += reports;
+        let elapsed = now.duration_since(self.since);
+        if elapsed >= Self::WINDOW {
+            self.rate = self.reports as f64 / elapsed.as_secs_f64();
+            self.since = now;
+            self.reports = 0;
+        }
+    }
+
+    /// [`GATHER`] at low rates (a lone report is written at once, and the next within
+    /// [`GATHER`]); at fleet rates long enough for about [`TARGET_BATCH`] reports.
+    fn gather(&self) -> Duration {
+        if self.rate < BUSY_RATE {
+            return GATHER;
+        }
+        Duration::from_secs_f64(TARGET_BATCH / self.rate).clamp(GATHER, MAX_GATHER)
     }
 }
 
@@ -204,5 +306,28 @@ fn fail_all(jobs: Vec<Job>, error: Error) {
             })
         });
         let _ = job.reply.send(Err(error));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records `rate` reports a second for a window and a half; returns the gather after.
+    fn gather_at(rate: usize) -> Duration {
+        let start = Instant::now();
+        let mut pace = Pace::new(start);
+        pace.record(rate, start + Duration::from_millis(500));
+        pace.record(rate / 2, start + Pace::WINDOW + Duration::from_millis(500));
+        pace.gather()
+    }
+
+    #[test]
+    fn the_writer_gathers_longer_only_at_fleet_rates() {
+        assert_eq!(Pace::new(Instant::now()).gather(), GATHER, "before any rate is known");
+        assert_eq!(gather_at(20), GATHER, "a test's or a small cluster's rate");
+        assert_eq!(gather_at(125), MAX_GATHER, "1,000 GPUs at 1 Hz: 32 reports would take 256 ms");
+        assert_eq!(gather_at(320), Duration::from_millis(100));
+        assert_eq!(gather_at(5_000), GATHER, "flat out: never shorter than GATHER");
     }
 }
