@@ -167,6 +167,7 @@ impl Application {
         });
         let db_for_watch = db.clone();
         let services = Services {
+            gpu_catalog: Default::default(),
             queue_views: egs_schema::gpr::queue_views::QueueViews::new(db.clone(), events.clone()),
             reports: egs_schema::metrics::batch::ReportBatcher::new(db.clone(), metrics.clone(), alerts.clone()),
             db,

@@ -13,6 +13,7 @@ mod m20261128_000001_gpr_holding_bounds;
 mod m20261129_000001_change_cursors;
 mod m20261130_000001_token_parents;
 mod m20261201_000001_access_versions;
+mod m20261202_000001_gpu_catalog_version;
 
 pub struct Migrator;
 
@@ -30,6 +31,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261129_000001_change_cursors::Migration),
             Box::new(m20261130_000001_token_parents::Migration),
             Box::new(m20261201_000001_access_versions::Migration),
+            Box::new(m20261202_000001_gpu_catalog_version::Migration),
         ]
     }
 }

@@ -113,6 +113,8 @@ pub struct Services {
     pub alerts: Arc<alerts::hub::AlertHub>,
     /// Node changes for `inventoryChanged` subscribers, from every replica.
     pub inventory: Arc<inventory::live::InventoryFeed>,
+    /// The GPUs' descriptions in memory, for GPU pages that read no samples.
+    pub gpu_catalog: Arc<inventory::catalog::GpuCatalog>,
     /// What is asked of Kubernetes clusters' APIs outside the provider's jobs (kubeconfigs).
     pub kubernetes: Arc<dyn ports::KubeAccess>,
     /// Seals and opens the clusters' stored credentials.

@@ -50,6 +50,7 @@ by_id_loader!(NodeById, egs_entities::node, node::Model);
 by_id_loader!(SliceById, egs_entities::slice, slice::Model);
 by_id_loader!(UserById, egs_entities::user, user::Model);
 by_id_loader!(GprById, egs_entities::gpr, gpr::Model);
+by_id_loader!(GpuById, egs_entities::gpu, gpu::Model);
 
 /// Loads, for each key, all rows whose `$fk` column points at it, ordered by `$order`.
 macro_rules! by_parent_loader {
@@ -114,6 +115,7 @@ pub struct Loaders {
     slice: OnceLock<Batched<SliceById>>,
     user: OnceLock<Batched<UserById>>,
     gpr: OnceLock<Batched<GprById>>,
+    gpu: OnceLock<Batched<GpuById>>,
     gpus_by_node: OnceLock<Batched<GpusByNode>>,
     node_links_by_gpr: OnceLock<Batched<NodeLinksByGpr>>,
     namespaces_by_slice: OnceLock<Batched<NamespacesBySlice>>,
@@ -138,6 +140,7 @@ impl Loaders {
             slice: OnceLock::new(),
             user: OnceLock::new(),
             gpr: OnceLock::new(),
+            gpu: OnceLock::new(),
             gpus_by_node: OnceLock::new(),
             node_links_by_gpr: OnceLock::new(),
             namespaces_by_slice: OnceLock::new(),
@@ -168,6 +171,10 @@ impl Loaders {
 
     pub fn gpr(&self) -> &Batched<GprById> {
         self.gpr.get_or_init(|| self.make(GprById(self.db.clone())))
+    }
+
+    pub fn gpu(&self) -> &Batched<GpuById> {
+        self.gpu.get_or_init(|| self.make(GpuById(self.db.clone())))
     }
 
     pub fn gpus_by_node(&self) -> &Batched<GpusByNode> {

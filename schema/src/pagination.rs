@@ -69,6 +69,13 @@ impl TotalCount {
     }
 }
 
+impl TotalCount {
+    /// A count known already (a page served from memory).
+    pub fn known(count: u64) -> Self {
+        Self(Arc::new(move || Box::pin(async move { Ok(count) })))
+    }
+}
+
 #[Object]
 impl TotalCount {
     /// How many items match the filters, across all pages.

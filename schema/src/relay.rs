@@ -44,7 +44,7 @@ impl RelayQuery {
         Ok(match kind {
             Kind::Cluster => Node::Cluster(Cluster(crate::cluster::service::find_cluster(db, caller, row).await?)),
             Kind::GpuNode => Node::GpuNode(GpuNode(inventory::service::find_node(db, caller, row).await?)),
-            Kind::Gpu => Node::Gpu(Gpu(inventory::service::find_gpu(db, caller, row).await?)),
+            Kind::Gpu => Node::Gpu(Gpu::from(inventory::service::find_gpu(db, caller, row).await?)),
             Kind::Slice => Node::Slice(Slice(slice::service::find_slice(db, caller, row).await?)),
             Kind::User => Node::User(User(user::service::find_user(db, caller, row).await?)),
             Kind::AccessToken => Node::AccessToken(AccessToken(token::service::find_token(db, caller, row).await?)),

@@ -148,3 +148,87 @@ async fn queries_answer_while_a_write_holds_the_writer_and_cannot_write() {
     }
     app.finish().await;
 }
+
+/// A GPU page's described fields, with and without a field that makes it read rows.
+const DESCRIBED: &str = "query($first: Int, $after: String, $filter: GpuFilter) {
+    gpus(first: $first, after: $after, filter: $filter) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { id uuid index model memoryMib migEnabled node { name } } } } }";
+const ROWS: &str = "query($first: Int, $after: String, $filter: GpuFilter) {
+    gpus(first: $first, after: $after, filter: $filter) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { id uuid index model memoryMib migEnabled node { name } latestSample { util } } } } }";
+
+/// The page without its samples: what the catalog's answer must equal.
+fn described(mut page: serde_json::Value) -> serde_json::Value {
+    for edge in page["gpus"]["edges"].as_array_mut().expect("edges") {
+        edge["node"].as_object_mut().expect("gpu").remove("latestSample");
+    }
+    page
+}
+
+/// GPU pages that read no samples answer from the catalog in memory (one statement, the
+/// catalog's version), exactly as the rows would, and see every change to the GPUs'
+/// descriptions at once: through the API, and written to the database by anyone else (another
+/// replica), which the trigger counts.
+#[tokio::test]
+async fn gpu_pages_served_from_the_catalog_equal_the_rows_and_follow_every_change() {
+    let app = TestApp::spawn_with(|s| s.no_scheduler = true).await;
+    let c1 = fixtures::register_cluster(&app, "c1").await;
+    let c2 = fixtures::register_cluster(&app, "c2").await;
+    fixtures::add_nodes(&app, &c1, "a", 3, SHAPE_H100, 4).await;
+    let b = fixtures::add_nodes(&app, &c2, "b", 2, "NVIDIA-A100-SXM4-80GB", 2).await;
+    let page = |query: &'static str, variables: serde_json::Value| {
+        let app = &app;
+        async move { app.ok(&app.admin_token, query, variables).await }
+    };
+    // Served from memory once the catalog is read: a page with its count costs one statement
+    // (the catalog's version); from rows it costs two.
+    const WARM: &str = "query($first: Int) { gpus(first: $first) { totalCount nodes { id uuid } } }";
+    let warm = json!({ "first": 5 });
+    egs_tests::wait_for("GPU pages served from the catalog", || async {
+        fewest_statements(&app, &app.admin_token, WARM, warm.clone(), |_| {}).await == 1
+    })
+    .await;
+    // The same pages either way: filters, cursors, counts.
+    let filters = [
+        json!(null),
+        json!({ "clusterId": c2 }),
+        json!({ "nodeId": b[1] }),
+        json!({ "model": SHAPE_H100 }),
+        json!({ "clusterId": c1, "model": "NVIDIA-A100-SXM4-80GB" }),
+    ];
+    for filter in filters {
+        let mut after = serde_json::Value::Null;
+        loop {
+            let variables = json!({ "first": 3, "after": after, "filter": filter });
+            let (from_catalog, from_rows) = (page(DESCRIBED, variables.clone()).await, described(page(ROWS, variables).await));
+            assert_eq!(from_catalog, from_rows, "filter {filter}, after {after}");
+            if from_catalog["gpus"]["pageInfo"]["hasNextPage"] != true {
+                break;
+            }
+            after = from_catalog["gpus"]["pageInfo"]["endCursor"].clone();
+        }
+    }
+    let models = |data: serde_json::Value| -> Vec<String> {
+        data["gpus"]["edges"].as_array().expect("edges").iter().map(|e| e["node"]["model"].as_str().expect("model").to_owned()).collect()
+    };
+    let everything = json!({ "first": 100 });
+    assert_eq!(page(DESCRIBED, everything.clone()).await["gpus"]["totalCount"], 16);
+    // Through the API: a node added, a node removed.
+    fixtures::add_nodes(&app, &c2, "c", 1, SHAPE_H100, 8).await;
+    assert_eq!(page(DESCRIBED, everything.clone()).await["gpus"]["totalCount"], 24, "the new node's GPUs at once");
+    app.mutate(&app.admin_token, "removeNode", "mutation($input: RemoveNodeInput!) { removeNode(input: $input) { node { id } userErrors { field message code } } }", json!({ "id": b[0] })).await;
+    assert_eq!(page(DESCRIBED, everything.clone()).await["gpus"]["totalCount"], 22, "the removed node's GPUs gone at once");
+    // Behind the gateway's back, as another replica writes: a GPU's model changes.
+    use sea_orm::ConnectionTrait;
+    app.db.execute_unprepared("UPDATE gpus SET model = 'NVIDIA-H200' WHERE id = (SELECT MIN(id) FROM gpus)").await.expect("update");
+    assert_eq!(models(page(DESCRIBED, everything.clone()).await)[0], "NVIDIA-H200", "a change written elsewhere, at once");
+    // Samples are not descriptions: reports leave the catalog as it is.
+    egs_tests::wait_for("the catalog read again", || async {
+        fewest_statements(&app, &app.admin_token, WARM, warm.clone(), |_| {}).await == 1
+    })
+    .await;
+    let uuid = page(DESCRIBED, everything.clone()).await["gpus"]["edges"][0]["node"]["uuid"].as_str().expect("uuid").to_owned();
+    let report = "mutation($input: ReportGpuSamplesInput!) { reportGpuSamples(input: $input) { accepted } }";
+    let input = json!({ "clusterId": c1, "nodeName": "a-0", "samples": [fixtures::gpu_sample(&uuid, chrono::Utc::now(), 50.0)] });
+    assert_eq!(app.ok(&app.admin_token, report, json!({ "input": input })).await["reportGpuSamples"]["accepted"], 1);
+    assert_eq!(fewest_statements(&app, &app.admin_token, WARM, warm.clone(), |_| {}).await, 1, "still served from memory");
+    app.finish().await;
+}

@@ -89,7 +89,7 @@ impl Alert {
     async fn gpu(&self, ctx: &Context<'_>) -> Result<Option<Gpu>> {
         let (Some(node_id), Some(gpu_id)) = (self.0.node_id, self.0.gpu_id) else { return Ok(None) };
         let gpus = loaded(loaders(ctx)?.gpus_by_node().load_one(node_id).await)?.unwrap_or_default();
-        Ok(gpus.into_iter().find(|g| g.id == gpu_id).map(Gpu))
+        Ok(gpus.into_iter().find(|g| g.id == gpu_id).map(Gpu::from))
     }
     /// The slice whose GPR held the node (or is the GPR) when it was raised.
     async fn slice(&self, ctx: &Context<'_>) -> Result<Option<Slice>> {

@@ -1,6 +1,7 @@
 //! Inventory: GPU nodes, GPUs and pools, `upsertNodes` for admins and node agents,
 //! `removeNode`, and the live `inventoryChanged` feed ([`live`]).
 
+pub mod catalog;
 pub mod live;
 pub mod liveness;
 pub mod service;
@@ -10,7 +11,9 @@ use crate::cluster::Cluster;
 use crate::error::Result;
 use crate::gpr::Gpr;
 use crate::ids::{self, Kind};
-use crate::pagination::{Order, Page, PageRequest, keyset_page};
+use crate::pagination::{Order, Page, PageRequest, TotalCount, encode_cursor, keyset_page};
+use async_graphql::connection::Edge;
+use std::sync::Arc;
 use crate::{loaded, loaders, payload, services, session};
 use async_graphql::{Context, Enum, ID, InputObject, Object, SimpleObject};
 use chrono::{DateTime, Utc};
@@ -79,7 +82,7 @@ impl GpuNode {
         self.0.last_heartbeat_at
     }
     async fn gpus(&self, ctx: &Context<'_>) -> Result<Vec<Gpu>> {
-        Ok(loaded(loaders(ctx)?.gpus_by_node().load_one(self.0.id).await)?.unwrap_or_default().into_iter().map(Gpu).collect())
+        Ok(loaded(loaders(ctx)?.gpus_by_node().load_one(self.0.id).await)?.unwrap_or_default().into_iter().map(Gpu::from).collect())
     }
     /// The pods whose processes use its GPUs, with the GPUs each uses, as its agent last
     /// reported them; empty when you may not read this node's metrics (users: from their
@@ -99,48 +102,117 @@ impl GpuNode {
     }
 }
 
-/// One GPU of a node.
-pub struct Gpu(pub gpu::Model);
+/// One GPU of a node: its row, or (on a page that reads no samples) its description from the
+/// [`catalog`], whose row a field that needs it reads, batched with the page's others.
+pub struct Gpu(GpuRow);
+
+enum GpuRow {
+    Row(gpu::Model),
+    Described(Arc<catalog::DescribedGpu>),
+}
+
+impl From<gpu::Model> for Gpu {
+    fn from(row: gpu::Model) -> Self {
+        Gpu(GpuRow::Row(row))
+    }
+}
+
+impl Gpu {
+    pub fn row_id(&self) -> i64 {
+        match &self.0 {
+            GpuRow::Row(g) => g.id,
+            GpuRow::Described(g) => g.id,
+        }
+    }
+
+    fn node_id(&self) -> i64 {
+        match &self.0 {
+            GpuRow::Row(g) => g.node_id,
+            GpuRow::Described(g) => g.node_id,
+        }
+    }
+
+    /// Its row with the latest sample: at hand, or read (`None` when it is gone since).
+    async fn row(&self, ctx: &Context<'_>) -> Result<Option<std::borrow::Cow<'_, gpu::Model>>> {
+        Ok(match &self.0 {
+            GpuRow::Row(g) => Some(std::borrow::Cow::Borrowed(g)),
+            GpuRow::Described(g) => loaded(loaders(ctx)?.gpu().load_one(g.id).await)?.map(std::borrow::Cow::Owned),
+        })
+    }
+}
 
 #[Object]
 impl Gpu {
     pub async fn id(&self) -> ID {
-        ids::encode(Kind::Gpu, self.0.id)
+        ids::encode(Kind::Gpu, self.row_id())
     }
     async fn uuid(&self) -> &str {
-        &self.0.uuid
+        match &self.0 {
+            GpuRow::Row(g) => &g.uuid,
+            GpuRow::Described(g) => &g.uuid,
+        }
     }
     /// Index on its node, as NVML numbers it.
     async fn index(&self) -> i32 {
-        self.0.gpu_index
+        match &self.0 {
+            GpuRow::Row(g) => g.gpu_index,
+            GpuRow::Described(g) => g.gpu_index,
+        }
     }
     async fn model(&self) -> &str {
-        &self.0.model
+        match &self.0 {
+            GpuRow::Row(g) => &g.model,
+            GpuRow::Described(g) => &g.model,
+        }
     }
     async fn memory_mib(&self) -> i64 {
-        self.0.memory_mib
+        match &self.0 {
+            GpuRow::Row(g) => g.memory_mib,
+            GpuRow::Described(g) => g.memory_mib,
+        }
     }
     async fn mig_enabled(&self) -> bool {
-        self.0.mig_enabled
+        match &self.0 {
+            GpuRow::Row(g) => g.mig_enabled,
+            GpuRow::Described(g) => g.mig_enabled,
+        }
     }
     async fn node(&self, ctx: &Context<'_>) -> Result<Option<GpuNode>> {
-        Ok(loaded(loaders(ctx)?.node().load_one(self.0.node_id).await)?.map(GpuNode))
+        Ok(loaded(loaders(ctx)?.node().load_one(self.node_id()).await)?.map(GpuNode))
     }
     /// The newest sample its agent reported; null when none, or when you may not read it
     /// (admins read all; users read GPUs of nodes their slices' GPRs hold, from the node's
     /// assignment on).
     async fn latest_sample(&self, ctx: &Context<'_>) -> Result<Option<crate::metrics::GpuSample>> {
-        crate::boxed(crate::metrics::latest_sample(ctx, &self.0)).await
+        crate::boxed(async move {
+            match self.row(ctx).await? {
+                Some(row) => crate::metrics::latest_sample(ctx, &row).await,
+                None => Ok(None),
+            }
+        })
+        .await
     }
     /// The processes running on it, with their pods, as its agent last reported them; empty
     /// when none, or when you may not read this GPU's metrics.
     async fn processes(&self, ctx: &Context<'_>) -> Result<Vec<crate::workloads::GpuProcess>> {
-        crate::boxed(crate::workloads::gpu_processes(ctx, &self.0)).await
+        crate::boxed(async move {
+            match self.row(ctx).await? {
+                Some(row) => crate::workloads::gpu_processes(ctx, &row).await,
+                None => Ok(Vec::new()),
+            }
+        })
+        .await
     }
     /// The pods whose processes use it, each with every GPU of the node it uses; empty when
     /// none, or when you may not read this GPU's metrics.
     async fn pods(&self, ctx: &Context<'_>) -> Result<Vec<crate::workloads::GpuPod>> {
-        crate::boxed(crate::workloads::gpu_pods(ctx, &self.0)).await
+        crate::boxed(async move {
+            match self.row(ctx).await? {
+                Some(row) => crate::workloads::gpu_pods(ctx, &row).await,
+                None => Ok(Vec::new()),
+            }
+        })
+        .await
     }
     /// History between `from` and `to` (default: the last 10 minutes) in steps of `step`:
     /// 1 s resolution for the last 10 minutes, 1 min (steps of whole minutes) for 24 hours.
@@ -153,7 +225,13 @@ impl Gpu {
         to: Option<DateTime<Utc>>,
         step: Option<crate::scalars::Duration>,
     ) -> Result<Vec<crate::metrics::GpuMetricPoint>> {
-        crate::boxed(crate::metrics::history(ctx, &self.0, from, to, step)).await
+        crate::boxed(async move {
+            match self.row(ctx).await? {
+                Some(row) => crate::metrics::history(ctx, &row, from, to, step).await,
+                None => Err(crate::error::Error::NotFound("GPU")),
+            }
+        })
+        .await
     }
 }
 
@@ -162,7 +240,7 @@ impl Gpu {
 /// fields answer at once instead of every GPU waiting on a batch per level.
 pub(crate) async fn prefetch_for_gpus<'a>(
     ctx: &Context<'_>,
-    gpus: impl Iterator<Item = &'a gpu::Model>,
+    gpus: impl Iterator<Item = &'a Gpu>,
     selected: crate::pagination::Selection<'_>,
 ) -> Result<()> {
     let caller = crate::caller(ctx)?;
@@ -173,7 +251,7 @@ pub(crate) async fn prefetch_for_gpus<'a>(
     if !node.exists() && !checks_samples {
         return Ok(());
     }
-    let node_ids: std::collections::BTreeSet<i64> = gpus.map(|g| g.node_id).collect();
+    let node_ids: std::collections::BTreeSet<i64> = gpus.map(Gpu::node_id).collect();
     let nodes = loaded(loaders.node().load_many(node_ids).await)?;
     let gprs: std::collections::BTreeSet<i64> = nodes.values().filter_map(|n| n.allocated_gpr_id).collect();
     let holders = checks_samples || node.field("allocatedGpr").exists();
@@ -329,14 +407,27 @@ impl InventoryQuery {
             node_id: filter.node_id.as_ref().map(|id| ids::decode("filter.nodeId", id, Kind::GpuNode)).transpose()?,
             model: filter.model,
         };
-        let select = service::gpus_select(&query);
+        let selected = crate::pagination::Selection::of_page(ctx);
         let page = if order_by != crate::metrics::GpuOrder::Id {
-            crate::metrics::ranked_gpus(ctx, select, order_by, first, after).await?
+            crate::metrics::ranked_gpus(ctx, service::gpus_select(&query), order_by, first, after).await?
         } else {
             let request = PageRequest::new(first, after)?;
-            keyset_page(db, request, select, gpu::Column::Id, Order::OldestFirst, |g| g.id, Gpu).await?
+            // A page that reads no samples is served from the catalog while it is current.
+            let reads_rows = ["latestSample", "processes", "pods", "metrics"].iter().any(|f| selected.field(f).exists());
+            let described = match reads_rows {
+                true => None,
+                false => services(ctx)?.gpu_catalog.page(db, &query, request.after, request.limit as usize).await?,
+            };
+            match described {
+                Some(described) => {
+                    let mut page = Page::with_additional_fields(request.after.is_some(), described.has_next, TotalCount::known(described.total));
+                    page.edges.extend(described.gpus.into_iter().map(|g| Edge::new(encode_cursor(g.id), Gpu(GpuRow::Described(g)))));
+                    page
+                }
+                None => keyset_page(db, request, service::gpus_select(&query), gpu::Column::Id, Order::OldestFirst, |g| g.id, Gpu::from).await?,
+            }
         };
-        prefetch_for_gpus(ctx, page.edges.iter().map(|e| &e.node.0), crate::pagination::Selection::of_page(ctx)).await?;
+        prefetch_for_gpus(ctx, page.edges.iter().map(|e| &e.node), selected).await?;
         Ok(page)
     }
 

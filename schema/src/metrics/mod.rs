@@ -196,8 +196,8 @@ impl From<summary::Summary> for GpuSummary {
             average_temperature: s.avg_temperature,
             memory_used_mib: s.mem_used_mib,
             power_watts: s.power,
-            hottest_gpu: s.hottest.map(Gpu),
-            highest_power_gpu: s.highest_power.map(Gpu),
+            hottest_gpu: s.hottest.map(Gpu::from),
+            highest_power_gpu: s.highest_power.map(Gpu::from),
             newest_sample_at: s.newest_sample_at,
             oldest_sample_at: s.oldest_sample_at,
         }
@@ -480,7 +480,7 @@ pub(crate) async fn ranked_gpus(
     let page = summary::rank_in_sql(select, rank, readable.as_ref()).offset(offset as u64).limit(limit as u64 + 1).all(db).await?;
     let has_next = page.len() > limit;
     let mut connection = Connection::with_additional_fields(offset > 0, has_next, total);
-    connection.edges.extend(page.into_iter().take(limit).enumerate().map(|(i, g)| Edge::new(encode_rank_cursor(offset + i), Gpu(g))));
+    connection.edges.extend(page.into_iter().take(limit).enumerate().map(|(i, g)| Edge::new(encode_rank_cursor(offset + i), Gpu::from(g))));
     Ok(connection)
 }
 

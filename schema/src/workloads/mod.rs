@@ -97,7 +97,7 @@ impl GpuPod {
     /// The GPUs its processes use, with their latest samples (`Gpu.latestSample`).
     async fn gpus(&self, ctx: &Context<'_>) -> Result<Vec<Gpu>> {
         let gpus = loaded(loaders(ctx)?.gpus_by_node().load_one(self.node_id).await)?.unwrap_or_default();
-        Ok(gpus.into_iter().filter(|g| self.gpu_ids.binary_search(&g.id).is_ok()).map(Gpu).collect())
+        Ok(gpus.into_iter().filter(|g| self.gpu_ids.binary_search(&g.id).is_ok()).map(Gpu::from).collect())
     }
     /// Its processes on those GPUs.
     async fn processes(&self) -> Vec<GpuProcess> {

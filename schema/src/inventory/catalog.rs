@@ -1,0 +1,114 @@
+//! The GPUs' descriptions (node, cluster, UUID, index, model, memory, MIG mode) in memory, for
+//! GPU pages that read nothing else. Descriptions change when nodes register or go; samples,
+//! which change every second, are not part of them. A trigger counts every change to them in
+//! `gpu_catalog_versions` (migration `m20261202`), on every replica's writes alike, so a page
+//! reads that one number and, while it is the number the catalog was read at, answers from
+//! memory: one tiny statement instead of a page of rows. When it is not, the page reads rows
+//! as before and one refresh starts in the background.
+
+use super::service::GpuQuery;
+use crate::error::Result;
+use sea_orm::{ConnectionTrait, DatabaseConnection, FromQueryResult, Statement};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+
+/// One GPU as the catalog describes it.
+#[derive(Clone, Debug, PartialEq, FromQueryResult)]
+pub struct DescribedGpu {
+    pub id: i64,
+    pub node_id: i64,
+    pub cluster_id: i64,
+    pub uuid: String,
+    pub gpu_index: i32,
+    pub model: String,
+    pub memory_mib: i64,
+    pub mig_enabled: bool,
+}
+
+/// Every GPU, by id, as of `version`.
+struct Snapshot {
+    version: i64,
+    gpus: Vec<Arc<DescribedGpu>>,
+}
+
+/// One page of a snapshot.
+pub struct CatalogPage {
+    pub gpus: Vec<Arc<DescribedGpu>>,
+    pub has_next: bool,
+    pub total: u64,
+}
+
+/// One per process, in `Services`.
+#[derive(Default)]
+pub struct GpuCatalog {
+    snapshot: RwLock<Option<Arc<Snapshot>>>,
+    refreshing: AtomicBool,
+}
+
+impl GpuCatalog {
+    /// Page `query` after GPU `after`, by id, from memory, if the catalog is current; `None`
+    /// (and a refresh starts) when the descriptions changed since it was read.
+    pub async fn page(self: &Arc<Self>, db: &DatabaseConnection, query: &GpuQuery, after: Option<i64>, limit: usize) -> Result<Option<CatalogPage>> {
+        let version = version(db).await?;
+        let current = self.snapshot.read().expect("catalog").clone().filter(|s| s.version == version);
+        let Some(snapshot) = current else {
+            self.refresh_in_background(db);
+            return Ok(None);
+        };
+        let matches = |g: &&Arc<DescribedGpu>| {
+            query.node_id.is_none_or(|n| g.node_id == n)
+                && query.cluster_id.is_none_or(|c| g.cluster_id == c)
+                && query.model.as_deref().is_none_or(|m| g.model == m)
+        };
+        let start = after.map_or(0, |after| snapshot.gpus.partition_point(|g| g.id <= after));
+        let mut gpus: Vec<Arc<DescribedGpu>> = snapshot.gpus[start..].iter().filter(matches).take(limit + 1).cloned().collect();
+        let has_next = gpus.len() > limit;
+        gpus.truncate(limit);
+        let total = snapshot.gpus.iter().filter(matches).count() as u64;
+        Ok(Some(CatalogPage { gpus, has_next, total }))
+    }
+
+    fn refresh_in_background(self: &Arc<Self>, db: &DatabaseConnection) {
+        if self.refreshing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let (catalog, db) = (self.clone(), db.clone());
+        tokio::spawn(async move {
+            if let Err(error) = catalog.refresh(&db).await {
+                tracing::warn!(?error, "reading the GPU catalog failed; GPU pages read rows until it is read");
+            }
+            catalog.refreshing.store(false, Ordering::Release);
+        });
+    }
+
+    /// Reads every description, labelled with the version read first: a change in between
+    /// labels newer descriptions with an older version, which only makes the next page read
+    /// them again.
+    pub async fn refresh(&self, db: &DatabaseConnection) -> Result<()> {
+        let version = version(db).await?;
+        let gpus = DescribedGpu::find_by_statement(Statement::from_string(
+            db.get_database_backend(),
+            "SELECT gpus.id, gpus.node_id, nodes.cluster_id, gpus.uuid, gpus.gpu_index, gpus.model, gpus.memory_mib, gpus.mig_enabled \
+             FROM gpus JOIN nodes ON nodes.id = gpus.node_id ORDER BY gpus.id",
+        ))
+        .all(db)
+        .await?;
+        let snapshot = Arc::new(Snapshot { version, gpus: gpus.into_iter().map(Arc::new).collect() });
+        let mut kept = self.snapshot.write().expect("catalog");
+        if kept.as_ref().is_none_or(|k| k.version <= version) {
+            *kept = Some(snapshot);
+        }
+        Ok(())
+    }
+}
+
+/// How many times the descriptions have changed.
+pub async fn version(db: &DatabaseConnection) -> Result<i64> {
+    let row = db
+        .query_one_raw(Statement::from_string(db.get_database_backend(), "SELECT version FROM gpu_catalog_versions WHERE id = 1"))
+        .await?;
+    Ok(match row {
+        Some(row) => row.try_get_by_index(0)?,
+        None => 0,
+    })
+}
