@@ -6,11 +6,10 @@
 //! One batch costs a fixed handful of statements, whatever the number of reports in it: the
 //! nodes and their GPUs (two reads), the latest samples and heartbeats (two writes, one
 //! transaction), and the alert rules' open alerts and thresholds (two reads); one report alone
-//! used to cost about 13. A lone report is written at once. Under load a batch starts at most
-//! every [`GATHER`], and at fleet rates (over [`BUSY_RATE`] reports a second) the writer waits
-//! long enough to gather about [`TARGET_BATCH`] reports, up to [`MAX_GATHER`]: the statements
-//! per report fall as the rate rises, while live subscribers, who get samples before the
-//! write, wait for none of it.
+//! used to cost about 13. A lone report is written at once; under load a batch starts at most
+//! every [`GATHER`], and live subscribers, who get samples before the write, wait for none of
+//! it. (Gathering longer at fleet rates was tried: at 1,000 GPUs it halved the statements per
+//! report but saved no CPU, and it throttled clients that wait for each answer.)
 //!
 //! The nodes reports name are kept from one batch to the next ([`ReportBatcher::known`]): a
 //! report is checked against what the last batch read of its node, and a node not known, or a
@@ -40,14 +39,6 @@ use tokio::time::{Duration, Instant};
 
 /// Under load, batches start at most this often: reports gather meanwhile.
 pub const GATHER: Duration = Duration::from_millis(50);
-/// Above this many reports a second (a fleet of about 300 nodes reporting at 1 Hz) the writer
-/// gathers for longer, to about [`TARGET_BATCH`] reports a batch.
-pub const BUSY_RATE: f64 = 40.0;
-/// Reports a batch gathers at fleet rates.
-pub const TARGET_BATCH: f64 = 32.0;
-/// The longest a report waits for its batch to start: agents answer at 1 Hz and buffer, so a
-/// quarter second is no delay to them.
-pub const MAX_GATHER: Duration = Duration::from_millis(250);
 /// Most reports in one batch (bounds one batch's statements' parameters and its work).
 const MAX_BATCH: usize = 256;
 /// Reports waiting for a batch beyond this wait for room (back-pressure on the agents).
@@ -174,9 +165,8 @@ impl ReportBatcher {
 
     async fn run(self: Arc<Self>, mut queue: mpsc::Receiver<Job>) {
         let mut last_start: Option<Instant> = None;
-        let mut pace = Pace::new(Instant::now());
         while let Some(first) = queue.recv().await {
-            if let Some(next) = last_start.map(|at| at + pace.gather()) {
+            if let Some(next) = last_start.map(|at| at + GATHER) {
                 tokio::time::sleep_until(next).await;
             }
             let mut jobs = vec![first];
@@ -186,9 +176,7 @@ impl ReportBatcher {
                     Err(_) => break,
                 }
             }
-            let now = Instant::now();
-            pace.record(jobs.len(), now);
-            last_start = Some(now);
+            last_start = Some(Instant::now());
             self.store_batch(jobs).await;
         }
     }
@@ -255,42 +243,6 @@ impl ReportBatcher {
     }
 }
 
-/// How long the writer gathers reports before a batch, from the rate they arrived at over the
-/// last second or so.
-struct Pace {
-    since: Instant,
-    reports: usize,
-    /// Reports a second over the last full window.
-    rate: f64,
-}
-
-impl Pace {
-    const WINDOW: Duration = Duration::from_secs(1);
-
-    fn new(now: Instant) -> Self {
-        Self { since: now, reports: 0, rate: 0.0 }
-    }
-
-    fn record(&mut self, reports: usize, now: Instant) {
-        self.reports += reports;
-        let elapsed = now.duration_since(self.since);
-        if elapsed >= Self::WINDOW {
-            self.rate = self.reports as f64 / elapsed.as_secs_f64();
-            self.since = now;
-            self.reports = 0;
-        }
-    }
-
-    /// [`GATHER`] at low rates (a lone report is written at once, and the next within
-    /// [`GATHER`]); at fleet rates long enough for about [`TARGET_BATCH`] reports.
-    fn gather(&self) -> Duration {
-        if self.rate < BUSY_RATE {
-            return GATHER;
-        }
-        Duration::from_secs_f64(TARGET_BATCH / self.rate).clamp(GATHER, MAX_GATHER)
-    }
-}
-
 /// Fails every report of a batch with the same error: the first gets it, the others its
 /// equal (a lost connection stays `SERVICE_UNAVAILABLE`, so agents retry shortly).
 fn fail_all(jobs: Vec<Job>, error: Error) {
@@ -306,28 +258,5 @@ fn fail_all(jobs: Vec<Job>, error: Error) {
             })
         });
         let _ = job.reply.send(Err(error));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Records `rate` reports a second for a window and a half; returns the gather after.
-    fn gather_at(rate: usize) -> Duration {
-        let start = Instant::now();
-        let mut pace = Pace::new(start);
-        pace.record(rate, start + Duration::from_millis(500));
-        pace.record(rate / 2, start + Pace::WINDOW + Duration::from_millis(500));
-        pace.gather()
-    }
-
-    #[test]
-    fn the_writer_gathers_longer_only_at_fleet_rates() {
-        assert_eq!(Pace::new(Instant::now()).gather(), GATHER, "before any rate is known");
-        assert_eq!(gather_at(20), GATHER, "a test's or a small cluster's rate");
-        assert_eq!(gather_at(125), MAX_GATHER, "1,000 GPUs at 1 Hz: 32 reports would take 256 ms");
-        assert_eq!(gather_at(320), Duration::from_millis(100));
-        assert_eq!(gather_at(5_000), GATHER, "flat out: never shorter than GATHER");
     }
 }
