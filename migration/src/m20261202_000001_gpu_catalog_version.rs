@@ -53,7 +53,8 @@ impl MigrationTrait for Migration {
                 for (name, event) in [("gpus_catalog_insert", "INSERT"), ("gpus_catalog_delete", "DELETE")] {
                     db.execute_unprepared(&format!("CREATE TRIGGER {name} AFTER {event} ON gpus BEGIN {bump}; END")).await?;
                 }
-                db.execute_unprepared(&format!("CREATE TRIGGER gpus_catalog_described AFTER UPDATE ON gpus WHEN {changed} BEGIN {bump}; END")).await?;
+                db.execute_unprepared(&format!("CREATE TRIGGER gpus_catalog_described AFTER UPDATE ON gpus WHEN {changed} BEGIN {bump}; END"))
+                    .await?;
             }
         }
         Ok(())

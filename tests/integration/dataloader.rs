@@ -214,17 +214,21 @@ async fn gpu_pages_served_from_the_catalog_equal_the_rows_and_follow_every_chang
     // Through the API: a node added, a node removed.
     fixtures::add_nodes(&app, &c2, "c", 1, SHAPE_H100, 8).await;
     assert_eq!(page(DESCRIBED, everything.clone()).await["gpus"]["totalCount"], 24, "the new node's GPUs at once");
-    app.mutate(&app.admin_token, "removeNode", "mutation($input: RemoveNodeInput!) { removeNode(input: $input) { node { id } userErrors { field message code } } }", json!({ "id": b[0] })).await;
+    app.mutate(
+        &app.admin_token,
+        "removeNode",
+        "mutation($input: RemoveNodeInput!) { removeNode(input: $input) { node { id } userErrors { field message code } } }",
+        json!({ "id": b[0] }),
+    )
+    .await;
     assert_eq!(page(DESCRIBED, everything.clone()).await["gpus"]["totalCount"], 22, "the removed node's GPUs gone at once");
     // Behind the gateway's back, as another replica writes: a GPU's model changes.
     use sea_orm::ConnectionTrait;
     app.db.execute_unprepared("UPDATE gpus SET model = 'NVIDIA-H200' WHERE id = (SELECT MIN(id) FROM gpus)").await.expect("update");
     assert_eq!(models(page(DESCRIBED, everything.clone()).await)[0], "NVIDIA-H200", "a change written elsewhere, at once");
     // Samples are not descriptions: reports leave the catalog as it is.
-    egs_tests::wait_for("the catalog read again", || async {
-        fewest_statements(&app, &app.admin_token, WARM, warm.clone(), |_| {}).await == 1
-    })
-    .await;
+    egs_tests::wait_for("the catalog read again", || async { fewest_statements(&app, &app.admin_token, WARM, warm.clone(), |_| {}).await == 1 })
+        .await;
     let uuid = page(DESCRIBED, everything.clone()).await["gpus"]["edges"][0]["node"]["uuid"].as_str().expect("uuid").to_owned();
     let report = "mutation($input: ReportGpuSamplesInput!) { reportGpuSamples(input: $input) { accepted } }";
     let input = json!({ "clusterId": c1, "nodeName": "a-0", "samples": [fixtures::gpu_sample(&uuid, chrono::Utc::now(), 50.0)] });

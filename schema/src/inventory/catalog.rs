@@ -104,9 +104,7 @@ impl GpuCatalog {
 
 /// How many times the descriptions have changed.
 pub async fn version(db: &DatabaseConnection) -> Result<i64> {
-    let row = db
-        .query_one_raw(Statement::from_string(db.get_database_backend(), "SELECT version FROM gpu_catalog_versions WHERE id = 1"))
-        .await?;
+    let row = db.query_one_raw(Statement::from_string(db.get_database_backend(), "SELECT version FROM gpu_catalog_versions WHERE id = 1")).await?;
     Ok(match row {
         Some(row) => row.try_get_by_index(0)?,
         None => 0,

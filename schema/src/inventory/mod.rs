@@ -12,14 +12,14 @@ use crate::error::Result;
 use crate::gpr::Gpr;
 use crate::ids::{self, Kind};
 use crate::pagination::{Order, Page, PageRequest, TotalCount, encode_cursor, keyset_page};
-use async_graphql::connection::Edge;
-use std::sync::Arc;
 use crate::{loaded, loaders, payload, services, session};
+use async_graphql::connection::Edge;
 use async_graphql::{Context, Enum, ID, InputObject, Object, SimpleObject};
 use chrono::{DateTime, Utc};
 use egs_entities::{Health, NodeState, gpu, node};
 use sea_orm::{DatabaseConnection, QueryFilter};
 pub use service::PoolSummary;
+use std::sync::Arc;
 
 /// A whole GPU node: the unit EGS hands to a slice.
 pub struct GpuNode(pub node::Model);
@@ -106,6 +106,8 @@ impl GpuNode {
 /// [`catalog`], whose row a field that needs it reads, batched with the page's others.
 pub struct Gpu(GpuRow);
 
+// Unboxed: a row is what most GPUs carry, and boxing it would allocate once per GPU on a page.
+#[allow(clippy::large_enum_variant)]
 enum GpuRow {
     Row(gpu::Model),
     Described(Arc<catalog::DescribedGpu>),

@@ -111,9 +111,8 @@ impl ReportBatcher {
             return Err(Error::invalid("samples", format!("at most {MAX_SAMPLES_PER_REPORT} samples per report, got {}", reports.len())));
         }
         let key = NodeKey::of(&node_ref);
-        let check = |known: &KnownNode| {
-            may_report_on(caller, agent, &known.node).and_then(|()| check_samples(&known.node, &known.gpus, &reports, now))
-        };
+        let check =
+            |known: &KnownNode| may_report_on(caller, agent, &known.node).and_then(|()| check_samples(&known.node, &known.gpus, &reports, now));
         // What the last batch read, if it passes; otherwise the node as stored now decides.
         let kept = self.known.lock().expect("known nodes").get(&key).cloned();
         let (node_id, samples) = match kept.as_deref().map(|known| (known.node.id, check(known))) {
@@ -141,7 +140,11 @@ impl ReportBatcher {
         let node = match node_ref {
             NodeRef::Id(id) => node::Entity::find_by_id(*id).one(&self.db).await?,
             NodeRef::Named { cluster_id, name } => {
-                node::Entity::find().filter(node::Column::ClusterId.eq(*cluster_id)).filter(node::Column::Name.eq(name.as_str())).one(&self.db).await?
+                node::Entity::find()
+                    .filter(node::Column::ClusterId.eq(*cluster_id))
+                    .filter(node::Column::Name.eq(name.as_str()))
+                    .one(&self.db)
+                    .await?
             }
         };
         let node = node.ok_or(Error::NotFound("node"))?;
@@ -199,7 +202,8 @@ impl ReportBatcher {
         if jobs.is_empty() {
             return;
         }
-        let writes: Vec<NodeReport<'_>> = jobs.iter().map(|j| NodeReport { node_id: j.node_id, samples: &j.samples, heartbeat: j.heartbeat }).collect();
+        let writes: Vec<NodeReport<'_>> =
+            jobs.iter().map(|j| NodeReport { node_id: j.node_id, samples: &j.samples, heartbeat: j.heartbeat }).collect();
         if let Err(error) = persist_latest(&self.db, &writes).await {
             drop(writes);
             return fail_all(jobs, error);
