@@ -449,8 +449,10 @@ async fn seed_samples(app: &TestApp) {
     assert!(edges.iter().all(|e| e["node"]["latestSample"]["util"].is_number()), "every GPU on the page has a latest sample");
 }
 
-/// What the scalar page's one statement costs by itself, decoding whole rows (as the
-/// gateway does) and only the four columns asked for: the part of the gap SQL can explain.
+/// What the scalar page would cost in SQL alone if it read rows, decoding whole rows (as the
+/// gateway does for pages that read samples) and only the four columns asked for. The gateway
+/// answers this page from its GPU catalog in memory; its one statement is the catalog's
+/// version.
 async fn sql_alone(app: &TestApp) {
     use egs_entities::gpu;
     use sea_orm::{QueryOrder, QuerySelect};
