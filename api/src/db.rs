@@ -21,6 +21,15 @@ const POSTGRES_MAX_CONNECTIONS: u32 = 20;
 /// How long a request waits for a PostgreSQL connection before it fails with
 /// `SERVICE_UNAVAILABLE`: with the server down, sqlx keeps retrying the connect until then.
 const POSTGRES_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(2);
+/// Connections queries and subscriptions read through on PostgreSQL, beside the writer's
+/// pool: thousands of dashboards reconnecting at once queue their setup reads here instead of
+/// taking every connection from agents' reports and the scheduler (which then failed after the
+/// writer pool's 2 s).
+const POSTGRES_READ_CONNECTIONS: u32 = 8;
+/// A read waits this long for one of those: a reconnect storm is seconds of setup reads. A
+/// server that is down or hung is not waited out: the probe ([`crate::db_watch`]) answers
+/// `SERVICE_UNAVAILABLE` within 2 s.
+const POSTGRES_READ_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 /// SQLite's one connection may wait on a long write (the busy timeout is 10 s too).
 const SQLITE_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -74,21 +83,26 @@ pub async fn connect(storage: &StorageArgs, counter: &StatementCounter) -> anyho
     Ok(db)
 }
 
-/// Where queries read. SQLite file: a pool of `--sqlite-readers` read-only connections beside the writer
-/// ([`connect`] must have created and migrated the file). PostgreSQL, or an in-memory SQLite
-/// database that other connections could not see: the writer's own pool.
+/// Where queries and subscriptions read. SQLite file: a pool of `--sqlite-readers` read-only
+/// connections beside the writer ([`connect`] must have created and migrated the file).
+/// PostgreSQL: a pool of its own ([`POSTGRES_READ_CONNECTIONS`]). An in-memory SQLite database
+/// that other connections could not see, or `--sqlite-readers 0`: the writer's own pool.
 pub async fn connect_reads(storage: &StorageArgs, counter: &StatementCounter, db: &DatabaseConnection) -> anyhow::Result<DatabaseConnection> {
     let url = database_url(storage);
-    if storage.sqlite_readers == 0 || !url.starts_with("sqlite:") || url.contains(":memory:") || url.contains("mode=memory") {
+    let sqlite = url.starts_with("sqlite:");
+    if sqlite && (storage.sqlite_readers == 0 || url.contains(":memory:") || url.contains("mode=memory")) {
         return Ok(db.clone());
     }
     let mut options = ConnectOptions::new(url);
-    options
-        .sqlx_logging(false)
-        .connect_timeout(Duration::from_secs(10))
-        .acquire_timeout(SQLITE_ACQUIRE_TIMEOUT)
-        .max_connections(storage.sqlite_readers)
-        .map_sqlx_sqlite_opts(|opts| opts.read_only(true).create_if_missing(false).busy_timeout(SQLITE_BUSY_TIMEOUT));
+    options.sqlx_logging(false).connect_timeout(Duration::from_secs(10));
+    if sqlite {
+        options
+            .acquire_timeout(SQLITE_ACQUIRE_TIMEOUT)
+            .max_connections(storage.sqlite_readers)
+            .map_sqlx_sqlite_opts(|opts| opts.read_only(true).create_if_missing(false).busy_timeout(SQLITE_BUSY_TIMEOUT));
+    } else {
+        options.acquire_timeout(POSTGRES_READ_ACQUIRE_TIMEOUT).max_connections(POSTGRES_READ_CONNECTIONS);
+    }
     let mut reads = Database::connect(options).await.context("failed to open the database for reading")?;
     let counter = counter.0.clone();
     reads.set_metric_callback(move |_| {

@@ -118,8 +118,9 @@ async fn a_page_of_gpus_with_node_cluster_and_sample_costs_a_fixed_number_of_sta
     app.finish().await;
 }
 
-/// Queries read through their own connections: a page answers while a long write holds the
-/// writer (on SQLite its only connection), and on SQLite those connections cannot write.
+/// Queries and subscriptions read through their own connections: a page answers, and a
+/// subscription starts, while a long write holds the writer (on SQLite its only connection),
+/// and on SQLite those connections cannot write.
 #[tokio::test]
 async fn queries_answer_while_a_write_holds_the_writer_and_cannot_write() {
     use sea_orm::{ConnectionTrait, TransactionTrait};
@@ -127,8 +128,10 @@ async fn queries_answer_while_a_write_holds_the_writer_and_cannot_write() {
     let cluster = fixtures::register_cluster(&app, "c1").await;
     fixtures::add_nodes(&app, &cluster, "h100", 2, SHAPE_H100, 8).await;
     let page = "{ gpus(first: 5) { nodes { uuid node { name cluster { name } } } } }";
+    let slice = fixtures::create_slice(&app, "team", &cluster, json!({})).await;
     // The token is known before the writer is taken (its first check may read the database).
     app.ok(&app.admin_token, page, json!({})).await;
+    let mut socket = egs_tests::ws::Socket::open(&app, &app.admin_token).await;
 
     let writer = app.db.begin().await.expect("hold the writer");
     writer.execute_unprepared("UPDATE clusters SET name = name").await.expect("a write in the held transaction");
@@ -138,6 +141,12 @@ async fn queries_answer_while_a_write_holds_the_writer_and_cannot_write() {
     let gpus = answered["gpus"]["nodes"].as_array().expect("gpus");
     assert_eq!(gpus.len(), 5);
     assert!(gpus.iter().all(|g| g["node"]["cluster"]["name"] == "c1"), "{answered}");
+    // A subscription's setup reads (scope, the queue view) do not queue behind it either.
+    socket.subscribe("queue", "subscription($slice: ID) { queueChanged(sliceId: $slice) { id } }", json!({ "slice": slice })).await;
+    let first = tokio::time::timeout(std::time::Duration::from_secs(5), socket.next("queue", "queueChanged"))
+        .await
+        .expect("a subscription must not queue behind a write");
+    assert_eq!(first, json!([]), "the slice's queue is empty");
     writer.rollback().await.expect("rollback");
 
     if app.backend == "sqlite" {
