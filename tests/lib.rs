@@ -590,6 +590,17 @@ pub mod fixtures {
         payload["nodes"].as_array().expect("nodes").iter().map(|n| n["id"].as_str().expect("id").to_owned()).collect()
     }
 
+    /// Removes node `id` (as an admin); asserts it was removed.
+    pub async fn remove_node(app: &impl Gateway, id: &str) {
+        app.mutate(
+            app.admin_token(),
+            "removeNode",
+            "mutation($input: RemoveNodeInput!) { removeNode(input: $input) { node { id } userErrors { field message code } } }",
+            json!({ "id": id }),
+        )
+        .await;
+    }
+
     pub async fn create_slice(app: &impl Gateway, name: &str, cluster_id: &str, policy: Value) -> String {
         let payload = app
             .mutate(

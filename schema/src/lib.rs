@@ -95,7 +95,7 @@ pub struct Services {
     /// Where writes go: mutations, and the background jobs.
     pub db: DatabaseConnection,
     /// Where queries and subscriptions read: on SQLite, read-only connections beside the one
-    /// writer; on PostgreSQL, the same pool as `db`.
+    /// writer; on PostgreSQL, a pool of its own beside `db`'s.
     pub reads: DatabaseConnection,
     pub keys: Arc<TokenKeys>,
     pub token_cache: Arc<TokenCache>,

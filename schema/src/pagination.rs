@@ -70,9 +70,12 @@ impl TotalCount {
 }
 
 impl TotalCount {
-    /// A count known already (a page served from memory).
-    pub fn known(count: u64) -> Self {
-        Self(Arc::new(move || Box::pin(async move { Ok(count) })))
+    /// A count made in memory (a page served from memory), only when asked for.
+    pub fn in_memory(count: impl Fn() -> u64 + Send + Sync + 'static) -> Self {
+        Self(Arc::new(move || {
+            let count = count();
+            Box::pin(async move { Ok(count) })
+        }))
     }
 }
 

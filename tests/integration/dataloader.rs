@@ -223,13 +223,7 @@ async fn gpu_pages_served_from_the_catalog_equal_the_rows_and_follow_every_chang
     // Through the API: a node added, a node removed.
     fixtures::add_nodes(&app, &c2, "c", 1, SHAPE_H100, 8).await;
     assert_eq!(page(DESCRIBED, everything.clone()).await["gpus"]["totalCount"], 24, "the new node's GPUs at once");
-    app.mutate(
-        &app.admin_token,
-        "removeNode",
-        "mutation($input: RemoveNodeInput!) { removeNode(input: $input) { node { id } userErrors { field message code } } }",
-        json!({ "id": b[0] }),
-    )
-    .await;
+    fixtures::remove_node(&app, &b[0]).await;
     assert_eq!(page(DESCRIBED, everything.clone()).await["gpus"]["totalCount"], 22, "the removed node's GPUs gone at once");
     // Behind the gateway's back, as another replica writes: a GPU's model changes.
     use sea_orm::ConnectionTrait;

@@ -512,13 +512,7 @@ async fn reports_follow_the_inventory_the_gateway_kept_of_their_node() {
 
     // Removed: refused, whether the gateway still kept it or not.
     let id = nodes(&app, &cluster).await.remove(0).id;
-    app.mutate(
-        &app.admin_token,
-        "removeNode",
-        "mutation($input: RemoveNodeInput!) { removeNode(input: $input) { node { id } userErrors { field message code } } }",
-        json!({ "id": id }),
-    )
-    .await;
+    remove_node(&app, &id).await;
     for n in 2..4 {
         let body = report(&app, &agent, &cluster, "n-0", vec![gpu_sample(&uuid(0), t0 + chrono::Duration::seconds(n), 8.0)]).await;
         assert_eq!((&body["data"], &body["errors"][0]["extensions"]["code"]), (&Value::Null, &json!("NOT_FOUND")), "report {n}: {body}");

@@ -8,6 +8,7 @@
 
 use super::service::GpuQuery;
 use crate::error::Result;
+use crate::pagination::TotalCount;
 use sea_orm::{ConnectionTrait, DatabaseConnection, FromQueryResult, Statement};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
@@ -35,7 +36,8 @@ struct Snapshot {
 pub struct CatalogPage {
     pub gpus: Vec<Arc<DescribedGpu>>,
     pub has_next: bool,
-    pub total: u64,
+    /// Every GPU the query matches, counted over the same snapshot when asked for.
+    pub total: TotalCount,
 }
 
 /// One per process, in `Services`.
@@ -55,16 +57,12 @@ impl GpuCatalog {
             self.refresh_in_background(db);
             return Ok(None);
         };
-        let matches = |g: &&Arc<DescribedGpu>| {
-            query.node_id.is_none_or(|n| g.node_id == n)
-                && query.cluster_id.is_none_or(|c| g.cluster_id == c)
-                && query.model.as_deref().is_none_or(|m| g.model == m)
-        };
         let start = after.map_or(0, |after| snapshot.gpus.partition_point(|g| g.id <= after));
-        let mut gpus: Vec<Arc<DescribedGpu>> = snapshot.gpus[start..].iter().filter(matches).take(limit + 1).cloned().collect();
+        let mut gpus: Vec<Arc<DescribedGpu>> = snapshot.gpus[start..].iter().filter(|g| matches(query, g)).take(limit + 1).cloned().collect();
         let has_next = gpus.len() > limit;
         gpus.truncate(limit);
-        let total = snapshot.gpus.iter().filter(matches).count() as u64;
+        let query = query.clone();
+        let total = TotalCount::in_memory(move || snapshot.gpus.iter().filter(|g| matches(&query, g)).count() as u64);
         Ok(Some(CatalogPage { gpus, has_next, total }))
     }
 
@@ -100,6 +98,12 @@ impl GpuCatalog {
         }
         Ok(())
     }
+}
+
+fn matches(query: &GpuQuery, gpu: &DescribedGpu) -> bool {
+    query.node_id.is_none_or(|n| gpu.node_id == n)
+        && query.cluster_id.is_none_or(|c| gpu.cluster_id == c)
+        && query.model.as_deref().is_none_or(|m| gpu.model == m)
 }
 
 /// How many times the descriptions have changed.

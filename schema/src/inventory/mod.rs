@@ -11,7 +11,7 @@ use crate::cluster::Cluster;
 use crate::error::Result;
 use crate::gpr::Gpr;
 use crate::ids::{self, Kind};
-use crate::pagination::{Order, Page, PageRequest, TotalCount, encode_cursor, keyset_page};
+use crate::pagination::{Order, Page, PageRequest, encode_cursor, keyset_page};
 use crate::{loaded, loaders, payload, services, session};
 use async_graphql::connection::Edge;
 use async_graphql::{Context, Enum, ID, InputObject, Object, SimpleObject};
@@ -113,6 +113,16 @@ enum GpuRow {
     Described(Arc<catalog::DescribedGpu>),
 }
 
+/// A described field of a GPU, from its row or its description alike.
+macro_rules! described {
+    ($gpu:expr, $field:ident) => {
+        match &$gpu.0 {
+            GpuRow::Row(g) => &g.$field,
+            GpuRow::Described(g) => &g.$field,
+        }
+    };
+}
+
 impl From<gpu::Model> for Gpu {
     fn from(row: gpu::Model) -> Self {
         Gpu(GpuRow::Row(row))
@@ -121,17 +131,11 @@ impl From<gpu::Model> for Gpu {
 
 impl Gpu {
     pub fn row_id(&self) -> i64 {
-        match &self.0 {
-            GpuRow::Row(g) => g.id,
-            GpuRow::Described(g) => g.id,
-        }
+        *described!(self, id)
     }
 
     fn node_id(&self) -> i64 {
-        match &self.0 {
-            GpuRow::Row(g) => g.node_id,
-            GpuRow::Described(g) => g.node_id,
-        }
+        *described!(self, node_id)
     }
 
     /// Its row with the latest sample: at hand, or read (`None` when it is gone since).
@@ -149,35 +153,20 @@ impl Gpu {
         ids::encode(Kind::Gpu, self.row_id())
     }
     async fn uuid(&self) -> &str {
-        match &self.0 {
-            GpuRow::Row(g) => &g.uuid,
-            GpuRow::Described(g) => &g.uuid,
-        }
+        described!(self, uuid)
     }
     /// Index on its node, as NVML numbers it.
     async fn index(&self) -> i32 {
-        match &self.0 {
-            GpuRow::Row(g) => g.gpu_index,
-            GpuRow::Described(g) => g.gpu_index,
-        }
+        *described!(self, gpu_index)
     }
     async fn model(&self) -> &str {
-        match &self.0 {
-            GpuRow::Row(g) => &g.model,
-            GpuRow::Described(g) => &g.model,
-        }
+        described!(self, model)
     }
     async fn memory_mib(&self) -> i64 {
-        match &self.0 {
-            GpuRow::Row(g) => g.memory_mib,
-            GpuRow::Described(g) => g.memory_mib,
-        }
+        *described!(self, memory_mib)
     }
     async fn mig_enabled(&self) -> bool {
-        match &self.0 {
-            GpuRow::Row(g) => g.mig_enabled,
-            GpuRow::Described(g) => g.mig_enabled,
-        }
+        *described!(self, mig_enabled)
     }
     async fn node(&self, ctx: &Context<'_>) -> Result<Option<GpuNode>> {
         Ok(loaded(loaders(ctx)?.node().load_one(self.node_id()).await)?.map(GpuNode))
@@ -237,6 +226,11 @@ impl Gpu {
     }
 }
 
+/// Whether the fields selected on a list of GPUs read their samples (and so their rows).
+fn reads_samples(selected: &crate::pagination::Selection<'_>) -> bool {
+    ["latestSample", "processes", "pods", "metrics"].iter().any(|f| selected.field(f).exists())
+}
+
 /// Reads, one batch per relation, what the fields selected on a list of GPUs will ask for
 /// (their nodes, the nodes' clusters, and what a user's sample check reads), so each GPU's
 /// fields answer at once instead of every GPU waiting on a batch per level.
@@ -249,7 +243,7 @@ pub(crate) async fn prefetch_for_gpus<'a>(
     let loaders = loaders(ctx)?;
     let node = selected.field("node");
     // Admins read every sample; a user's check reads the node's GPR and its assignments.
-    let checks_samples = !caller.is_admin() && ["latestSample", "processes", "pods", "metrics"].iter().any(|f| selected.field(f).exists());
+    let checks_samples = !caller.is_admin() && reads_samples(&selected);
     if !node.exists() && !checks_samples {
         return Ok(());
     }
@@ -415,14 +409,13 @@ impl InventoryQuery {
         } else {
             let request = PageRequest::new(first, after)?;
             // A page that reads no samples is served from the catalog while it is current.
-            let reads_rows = ["latestSample", "processes", "pods", "metrics"].iter().any(|f| selected.field(f).exists());
-            let described = match reads_rows {
+            let described = match reads_samples(&selected) {
                 true => None,
                 false => services(ctx)?.gpu_catalog.page(db, &query, request.after, request.limit as usize).await?,
             };
             match described {
                 Some(described) => {
-                    let mut page = Page::with_additional_fields(request.after.is_some(), described.has_next, TotalCount::known(described.total));
+                    let mut page = Page::with_additional_fields(request.after.is_some(), described.has_next, described.total);
                     page.edges.extend(described.gpus.into_iter().map(|g| Edge::new(encode_cursor(g.id), Gpu(GpuRow::Described(g)))));
                     page
                 }

@@ -22,7 +22,9 @@
 //! failure fails every report of the batch (none of them is written; agents resend, and the
 //! history counts the resent samples as duplicates).
 
-use super::ingest::{MAX_SAMPLES_PER_REPORT, NodeRef, NodeReport, SampleReport, check_samples, may_report_for, may_report_on, persist_latest};
+use super::ingest::{
+    MAX_SAMPLES_PER_REPORT, NodeRef, NodeReport, SampleReport, check_samples, find_node, may_report_for, may_report_on, persist_latest,
+};
 use super::sample::Sample;
 use super::store::{Ingested, MetricsStore};
 use crate::alerts::hub::AlertHub;
@@ -31,7 +33,7 @@ use crate::auth::Caller;
 use crate::error::{Error, Result};
 use chrono::{DateTime, Utc};
 use egs_entities::{gpu, node};
-use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::{mpsc, oneshot};
@@ -46,7 +48,7 @@ const QUEUE: usize = 4096;
 
 /// A node's samples from all its reports in a batch.
 struct NodeSamples<'a> {
-    node: &'a node::Model,
+    known: &'a KnownNode,
     samples: Vec<Sample>,
     heartbeat: Option<DateTime<Utc>>,
 }
@@ -137,21 +139,10 @@ impl ReportBatcher {
 
     /// Reads one node and its GPUs as stored now, and keeps them for the next reports.
     async fn read_node(&self, node_ref: &NodeRef) -> Result<Arc<KnownNode>> {
-        let node = match node_ref {
-            NodeRef::Id(id) => node::Entity::find_by_id(*id).one(&self.db).await?,
-            NodeRef::Named { cluster_id, name } => {
-                node::Entity::find()
-                    .filter(node::Column::ClusterId.eq(*cluster_id))
-                    .filter(node::Column::Name.eq(name.as_str()))
-                    .one(&self.db)
-                    .await?
-            }
-        };
-        let node = node.ok_or(Error::NotFound("node"))?;
-        let gpus = gpu::Entity::find().filter(gpu::Column::NodeId.eq(node.id)).all(&self.db).await?;
-        let known = Arc::new(KnownNode { node, gpus });
-        self.keep(std::slice::from_ref(&known), &[]);
-        Ok(known)
+        let node = find_node(&self.db, node_ref).await?;
+        let known = self.with_gpus(vec![node]).await?;
+        self.keep(&known, &[]);
+        known.into_iter().next().ok_or(Error::NotFound("node"))
     }
 
     /// Keeps `found` under both of their names, and forgets the nodes `gone`.
@@ -186,13 +177,11 @@ impl ReportBatcher {
 
     async fn store_batch(&self, jobs: Vec<Job>) {
         let ids: BTreeSet<i64> = jobs.iter().map(|j| j.node_id).collect();
-        let (nodes, gpus) = match self.read_nodes(&ids).await {
+        let found = match self.read_nodes(&ids).await {
             Ok(found) => found,
             Err(error) => return fail_all(jobs, error),
         };
-        let found: Vec<Arc<KnownNode>> =
-            nodes.iter().map(|n| Arc::new(KnownNode { node: n.clone(), gpus: gpus.get(&n.id).cloned().unwrap_or_default() })).collect();
-        let gone: Vec<i64> = ids.iter().copied().filter(|id| !nodes.iter().any(|n| n.id == *id)).collect();
+        let gone: Vec<i64> = ids.iter().copied().filter(|id| !found.iter().any(|k| k.node.id == *id)).collect();
         self.keep(&found, &gone);
         // Removed since its report was checked: nothing of it is written.
         let (jobs, removed): (Vec<Job>, Vec<Job>) = jobs.into_iter().partition(|j| !gone.contains(&j.node_id));
@@ -204,28 +193,21 @@ impl ReportBatcher {
         }
         let writes: Vec<NodeReport<'_>> =
             jobs.iter().map(|j| NodeReport { node_id: j.node_id, samples: &j.samples, heartbeat: j.heartbeat }).collect();
-        if let Err(error) = persist_latest(&self.db, &writes).await {
-            drop(writes);
+        let written = persist_latest(&self.db, &writes).await;
+        drop(writes);
+        if let Err(error) = written {
             return fail_all(jobs, error);
         }
-        drop(writes);
         // One entry per node, its reports' samples together, for the rules.
         let mut by_node: HashMap<i64, NodeSamples<'_>> = HashMap::new();
         for job in &jobs {
-            let Some(node) = nodes.iter().find(|n| n.id == job.node_id) else { continue };
-            let entry = by_node.entry(node.id).or_insert_with(|| NodeSamples { node, samples: Vec::new(), heartbeat: None });
+            let Some(known) = found.iter().find(|k| k.node.id == job.node_id) else { continue };
+            let entry = by_node.entry(job.node_id).or_insert_with(|| NodeSamples { known, samples: Vec::new(), heartbeat: None });
             entry.samples.extend(job.samples.iter().cloned());
             entry.heartbeat = entry.heartbeat.max(job.heartbeat);
         }
-        let reported: Vec<Reported<'_>> = by_node
-            .values()
-            .map(|n| Reported {
-                node: n.node,
-                gpus: gpus.get(&n.node.id).map_or(&[][..], Vec::as_slice),
-                samples: &n.samples,
-                heartbeat: n.heartbeat,
-            })
-            .collect();
+        let reported: Vec<Reported<'_>> =
+            by_node.values().map(|n| Reported { node: &n.known.node, gpus: &n.known.gpus, samples: &n.samples, heartbeat: n.heartbeat }).collect();
         if after_reports(&self.db, &reported).await > 0 {
             self.alerts.changed();
         }
@@ -235,15 +217,20 @@ impl ReportBatcher {
     }
 
     /// The batch's nodes and their GPUs (as they are before the batch): two statements.
-    async fn read_nodes(&self, ids: &BTreeSet<i64>) -> Result<(Vec<node::Model>, HashMap<i64, Vec<gpu::Model>>)> {
-        let nodes = node::Entity::find().filter(Condition::all().add(node::Column::Id.is_in(ids.iter().copied()))).all(&self.db).await?;
+    async fn read_nodes(&self, ids: &BTreeSet<i64>) -> Result<Vec<Arc<KnownNode>>> {
+        let nodes = node::Entity::find().filter(node::Column::Id.is_in(ids.iter().copied())).all(&self.db).await?;
+        self.with_gpus(nodes).await
+    }
+
+    /// `nodes` with their GPUs: one statement.
+    async fn with_gpus(&self, nodes: Vec<node::Model>) -> Result<Vec<Arc<KnownNode>>> {
         let mut gpus: HashMap<i64, Vec<gpu::Model>> = HashMap::new();
         if !nodes.is_empty() {
             for gpu in gpu::Entity::find().filter(gpu::Column::NodeId.is_in(nodes.iter().map(|n| n.id))).all(&self.db).await? {
                 gpus.entry(gpu.node_id).or_default().push(gpu);
             }
         }
-        Ok((nodes, gpus))
+        Ok(nodes.into_iter().map(|node| Arc::new(KnownNode { gpus: gpus.remove(&node.id).unwrap_or_default(), node })).collect())
     }
 }
 

@@ -108,16 +108,21 @@ pub(super) fn may_report_on(caller: &Caller, agent: bool, node: &node::Model) ->
 /// Finds the node an agent or an admin reports for (see [`may_report_for`]).
 pub async fn reporting_node(db: &DatabaseConnection, caller: &Caller, node_ref: &NodeRef) -> Result<Reporting> {
     let agent = may_report_for(caller, node_ref)?;
+    let node = find_node(db, node_ref).await?;
+    may_report_on(caller, agent, &node)?;
+    let gpus = gpu::Entity::find().filter(gpu::Column::NodeId.eq(node.id)).all(db).await?;
+    Ok(Reporting { node, gpus, agent })
+}
+
+/// The node `node_ref` names, whoever asks (`NOT_FOUND` when there is none).
+pub(super) async fn find_node(db: &DatabaseConnection, node_ref: &NodeRef) -> Result<node::Model> {
     let node = match node_ref {
         NodeRef::Id(id) => node::Entity::find_by_id(*id).one(db).await?,
         NodeRef::Named { cluster_id, name } => {
             node::Entity::find().filter(node::Column::ClusterId.eq(*cluster_id)).filter(node::Column::Name.eq(name.as_str())).one(db).await?
         }
     };
-    let node = node.ok_or(Error::NotFound("node"))?;
-    may_report_on(caller, agent, &node)?;
-    let gpus = gpu::Entity::find().filter(gpu::Column::NodeId.eq(node.id)).all(db).await?;
-    Ok(Reporting { node, gpus, agent })
+    node.ok_or(Error::NotFound("node"))
 }
 
 fn check_range(field: &str, value: f64, min: f64, max: f64, unit: &str, errors: &mut Vec<UserError>) {
