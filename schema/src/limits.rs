@@ -231,7 +231,15 @@ pub struct Gate {
     limits: Arc<Limits>,
     /// The schema's types (what [`output_cost`] reads); built once.
     registry: Registry,
+    /// Parsed documents by their text: clients send the same few over and over (an agent's
+    /// report, the portal's pages), and a copy costs far less than a parse.
+    documents: std::sync::Mutex<lru::LruCache<String, ExecutableDocument>>,
 }
+
+/// Documents kept parsed, most recently used first.
+const CACHED_DOCUMENTS: usize = 512;
+/// Longer documents are parsed every time: a few large ones must not take the memory.
+const MAX_CACHED_DOCUMENT_BYTES: usize = 16 * 1024;
 
 impl Gate {
     pub fn new(budget: Option<CostBudget>) -> Self {
@@ -245,7 +253,26 @@ impl Gate {
         crate::Query::create_type_info(&mut registry);
         crate::Mutation::create_type_info(&mut registry);
         crate::Subscription::create_type_info(&mut registry);
-        Self { limits: Limits::new(budget), registry }
+        let documents = lru::LruCache::new(std::num::NonZeroUsize::new(CACHED_DOCUMENTS).unwrap_or(std::num::NonZeroUsize::MIN));
+        Self { limits: Limits::new(budget), registry, documents: std::sync::Mutex::new(documents) }
+    }
+
+    /// Gives `request` its parsed document from the cache, or parses it and keeps the parse.
+    /// A document that does not parse is not kept (the parse reports it).
+    fn parse_cached(&self, request: &mut async_graphql::Request) {
+        if request.query.len() > MAX_CACHED_DOCUMENT_BYTES {
+            return;
+        }
+        let mut documents = self.documents.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(document) = documents.get(request.query.as_str()) {
+            request.set_parsed_query(document.clone());
+            return;
+        }
+        drop(documents);
+        if let Ok(document) = request.parsed_query() {
+            let document = document.clone();
+            self.documents.lock().unwrap_or_else(|p| p.into_inner()).put(request.query.clone(), document);
+        }
     }
 
     /// Parses `request` (once: async-graphql runs the parsed document, and a document parsed
@@ -254,6 +281,7 @@ impl Gate {
     /// spent its cost.
     pub fn admit(&self, request: &mut async_graphql::Request, who: Principal) -> ServerResult<Option<(OperationType, Option<String>)>> {
         // Set aside while the parsed document borrows the request.
+        self.parse_cached(request);
         let variables = std::mem::take(&mut request.variables);
         let requested = request.operation_name.clone();
         let checked = request.parsed_query().and_then(|document| self.check(document, requested.as_deref(), &variables, who));
@@ -419,6 +447,24 @@ mod tests {
         assert!(refused.message.contains("retry in"), "{}", refused.message);
         let unparsable = gate.admit(&mut async_graphql::Request::new("{ viewer { "), Principal::User(2)).expect_err("does not parse");
         assert!(unparsable.extensions.is_none(), "a parse error, coded later as INVALID_INPUT: {unparsable:?}");
+    }
+
+    #[test]
+    fn documents_are_parsed_once_and_only_those_that_parse_and_are_small_are_kept() {
+        let gate = Gate::new(None);
+        let kept = |gate: &Gate| gate.documents.lock().map(|d| d.len()).unwrap_or_default();
+        let query = "query Me { viewer { id } }";
+        for _ in 0..3 {
+            let mut request = async_graphql::Request::new(query);
+            let operation = gate.admit(&mut request, Principal::User(1)).expect("admitted");
+            assert_eq!(operation, Some((OperationType::Query, Some("Me".into()))));
+        }
+        assert_eq!(kept(&gate), 1, "one document, parsed once");
+        assert!(gate.admit(&mut async_graphql::Request::new("{ viewer { "), Principal::User(1)).is_err());
+        assert_eq!(kept(&gate), 1, "a parse error is not kept");
+        let long = format!("{{ viewer {{ id }} }} # {}", "x".repeat(MAX_CACHED_DOCUMENT_BYTES));
+        assert!(gate.admit(&mut async_graphql::Request::new(long), Principal::User(1)).is_ok());
+        assert_eq!(kept(&gate), 1, "a long document is parsed each time");
     }
 
     #[tokio::test]
