@@ -9,8 +9,8 @@ use crate::scheduler::{Decision, Scheduler};
 use chrono::{DateTime, Duration, Utc};
 use egs_entities::{GprEventKind, GprPhase, NodeState, ReleaseReason, StepOperation, cluster, gpr, gpr_node, node};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect, Set};
-use std::collections::HashMap;
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// A queued GPR as the snapshot holds it, with its new position, promise, expected start and pool.
@@ -383,36 +383,22 @@ impl Lifecycle {
             return Ok(0);
         }
         let txn = self.fenced(epoch).await?;
-        // Rows edited since the snapshot keep the edit (the next tick plans them afresh). Which
-        // those are is read first, locked on PostgreSQL, so the batched writes below write
-        // exactly the rest: a deep queue that shifts by one is a few statements, not one per GPR.
-        let mut current: HashMap<i64, i32> = HashMap::with_capacity(changed.len());
-        for chunk in changed.chunks(ESTIMATE_BATCH) {
-            let mut read = gpr::Entity::find()
-                .select_only()
-                .column(gpr::Column::Id)
-                .column(gpr::Column::Version)
-                .filter(gpr::Column::Id.is_in(chunk.iter().map(|c| c.0.id)));
-            if txn.get_database_backend() == sea_orm::DbBackend::Postgres {
-                read = read.lock_exclusive();
-            }
-            current.extend(read.into_tuple::<(i64, i32)>().all(&txn).await?);
-        }
-        changed.retain(|(g, ..)| current.get(&g.id) == Some(&g.version));
+        // Rows edited since the snapshot keep the edit (the next tick plans them afresh): the
+        // update matches id and version and says which rows it wrote, so nothing is read or
+        // locked first (on PostgreSQL a `FOR UPDATE` read writes every row a second time).
+        let mut written: HashSet<i64> = HashSet::with_capacity(changed.len());
         for chunk in changed.chunks(ESTIMATE_BATCH) {
             // Not a user-visible change: the version stays.
-            let written = txn.execute_raw(estimates_update(txn.get_database_backend(), chunk)).await?.rows_affected();
-            if written != chunk.len() as u64 {
-                // An edit slipped in after all: write nothing; the next tick starts over from storage.
-                return Err(anyhow::anyhow!(
-                    "{} of {} queued GPRs changed while their estimates were stored",
-                    chunk.len() as u64 - written,
-                    chunk.len()
-                )
-                .into());
+            let rows = txn.query_all_raw(estimates_update(txn.get_database_backend(), chunk)).await?;
+            let first = written.len();
+            for row in rows {
+                written.insert(row.try_get::<i64>("", "id")?);
+            }
+            if written.len() == first {
+                continue;
             }
             let mut events = Vec::new();
-            for (g, _, promise, expected, _) in chunk {
+            for (g, _, promise, expected, _) in chunk.iter().filter(|c| written.contains(&c.0.id)) {
                 let (promise, expected) = (*promise, *expected);
                 let moved = |before: Option<DateTime<Utc>>, after: Option<DateTime<Utc>>| match (before, after) {
                     (Some(b), Some(a)) => (a - b).num_seconds().abs() >= ESTIMATE_EVENT_SECS,
@@ -440,9 +426,9 @@ impl Lifecycle {
             }
         }
         self.commit(txn).await?;
-        let count = changed.len();
-        for (written, position, promise, expected, pool) in changed {
-            if let Some(g) = snapshot.active.get_mut(&written.id) {
+        let count = written.len();
+        for (stored, position, promise, expected, pool) in changed.into_iter().filter(|c| written.contains(&c.0.id)) {
+            if let Some(g) = snapshot.active.get_mut(&stored.id) {
                 g.queue_position = position;
                 g.start_no_later_than = promise;
                 g.estimated_start_at = expected;
@@ -475,7 +461,7 @@ fn describe_cause(cause: &crate::scheduler::Cause, snapshot: &Snapshot) -> Strin
 }
 
 /// One statement writing each row of `chunk` its own queue position, promise, expected start
-/// and pool, where the row's version is still the one planned: the values are a table joined
+/// and pool, where the row's version is still the one planned, returning the ids it wrote: the values are a table joined
 /// by id (`UPDATE … FROM`, on SQLite since 3.33), so the cost grows with the rows, not with
 /// rows × rows as one `CASE id WHEN …` per column did (a queue of 1,000 that shifted by one
 /// took half a second to write on PostgreSQL).
@@ -505,7 +491,7 @@ fn estimates_update(backend: sea_orm::DbBackend, chunk: &[Estimate]) -> sea_orm:
          UPDATE gprs SET queue_position = planned.queue_position, start_no_later_than = planned.start_no_later_than, \
          estimated_start_at = planned.estimated_start_at, assigned_cluster_id = planned.assigned_cluster_id, \
          assigned_instance_type = planned.assigned_instance_type, assigned_gpu_shape = planned.assigned_gpu_shape \
-         FROM planned WHERE gprs.id = planned.id AND gprs.version = planned.version",
+         FROM planned WHERE gprs.id = planned.id AND gprs.version = planned.version RETURNING gprs.id",
         rows.join(", ")
     );
     sea_orm::Statement::from_sql_and_values(backend, sql, values)
