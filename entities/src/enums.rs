@@ -241,6 +241,12 @@ string_enum! {
         NodeReplaced = "NODE_REPLACED",
         /// A node failed inside the window and none was free to replace it.
         Degraded = "DEGRADED",
+        /// The window was made longer (`extendGpr`, or an admin approved an extension).
+        Extended = "EXTENDED",
+        /// An extension over the slice's grace waits for an admin's decision.
+        ExtensionRequested = "EXTENSION_REQUESTED",
+        /// An admin refused a requested extension; the window stays as it was.
+        ExtensionRejected = "EXTENSION_REJECTED",
     }
 }
 
@@ -317,6 +323,9 @@ pub struct SlicePolicy {
     /// Whether the slice's kubeconfigs may read Secrets and exec, attach or port-forward into
     /// pods (off by default: a leaked kubeconfig then cannot read credentials or get a shell).
     pub kubeconfig_secrets_and_exec: bool,
+    /// Seconds a GPR's window may be extended in all without an admin's approval (always only
+    /// while no waiting GPR's promise moves later).
+    pub extension_grace_secs: i64,
 }
 
 impl Default for SlicePolicy {
@@ -337,6 +346,8 @@ impl Default for SlicePolicy {
             gpu_hour_quota: None,
             quota_period_secs: 30 * 24 * 3600,
             kubeconfig_secrets_and_exec: false,
+            // "A small grace period" (seed 001): half an hour without asking anyone.
+            extension_grace_secs: 30 * 60,
         }
     }
 }

@@ -52,6 +52,11 @@ pub struct Model {
     /// Timer events already written for the current window (bits: 25 %, 50 %, 75 %, exit
     /// warning), so a restart or a new leader neither loses nor repeats one.
     pub milestones_done: i32,
+    /// Seconds `extendGpr` has added to the window in all (counted against the slice's
+    /// extension grace).
+    pub extended_secs: i64,
+    /// An extension, in seconds, waiting for an admin's decision (over the slice's grace).
+    pub extension_requested_secs: Option<i64>,
     /// Optimistic concurrency: every change bumps it; writers name the version they read.
     pub version: i32,
     /// Uid of the `GPUProvisioningRequest` resource this GPR was created from (unique).

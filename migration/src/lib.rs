@@ -14,6 +14,7 @@ mod m20261129_000001_change_cursors;
 mod m20261130_000001_token_parents;
 mod m20261201_000001_access_versions;
 mod m20261202_000001_gpu_catalog_version;
+mod m20261203_000001_gpr_extensions;
 
 pub struct Migrator;
 
@@ -32,6 +33,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000001_token_parents::Migration),
             Box::new(m20261201_000001_access_versions::Migration),
             Box::new(m20261202_000001_gpu_catalog_version::Migration),
+            Box::new(m20261203_000001_gpr_extensions::Migration),
         ]
     }
 }

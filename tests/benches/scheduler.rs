@@ -478,6 +478,8 @@ fn tick_cost(seed: u64, live: &Config) {
             holding_since: None,
             holds_until: None,
             milestones_done: 0,
+            extended_secs: 0,
+            extension_requested_secs: None,
             version: 1,
             source_uid: None,
             source_ref: None,

@@ -11,6 +11,7 @@ mod cli;
 mod dataloader;
 mod deploy;
 mod exporter;
+mod extensions;
 mod fake_kube;
 mod faults;
 mod fuzz_corpora;

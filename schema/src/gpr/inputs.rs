@@ -88,6 +88,15 @@ pub struct SetGprPriorityInput {
 }
 
 #[derive(InputObject)]
+pub struct ExtendGprInput {
+    pub id: ID,
+    /// How much longer the window should be, e.g. `30m` or `PT2H` (whole minutes count).
+    pub by: crate::scalars::Duration,
+    /// When given, refused if the GPR changed since this version.
+    pub version: Option<i32>,
+}
+
+#[derive(InputObject)]
 pub struct GprDecisionInput {
     pub id: ID,
     /// Recorded in the GPR's events.

@@ -2,10 +2,12 @@
 //!
 //! The rooms: [`types`] (the objects), [`inputs`], [`query`], [`mutation`] and
 //! [`subscription`] (the GraphQL roots), [`service`] (the changes and their events), [`reads`],
-//! [`checks`] (fields, inventory and policy before anything is stored), [`policy`]
+//! [`checks`] (fields, inventory and policy before anything is stored), [`extend`] (longer
+//! windows that keep every promise), [`policy`]
 //! (what a slice's policy allows) and [`queue_views`] (live queue reads shared by watchers).
 
 pub mod checks;
+pub mod extend;
 pub mod inputs;
 pub mod mutation;
 pub mod policy;

@@ -1,6 +1,6 @@
 //! Changing GPRs: create, edit, cancel, release early, priority, approval.
 
-use super::inputs::{CreateGprInput, GprActionInput, GprDecisionInput, SetGprPriorityInput, UpdateGprInput};
+use super::inputs::{CreateGprInput, ExtendGprInput, GprActionInput, GprDecisionInput, SetGprPriorityInput, UpdateGprInput};
 use super::service;
 use super::types::Gpr;
 use crate::ids::{self, Kind};
@@ -11,6 +11,7 @@ payload!(CreateGprPayload, gpr: Gpr);
 payload!(UpdateGprPayload, gpr: Gpr);
 payload!(CancelGprPayload, gpr: Gpr);
 payload!(EarlyReleaseGprPayload, gpr: Gpr);
+payload!(ExtendGprPayload, gpr: Gpr);
 payload!(SetGprPriorityPayload, gpr: Gpr);
 payload!(ApproveGprPayload, gpr: Gpr);
 payload!(RejectGprPayload, gpr: Gpr);
@@ -55,6 +56,21 @@ impl GprMutation {
         .await
     }
 
+    /// Makes a provisioned GPR's window longer (slice editors). Within the slice's extension
+    /// grace it applies at once (`EXTENDED`); beyond it, it waits for an admin's decision
+    /// (`extensionRequested`, decided with `approveGpr` / `rejectGpr`). Refused, changing
+    /// nothing, when a waiting GPR's promised start would move later; `gprExtensionRoom` says
+    /// how much fits now.
+    async fn extend_gpr(&self, ctx: &Context<'_>, input: ExtendGprInput) -> async_graphql::Result<ExtendGprPayload> {
+        let (caller, db) = session(ctx)?;
+        let scheduler = &crate::services(ctx)?.scheduler;
+        ExtendGprPayload::after_change(ctx, async {
+            let id = ids::decode("id", &input.id, Kind::Gpr)?;
+            super::extend::extend_gpr(db, caller, scheduler, id, input.by.secs(), input.version).await.map(Gpr)
+        })
+        .await
+    }
+
     /// Changes a GPR's priority (admin).
     async fn set_gpr_priority(&self, ctx: &Context<'_>, input: SetGprPriorityInput) -> async_graphql::Result<SetGprPriorityPayload> {
         let (caller, db) = session(ctx)?;
@@ -64,20 +80,26 @@ impl GprMutation {
         .await
     }
 
-    /// Approves a GPR held for being over policy (admin); it joins the queue.
+    /// Approves a GPR held for being over policy (admin); it joins the queue. On a provisioned
+    /// GPR, approves its requested extension (refused if a promise made since is in the way).
     async fn approve_gpr(&self, ctx: &Context<'_>, input: GprDecisionInput) -> async_graphql::Result<ApproveGprPayload> {
         let (caller, db) = session(ctx)?;
+        let scheduler = &crate::services(ctx)?.scheduler;
         ApproveGprPayload::after_change(ctx, async {
-            service::approve_gpr(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.reason, input.version).await.map(Gpr)
+            let id = ids::decode("id", &input.id, Kind::Gpr)?;
+            service::approve_gpr(db, caller, scheduler, id, input.reason, input.version).await.map(Gpr)
         })
         .await
     }
 
-    /// Rejects a GPR held for being over policy (admin).
+    /// Rejects a GPR held for being over policy (admin); on a provisioned GPR, its requested
+    /// extension (the window stays).
     async fn reject_gpr(&self, ctx: &Context<'_>, input: GprDecisionInput) -> async_graphql::Result<RejectGprPayload> {
         let (caller, db) = session(ctx)?;
+        let scheduler = &crate::services(ctx)?.scheduler;
         RejectGprPayload::after_change(ctx, async {
-            service::reject_gpr(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.reason, input.version).await.map(Gpr)
+            let id = ids::decode("id", &input.id, Kind::Gpr)?;
+            service::reject_gpr(db, caller, scheduler, id, input.reason, input.version).await.map(Gpr)
         })
         .await
     }

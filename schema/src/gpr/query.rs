@@ -17,6 +17,10 @@ pub struct GprFilter {
     pub slice_id: Option<ID>,
     /// Any of these phases.
     pub phases: Option<Vec<GprPhase>>,
+    /// Only GPRs an admin must decide on: `PENDING_APPROVAL` ones and provisioned ones with an
+    /// extension requested.
+    #[graphql(default)]
+    pub awaiting_decision: bool,
     #[graphql(skip)]
     pub slice_row: Option<i64>,
 }
@@ -37,7 +41,7 @@ pub(crate) async fn list_gprs_page(ctx: &Context<'_>, filter: GprFilter, first: 
         Some(id) => Some(ids::decode("filter.sliceId", id, Kind::Slice)?),
         None => filter.slice_row,
     };
-    let query = reads::GprQuery { slice_id, phases: filter.phases.unwrap_or_default() };
+    let query = reads::GprQuery { slice_id, phases: filter.phases.unwrap_or_default(), awaiting_decision: filter.awaiting_decision };
     let select = reads::gprs_select(db, caller, &query).await?;
     let page = keyset_page(db, request, select, gpr::Column::Id, Order::NewestFirst, |g| g.id, Gpr).await?;
     super::types::prefetch_for_gprs(ctx, page.edges.iter().map(|e| &e.node.0), crate::pagination::Selection::of_page(ctx)).await?;
@@ -101,6 +105,16 @@ impl GprQuery {
         Ok(Gpr(reads::find_gpr(db, caller, ids::decode("id", &id, Kind::Gpr)?).await?))
     }
 
+    /// How much longer a provisioned GPR's window may be made now (`extendGpr`) without a
+    /// waiting GPR's promised start moving later, how much of that needs no approval, and why
+    /// not more. Changes nothing.
+    async fn gpr_extension_room(&self, ctx: &Context<'_>, id: ID) -> Result<GprExtensionRoom> {
+        let (caller, db) = session(ctx)?;
+        let scheduler = &crate::services(ctx)?.scheduler;
+        let room = super::extend::room(db, caller, scheduler, ids::decode("id", &id, Kind::Gpr)?).await?;
+        Ok(GprExtensionRoom(room))
+    }
+
     /// GPR events the caller may see, oldest first; narrow by GPR or slice.
     async fn gpr_events(
         &self,
@@ -156,4 +170,23 @@ pub(super) fn queue_query(
             _ => return Err(Error::invalid("first", format!("`first` must be between 1 and {MAX_QUEUE_VIEW} (got {first})"))),
         },
     })
+}
+
+/// How much longer a GPR's window may be made now.
+pub struct GprExtensionRoom(super::extend::Room);
+
+#[Object]
+impl GprExtensionRoom {
+    /// The most `extendGpr` accepts now (searched up to a week, in whole minutes).
+    async fn max_now(&self) -> crate::scalars::Duration {
+        crate::scalars::Duration(self.0.now)
+    }
+    /// Of that, how much applies at once; the rest waits for an admin's approval.
+    async fn without_approval(&self) -> crate::scalars::Duration {
+        crate::scalars::Duration(self.0.without_approval)
+    }
+    /// Why not more: the promise in the way, or why it cannot be extended at all.
+    async fn limited_by(&self) -> Option<&str> {
+        self.0.limited_by.as_deref()
+    }
 }

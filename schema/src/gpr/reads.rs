@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::validate;
 use chrono::{DateTime, Utc};
 use egs_entities::{GprPhase, SliceRole, gpr, gpr_event, slice};
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, Select};
+use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter, Select};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -106,6 +106,8 @@ pub async fn wait_time_estimates(
 pub struct GprQuery {
     pub slice_id: Option<i64>,
     pub phases: Vec<GprPhase>,
+    /// Only those an admin must decide on: held for approval, or with an extension requested.
+    pub awaiting_decision: bool,
 }
 
 pub async fn gprs_select(db: &DatabaseConnection, caller: &Caller, query: &GprQuery) -> Result<Select<gpr::Entity>> {
@@ -119,6 +121,10 @@ pub async fn gprs_select(db: &DatabaseConnection, caller: &Caller, query: &GprQu
     }
     if !query.phases.is_empty() {
         select = select.filter(gpr::Column::Phase.is_in(query.phases.iter().copied()));
+    }
+    if query.awaiting_decision {
+        let extension = Condition::all().add(gpr::Column::Phase.eq(GprPhase::Provisioned)).add(gpr::Column::ExtensionRequestedSecs.is_not_null());
+        select = select.filter(Condition::any().add(gpr::Column::Phase.eq(GprPhase::PendingApproval)).add(extension));
     }
     Ok(select)
 }

@@ -8,6 +8,7 @@ use super::spec::{GprChanges, GprSpec, MAX_PRIORITY, MIN_PRIORITY};
 use crate::auth::Caller;
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::record_event;
+use crate::lifecycle::SchedulerHandle;
 use crate::validate;
 use chrono::Utc;
 use egs_entities::{ApprovalState, GprEventKind, GprPhase, IdList, Labels, ReleaseReason, SliceRole, gpr, slice};
@@ -110,7 +111,7 @@ fn forget_plan() -> gpr::ActiveModel {
 }
 
 /// Writes `changes` if the row is still at `expected_version`; bumps the version.
-async fn save_versioned(txn: &DatabaseTransaction, before: &gpr::Model, mut changes: gpr::ActiveModel) -> Result<gpr::Model> {
+pub(super) async fn save_versioned(txn: &DatabaseTransaction, before: &gpr::Model, mut changes: gpr::ActiveModel) -> Result<gpr::Model> {
     changes.version = Set(before.version + 1);
     changes.updated_at = Set(Utc::now());
     let updated = gpr::Entity::update_many()
@@ -131,7 +132,7 @@ const RACE_RETRIES: usize = 4;
 /// Runs a read-check-write of one GPR. A caller who gave no `version` asked for no optimistic
 /// check, so a write that lost a race (the scheduler planned the GPR in between) is read
 /// again and retried instead of answered with a `CONFLICT` the caller did not ask for.
-async fn unless_raced<T, F, Fut>(version: Option<i32>, mut attempt: F) -> Result<T>
+pub(super) async fn unless_raced<T, F, Fut>(version: Option<i32>, mut attempt: F) -> Result<T>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T>>,
@@ -150,7 +151,7 @@ fn stale(read: i32) -> Error {
     Error::conflict("version", format!("the GPR changed since version {read}; read it again and retry"))
 }
 
-fn check_version(found: &gpr::Model, expected: Option<i32>) -> Result<()> {
+pub(super) fn check_version(found: &gpr::Model, expected: Option<i32>) -> Result<()> {
     match expected {
         Some(v) if v != found.version => {
             Err(Error::conflict("version", format!("the GPR is at version {}, not {v}; read it again and retry", found.version)))
@@ -159,7 +160,7 @@ fn check_version(found: &gpr::Model, expected: Option<i32>) -> Result<()> {
     }
 }
 
-fn phase_error(found: &gpr::Model, action: &str, allowed: &str) -> Error {
+pub(super) fn phase_error(found: &gpr::Model, action: &str, allowed: &str) -> Error {
     Error::conflict("id", format!("cannot {action} a GPR that is {}; only {allowed}", found.phase.as_str()))
 }
 
@@ -355,21 +356,46 @@ async fn set_gpr_priority_once(db: &DatabaseConnection, caller: &Caller, id: i64
     Ok(updated)
 }
 
-pub async fn approve_gpr(db: &DatabaseConnection, caller: &Caller, id: i64, note: Option<String>, version: Option<i32>) -> Result<gpr::Model> {
-    decide(db, caller, id, note, version, true).await
+/// Approves a GPR held for being over policy, or a provisioned GPR's requested extension.
+pub async fn approve_gpr(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    scheduler: &SchedulerHandle,
+    id: i64,
+    note: Option<String>,
+    version: Option<i32>,
+) -> Result<gpr::Model> {
+    decide(db, caller, scheduler, id, note, version, true).await
 }
 
-pub async fn reject_gpr(db: &DatabaseConnection, caller: &Caller, id: i64, note: Option<String>, version: Option<i32>) -> Result<gpr::Model> {
-    decide(db, caller, id, note, version, false).await
+/// Rejects a GPR held for being over policy, or a provisioned GPR's requested extension.
+pub async fn reject_gpr(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    scheduler: &SchedulerHandle,
+    id: i64,
+    note: Option<String>,
+    version: Option<i32>,
+) -> Result<gpr::Model> {
+    decide(db, caller, scheduler, id, note, version, false).await
 }
 
-async fn decide(db: &DatabaseConnection, caller: &Caller, id: i64, note: Option<String>, version: Option<i32>, approve: bool) -> Result<gpr::Model> {
-    unless_raced(version, || decide_once(db, caller, id, note.clone(), version, approve)).await
+async fn decide(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    scheduler: &SchedulerHandle,
+    id: i64,
+    note: Option<String>,
+    version: Option<i32>,
+    approve: bool,
+) -> Result<gpr::Model> {
+    unless_raced(version, || decide_once(db, caller, scheduler, id, note.clone(), version, approve)).await
 }
 
 async fn decide_once(
     db: &DatabaseConnection,
     caller: &Caller,
+    scheduler: &SchedulerHandle,
     id: i64,
     note: Option<String>,
     version: Option<i32>,
@@ -383,8 +409,12 @@ async fn decide_once(
     }
     let found = gpr::Entity::find_by_id(id).one(db).await?.ok_or(Error::NotFound("GPR"))?;
     check_version(&found, version)?;
+    if found.phase == GprPhase::Provisioned {
+        return super::extend::decide(db, caller, scheduler, &found, note.as_deref(), approve).await;
+    }
     if found.phase != GprPhase::PendingApproval {
-        return Err(phase_error(&found, if approve { "approve" } else { "reject" }, "PENDING_APPROVAL GPRs await a decision"));
+        let what = "PENDING_APPROVAL GPRs and requested extensions of PROVISIONED ones await a decision";
+        return Err(phase_error(&found, if approve { "approve" } else { "reject" }, what));
     }
     let actor = caller.actor();
     let suffix = note.as_deref().map(|n| format!(": {n}")).unwrap_or_default();

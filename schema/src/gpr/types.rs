@@ -240,6 +240,14 @@ impl Gpr {
     async fn exit_at(&self) -> Option<DateTime<Utc>> {
         self.0.exit_at
     }
+    /// How much `extendGpr` has added to the window in all.
+    async fn extended_by(&self) -> Duration {
+        Duration(self.0.extended_secs)
+    }
+    /// An extension waiting for an admin's decision (over the slice's extension grace).
+    async fn extension_requested(&self) -> Option<Duration> {
+        self.0.extension_requested_secs.filter(|_| self.0.phase == GprPhase::Provisioned).map(Duration)
+    }
     async fn completed_at(&self) -> Option<DateTime<Utc>> {
         self.0.completed_at
     }

@@ -243,6 +243,10 @@ impl Driver {
         };
         match (holding, stored.holding) {
             (Holding::Provisioning, Holding::Provisioned) => self.core.mark_provisioned(id, stored.ends_at, t),
+            // Extended (`extendGpr`): checked against this core's promises before it was stored.
+            (Holding::Provisioned, Holding::Provisioned) if self.core.running(id).is_some_and(|r| r.ends_at != stored.ends_at) => {
+                self.core.extend(id, stored.ends_at, t)
+            }
             (Holding::Provisioning | Holding::Provisioned, Holding::Releasing { until, .. }) => self.core.start_release(id, until, t),
             _ => {}
         }

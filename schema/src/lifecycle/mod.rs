@@ -31,7 +31,7 @@ const ACTOR: &str = "scheduler";
 /// Milestone bits in `gprs.milestones_done`.
 const MILESTONES: [(i32, GprEventKind, f64); 3] =
     [(1, GprEventKind::Progress25, 0.25), (2, GprEventKind::Progress50, 0.5), (4, GprEventKind::Progress75, 0.75)];
-const EXIT_WARNING_BIT: i32 = 8;
+pub(crate) const EXIT_WARNING_BIT: i32 = 8;
 /// How long a job that failed transiently (API server unreachable, eviction blocked) waits
 /// before it gives its slot back, so the next tick's retry does not hammer the cluster.
 const RETRY_PAUSE: std::time::Duration = std::time::Duration::from_secs(2);
@@ -59,6 +59,13 @@ impl Default for LifecycleConfig {
             exit_warning: Duration::minutes(10),
         }
     }
+}
+
+/// A planned scheduler from [`SchedulerHandle::hold_for_change`]; on the leader, its passes
+/// wait until this is dropped.
+pub struct HeldScheduler<'a> {
+    pub core: Scheduler,
+    _passes_wait: Option<tokio::sync::MutexGuard<'a, Option<driver::Driver>>>,
 }
 
 /// Shared by resolvers (to wake the loop, to answer "Get wait time") and the loop itself.
@@ -106,6 +113,30 @@ impl SchedulerHandle {
                 None
             }
         }
+    }
+
+    /// The scheduler as it stands now, planned, for a change that must not break a promise it
+    /// made (extending a window). On the leader it is its own scheduler brought up to date,
+    /// and no pass runs until the answer is dropped, so no new promise can be made between the
+    /// check and the stored change; elsewhere (or when the leader stays busy) it is rebuilt
+    /// from storage, and the leader's next pass sees the change.
+    pub async fn hold_for_change(&self, db: &impl sea_orm::ConnectionTrait, now: DateTime<Utc>) -> Result<HeldScheduler<'_>> {
+        if let Ok(mut slot) = tokio::time::timeout(COPY_WAIT, self.driver.lock()).await
+            && let Some(driver) = slot.as_mut()
+        {
+            match driver.look(db, now, &self.planning).await {
+                Ok(true) => {
+                    let mut core = driver.core.clone();
+                    core.plan(now.timestamp());
+                    return Ok(HeldScheduler { core, _passes_wait: Some(slot) });
+                }
+                // The next tick builds it again.
+                _ => *slot = None,
+            }
+        }
+        let mut core = state::Snapshot::load(db, now).await?.scheduler(&self.planning);
+        core.plan(now.timestamp());
+        Ok(HeldScheduler { core, _passes_wait: None })
     }
 
     /// How the leader's scheduler, brought up to date, differs from one rebuilt from storage

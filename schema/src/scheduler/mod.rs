@@ -11,6 +11,7 @@
 //!   so it is the expected start; it is never later than `start_no_later_than`.
 
 mod estimate;
+mod extend;
 mod plan;
 mod predict;
 pub mod queue;
@@ -24,6 +25,7 @@ mod queries;
 mod state;
 mod types;
 
+pub use extend::ExtensionRoom;
 pub use predict::UsagePredictor;
 pub use queue::{PendingQueue, QueueKey};
 pub use timeline::Timeline;

@@ -189,6 +189,11 @@ impl SlicePolicyView {
     async fn kubeconfig_secrets_and_exec(&self) -> bool {
         self.0.kubeconfig_secrets_and_exec
     }
+    /// How much a GPR's window may be extended in all without an admin's approval (30 min
+    /// unless set); never past a waiting GPR's promise.
+    async fn extension_grace(&self) -> Duration {
+        Duration(self.0.extension_grace_secs)
+    }
 }
 
 /// Changes to a slice policy: omitted fields keep their value, `null` removes a limit.
@@ -209,6 +214,8 @@ pub struct SlicePolicyInput {
     pub gpu_hour_quota: MaybeUndefined<i64>,
     pub quota_period: Option<Duration>,
     pub kubeconfig_secrets_and_exec: Option<bool>,
+    /// `0` sends every extension to an admin.
+    pub extension_grace: Option<Duration>,
 }
 
 impl SlicePolicyInput {
@@ -233,6 +240,7 @@ impl SlicePolicyInput {
         self.gpu_hour_quota.update_to(&mut policy.gpu_hour_quota);
         set(&mut policy.quota_period_secs, self.quota_period.map(Duration::secs));
         set(&mut policy.kubeconfig_secrets_and_exec, self.kubeconfig_secrets_and_exec);
+        set(&mut policy.extension_grace_secs, self.extension_grace.map(Duration::secs));
     }
 }
 

@@ -63,6 +63,9 @@ pub async fn find_slice_by_name(db: &DatabaseConnection, caller: &Caller, name: 
     Ok(found)
 }
 
+/// A week: a longer grace is no grace but a second window nobody approved.
+const MAX_EXTENSION_GRACE_SECS: i64 = 7 * 24 * 3600;
+
 /// Checks a policy for internal consistency.
 pub fn check_policy(policy: &SlicePolicy, errors: &mut Vec<UserError>) {
     let at = |f: &str| format!("policy.{f}");
@@ -95,6 +98,7 @@ pub fn check_policy(policy: &SlicePolicy, errors: &mut Vec<UserError>) {
     if policy.gpu_hour_quota.is_some_and(|q| q < 0) {
         errors.push(UserError::invalid(&at("gpuHourQuota"), "must not be negative"));
     }
+    validate::range(&at("extensionGrace"), policy.extension_grace_secs, 0, MAX_EXTENSION_GRACE_SECS, errors);
     if policy.quota_period_secs < 3600 {
         errors.push(UserError::invalid(&at("quotaPeriod"), "must be at least one hour"));
     }

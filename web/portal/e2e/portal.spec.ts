@@ -164,6 +164,40 @@ test('a pending GPR is cancelled after confirmation', async ({ page }) => {
   expect(data.gpr.phase).toBe('CANCELLED');
 });
 
+// After the cancel above: eval-sweep was promised e2e-finetune's nodes, so until then the page
+// rightly said it could not be extended at all.
+test('a running GPR is extended after seeing how much fits; past the grace an admin approves it', async ({ page, browser }) => {
+  await signIn(page, 'alice');
+  const id = await gprId('e2e-finetune');
+  const read = async () =>
+    (await gateway.graphql<{ gpr: { extendedBy: string; extensionRequested: string | null } }>('alice', 'query($id: ID!) { gpr(id: $id) { extendedBy extensionRequested } }', { id })).gpr;
+  await page.goto(`${gateway.url}/gprs/${id}`);
+  await page.getByRole('button', { name: 'Extend…' }).click();
+  const extend = page.getByRole('group', { name: 'Extend e2e-finetune' });
+  await expect(extend).toContainText("30 m without an admin's approval");
+  await extend.getByLabel('Extend by').selectOption({ label: '30 m' });
+  await extend.getByRole('button', { name: 'Extend' }).click();
+  await expect(page.getByText('Extended by 30 m.')).toBeVisible();
+  expect(await read()).toEqual({ extendedBy: 'PT30M', extensionRequested: null });
+  await expect(page.getByRole('list', { name: 'Timeline' })).toContainText('EXTENDED');
+
+  // The grace is spent: an hour more waits for an admin.
+  await page.getByRole('button', { name: 'Extend…' }).click();
+  await extend.getByLabel('Extend by').selectOption({ label: '1 h' });
+  await extend.getByRole('button', { name: 'Ask for approval' }).click();
+  await expect(page.getByText("An extension by 1 h waits for an admin's decision.")).toBeVisible();
+  expect(await read()).toEqual({ extendedBy: 'PT30M', extensionRequested: 'PT1H' });
+
+  const admin = await signedIn(browser, 'admin');
+  await admin.goto(`${gateway.url}/admin/queue`);
+  const asked = admin.getByRole('table', { name: 'Waiting for approval' }).locator('tbody tr').filter({ hasText: 'e2e-finetune' });
+  await expect(asked).toContainText('asks to extend its window by 1 h');
+  await asked.getByRole('button', { name: 'Approve' }).click();
+  await expect(asked).toHaveCount(0);
+  expect(await read()).toEqual({ extendedBy: 'PT1H30M', extensionRequested: null });
+  await admin.context().close();
+});
+
 test('GPUs: hot spots first, and a GPU dashboard whose charts receive new points live', async ({ page }) => {
   await signIn(page, 'alice');
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'GPUs' }).click();

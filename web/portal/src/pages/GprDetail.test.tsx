@@ -26,6 +26,7 @@ function gpr(phase: string) {
       assignedGpuShape: 'H100', assignedInstanceType: 'p5', assignedCluster: { id: 'c1', name: 'east' }, preferredClusters: [],
       duration: 'PT3H', idleTimeout: null, preemptible: true, createdAt: start, earliestStartAt: null,
       provisionedAt: phase === 'PROVISIONED' ? start : null, exitAt: phase === 'PROVISIONED' ? end : null, completedAt: null,
+      extendedBy: 'PT0S', extensionRequested: null,
       estimatedStartAt: null, estimatedStartMovesOn: null, startNoLaterThan: null, startNoLaterThanMovesLaterOn: null,
       queuePosition: null, releaseReason: null, kubernetesResource: null, preemptedBy: null,
       slice: { id: 's1', name: 'research', viewerRole: 'EDITOR' }, requester: { id: 'u1', name: 'alice' }, labels: [],
@@ -85,5 +86,42 @@ describe('GprDetail', () => {
     expect(screen.getByRole('table', { name: 'Provisioning steps' })).toHaveTextContent('HAND_OVER');
     expect(screen.getByRole('button', { name: 'Early release' })).toBeInTheDocument();
     expect(screen.queryByRole('button', { name: 'Cancel' })).not.toBeInTheDocument();
+  });
+
+  it('shows how much an extension may be before asking, then extends or asks an admin', async () => {
+    const asked: Record<string, unknown>[] = [];
+    const mock = mockClient((name, vars) => {
+      if (name === 'GprDetail') return gpr('PROVISIONED');
+      if (name === 'GprDetailEvents') return { gprEvents: { nodes: [], pageInfo: { hasNextPage: false, endCursor: null } } };
+      if (name === 'UserExtendRoom') return { gprExtensionRoom: { maxNow: 'PT2H', withoutApproval: 'PT30M', limitedBy: 'a GPR of another slice is promised to start by 2030-01-01T12:00:00Z' } };
+      if (name === 'UserExtendGpr') {
+        asked.push(vars.input as Record<string, unknown>);
+        const over = (vars.input as { by: string }).by !== '30m';
+        return { extendGpr: { gpr: { id: 'g1', version: 4, exitAt: null, extendedBy: over ? 'PT0S' : 'PT30M', extensionRequested: over ? 'PT1H' : null }, userErrors: [] } };
+      }
+      throw new Error(name);
+    });
+    renderPage(mock.client, '/gprs/g1', [{ path: '/gprs/:gprId', element: <GprDetail /> }]);
+    (await screen.findByRole('button', { name: 'Extend…' })).click();
+    const group = await screen.findByRole('group', { name: 'Extend train-1' });
+    expect(group).toHaveTextContent("Up to 2 h now, 30 m without an admin's approval");
+    expect(group).toHaveTextContent('a GPR of another slice is promised');
+    // Only what fits is offered; 30 minutes applies at once.
+    const choice = within(group).getByRole('combobox') as HTMLSelectElement;
+    expect(Array.from(choice.options).map((o) => o.textContent)).toEqual(['15 m', '30 m', '1 h', '2 h']);
+    within(group).getByRole('button', { name: 'Extend' }).click();
+    expect(await screen.findByText('Extended by 30 m.')).toBeInTheDocument();
+    expect(asked).toEqual([{ id: 'g1', by: '30m' }]);
+    // More than the grace asks an admin.
+    (await screen.findByRole('button', { name: 'Extend…' })).click();
+    const again = await screen.findByRole('group', { name: 'Extend train-1' });
+    act(() => {
+      const select = within(again).getByRole('combobox') as HTMLSelectElement;
+      select.value = '60';
+      select.dispatchEvent(new Event('change', { bubbles: true }));
+    });
+    within(again).getByRole('button', { name: 'Ask for approval' }).click();
+    expect(await screen.findByText('Asked: an admin decides on the extension.')).toBeInTheDocument();
+    expect(asked[1]).toEqual({ id: 'g1', by: '60m' });
   });
 });

@@ -47,6 +47,8 @@ const GprDetailDocument = graphql(`
       earliestStartAt
       provisionedAt
       exitAt
+      extendedBy
+      extensionRequested
       completedAt
       estimatedStartAt
       estimatedStartMovesOn
@@ -432,6 +434,7 @@ interface WindowGpr {
   duration: string;
   provisionedAt?: string | null;
   exitAt?: string | null;
+  extendedBy?: string | null;
   completedAt?: string | null;
   estimatedStartAt?: string | null;
   startNoLaterThan?: string | null;
@@ -486,6 +489,9 @@ function WindowCard({ gpr: g }: { gpr: WindowGpr }) {
           <dt>Ends</dt>
           <dd>
             <Time at={g.exitAt ?? g.completedAt} now={now} />
+            {(parseIsoDuration(g.extendedBy) ?? 0) > 0 && (
+              <div className="hint">extended by {formatDuration(parseIsoDuration(g.extendedBy) ?? 0)}</div>
+            )}
           </dd>
         </div>
         <div>

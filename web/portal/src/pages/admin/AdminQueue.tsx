@@ -42,6 +42,7 @@ graphql(`
     estimatedStartAt
     startNoLaterThan
     approvalReason
+    extensionRequested
     createdAt
     provisionedAt
     exitAt
@@ -65,7 +66,7 @@ const SideQuery = graphql(`
     pools {
       gpuShape
     }
-    pending: gprs(filter: { phases: [PENDING_APPROVAL] }, first: 100) {
+    pending: gprs(filter: { awaitingDecision: true }, first: 100) {
       totalCount
       nodes {
         ...AdminQueueGpr
@@ -444,7 +445,15 @@ export function AdminQueue() {
                     <td>
                       <Duration iso={g.duration} />
                     </td>
-                    <td style={{ whiteSpace: 'normal', minWidth: '14rem' }}>{g.approvalReason ?? '—'}</td>
+                    <td style={{ whiteSpace: 'normal', minWidth: '14rem' }}>
+                      {g.extensionRequested ? (
+                        <>
+                          running; asks to extend its window by <Duration iso={g.extensionRequested} /> (over its slice's grace)
+                        </>
+                      ) : (
+                        (g.approvalReason ?? '—')
+                      )}
+                    </td>
                     <td>
                       <Time at={g.createdAt} now={now} />
                     </td>

@@ -1,10 +1,11 @@
-// Cancel (pending) and Early release (provisioned), each asking before it acts, with the
-// gateway's answer shown beside the buttons.
+// Cancel (pending), Early release and Extend (provisioned), each asking before it acts, with
+// the gateway's answer shown beside the buttons.
 import { useState } from 'react';
 import { useMutation, type CombinedError } from 'urql';
 import { graphql } from '../../gql';
 import { ConfirmButton, ErrorBox, UserErrors } from '../../components/ui';
 import { PENDING_PHASES } from './format';
+import { ExtendGpr } from './ExtendGpr';
 
 const CancelDocument = graphql(`
   mutation UserGprActionsCancel($input: GprActionInput!) {
@@ -48,7 +49,7 @@ export function GprActions({
   onDone,
   children,
 }: {
-  gpr: { id: string; name: string; phase: string };
+  gpr: { id: string; name: string; phase: string; extensionRequested?: string | null };
   /** After an action went through (e.g. to refresh a list). */
   onDone?: () => void;
   /** More buttons (e.g. Edit), shown first. */
@@ -97,6 +98,7 @@ export function GprActions({
           </ConfirmButton>
         )}
       </div>
+      {provisioned && <ExtendGpr gpr={gpr} onDone={onDone} />}
       <ErrorBox error={error} />
       <UserErrors errors={errors} />
     </div>
