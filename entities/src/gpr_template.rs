@@ -16,6 +16,8 @@ pub struct Model {
     pub priority: i32,
     pub duration_secs: i64,
     pub idle_timeout_secs: Option<i64>,
+    /// Published to every slice (else only to those in `gpr_template_slices`).
+    pub all_slices: bool,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

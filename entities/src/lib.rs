@@ -15,6 +15,7 @@ pub mod gpr_event;
 pub mod gpr_node;
 pub mod gpr_step;
 pub mod gpr_template;
+pub mod gpr_template_slice;
 pub mod gpu;
 pub mod gpu_process;
 pub mod leader_lease;

@@ -15,6 +15,7 @@ mod m20261130_000001_token_parents;
 mod m20261201_000001_access_versions;
 mod m20261202_000001_gpu_catalog_version;
 mod m20261203_000001_gpr_extensions;
+mod m20261204_000001_template_catalogue;
 
 pub struct Migrator;
 
@@ -34,6 +35,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261201_000001_access_versions::Migration),
             Box::new(m20261202_000001_gpu_catalog_version::Migration),
             Box::new(m20261203_000001_gpr_extensions::Migration),
+            Box::new(m20261204_000001_template_catalogue::Migration),
         ]
     }
 }

@@ -480,6 +480,7 @@ fn tick_cost(seed: u64, live: &Config) {
             milestones_done: 0,
             extended_secs: 0,
             extension_requested_secs: None,
+            template_id: None,
             version: 1,
             source_uid: None,
             source_ref: None,

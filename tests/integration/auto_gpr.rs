@@ -65,7 +65,17 @@ async fn templates_are_validated_and_managed_by_admins_only() {
     assert_eq!(updated["template"]["idleTimeout"], "PT30M");
     assert_eq!(updated["template"]["priority"], 150, "omitted fields keep their value");
 
-    // Users read templates but may not change them or the slice's auto-GPR, even as owners.
+    // Users read the templates published to their slices but may not change them or the
+    // slice's auto-GPR, even as owners.
+    let unpublished = app.ok(&user, "{ gprTemplates { id } }", json!({})).await;
+    assert_eq!(unpublished["gprTemplates"], json!([]), "not published to the user's slice yet");
+    app.mutate(
+        &app.admin_token,
+        "publishGprTemplate",
+        "mutation($input: PublishGprTemplateInput!) { publishGprTemplate(input: $input) { template { id } userErrors { message } } }",
+        json!({ "id": id, "sliceIds": [slice] }),
+    )
+    .await;
     let listed = app.ok(&user, "{ gprTemplates { id name nodeCount } }", json!({})).await;
     assert_eq!(listed["gprTemplates"], json!([{ "id": id, "name": "one-h100", "nodeCount": 2 }]));
     for (query, input) in [

@@ -34,5 +34,6 @@ mod services;
 mod slice_kubeconfig;
 mod slices;
 mod subscriptions;
+mod templates;
 mod websocket;
 mod workloads;

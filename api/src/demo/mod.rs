@@ -12,6 +12,7 @@ use egs_schema::cluster::service as clusters;
 use egs_schema::gpr::service as gprs;
 use egs_schema::inventory::service::{GpuReport, NodeReport, upsert_nodes};
 use egs_schema::slice::service as slices;
+use egs_schema::template::service as templates;
 use egs_schema::token::service::{IssueToken, issue_token};
 use egs_schema::user::service::{CreateUser, create_user, find_user_by_name};
 use std::collections::BTreeMap;
@@ -220,8 +221,39 @@ pub async fn seed(services: &Services, data_dir: &Path) -> anyhow::Result<()> {
             earliest_start_at: None,
             labels: BTreeMap::from([("team".to_owned(), "demo".to_owned())]),
             source: None,
+            template_id: None,
         };
         gprs::create_gpr(db, caller, spec).await.map_err(schema_error)?;
+    }
+
+    // The catalogue of profiles New GPR starts from: one for the LLM team, one for the slices
+    // that may use A100s.
+    let profiles = [
+        ("llm-finetune", "One H100 node for half a day: LoRA or full fine-tuning of models up to 70B", H100.shape, 120, 12, 2 * 3600, vec![nlp.id]),
+        (
+            "a100-notebook",
+            "One A100 node for an afternoon of interactive work; released after 30 idle minutes",
+            A100.shape,
+            101,
+            4,
+            1800,
+            vec![nlp.id, vision.id],
+        ),
+    ];
+    for (name, description, shape, priority, hours, idle, slices) in profiles {
+        let spec = templates::TemplateSpec {
+            name: name.into(),
+            description: Some(description.into()),
+            node_count: 1,
+            gpus_per_node: None,
+            gpu_shape: Some(shape.into()),
+            instance_type: None,
+            priority,
+            duration_secs: hours * 3600,
+            idle_timeout_secs: Some(idle),
+        };
+        let template = templates::create_template(db, &system, spec).await.map_err(schema_error)?;
+        templates::publish_template(db, &system, template.id, slices, false).await.map_err(schema_error)?;
     }
     tracing::info!(data_dir = %data_dir.display(), "demo data seeded; user tokens are in demo-tokens/");
     Ok(())

@@ -201,6 +201,7 @@ impl AutoGpr {
             earliest_start_at: None,
             labels: BTreeMap::from([(AUTO_GPR_LABEL.to_owned(), "true".to_owned()), (TRIGGER_POD_LABEL.to_owned(), trigger_ref.clone())]),
             source: None,
+            template_id: Some(template.id),
         };
         let created = match create_gpr(&ctx.db, &Caller::system(), spec).await {
             Ok(created) => created,

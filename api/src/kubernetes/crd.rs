@@ -231,6 +231,7 @@ pub(super) fn to_gpr_spec(
         earliest_start_at: parsed.earliest_start_at,
         labels: spec.labels.clone().unwrap_or_default(),
         source: Some(GprSource { uid: uid.to_owned(), reference: reference.to_owned() }),
+        template_id: None,
     })
 }
 

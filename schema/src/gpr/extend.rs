@@ -6,7 +6,7 @@
 //! decides with `approveGpr` / `rejectGpr`, and the room is checked again then.
 
 use super::reads::find_gpr;
-use super::service::{check_version, phase_error, save_versioned, unless_raced};
+use super::versioned::{check_version, phase_error, save_versioned, unless_raced};
 use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::events::record_event;

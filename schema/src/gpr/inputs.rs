@@ -1,6 +1,6 @@
 //! What GPR queries and mutations take.
 
-use super::spec::{GprChanges, GprSpec};
+use super::spec::{GprAsk, GprChanges, GprSpec};
 use super::types::Label;
 use crate::error::{Error, Result};
 use crate::ids::{self, Kind};
@@ -14,24 +14,26 @@ use std::collections::BTreeMap;
 #[derive(InputObject)]
 pub struct WaitTimeInput {
     pub slice_id: ID,
-    /// Whole nodes, all from one pool.
-    pub node_count: i32,
-    /// GPUs needed on each node; omit for every GPU of the node.
+    /// A template (profile) published to the slice: what this input leaves out is taken from
+    /// it (`gprTemplates(sliceId:)` lists them).
+    pub template_id: Option<ID>,
+    /// Whole nodes, all from one pool; required without a template.
+    pub node_count: Option<i32>,
+    /// GPUs needed on each node; omit for every GPU of the node (or the template's).
     pub gpus_per_node: Option<i32>,
     pub min_gpu_memory_mib: Option<i64>,
     /// Omit to let the scheduler pick (a wait-time answer then covers every shape the slice
-    /// may use).
+    /// may use), or for the template's.
     pub gpu_shape: Option<String>,
-    /// Omit to let the scheduler pick.
+    /// Omit to let the scheduler pick, or for the template's.
     pub instance_type: Option<String>,
     /// Omit for any of the slice's clusters.
     #[graphql(default)]
     pub preferred_cluster_ids: Vec<ID>,
-    /// 1–300, higher runs first; default 101.
-    #[graphql(default = 101)]
-    pub priority: i32,
-    /// The strict reserved window, e.g. `6h` or `PT6H`.
-    pub duration: Duration,
+    /// 1–300, higher runs first; omit for the template's, or 101.
+    pub priority: Option<i32>,
+    /// The strict reserved window, e.g. `6h` or `PT6H`; required without a template.
+    pub duration: Option<Duration>,
     /// Reserve ahead: not before this time.
     pub earliest_start_at: Option<DateTime<Utc>>,
 }
@@ -43,7 +45,8 @@ pub struct CreateGprInput {
     pub ask: WaitTimeInput,
     /// A DNS label, e.g. `llama-finetune-3`.
     pub name: String,
-    /// Release after the GPUs stay idle this long; defaults to the slice policy.
+    /// Release after the GPUs stay idle this long; defaults to the template's, else the slice
+    /// policy's.
     pub idle_timeout: Option<Duration>,
     #[graphql(default = true)]
     pub preemptible: bool,
@@ -119,17 +122,19 @@ pub(super) fn labels_map(labels: Vec<Label>) -> Result<BTreeMap<String, String>>
 }
 
 impl CreateGprInput {
-    /// The request as the service takes it; ids decoded, labels checked.
-    pub fn into_spec(self) -> Result<GprSpec> {
-        let ask = self.ask.into_spec()?;
-        Ok(GprSpec {
+    /// The request as the service takes it, before its template fills it in; ids decoded,
+    /// labels checked.
+    pub fn into_ask(self) -> Result<GprAsk> {
+        let mut ask = self.ask.into_ask()?;
+        ask.rest = GprSpec {
             name: self.name,
-            idle_timeout_secs: self.idle_timeout.map(Duration::secs),
             preemptible: self.preemptible,
             requeue_on_failure: self.requeue_on_failure,
             labels: labels_map(self.labels)?,
-            ..ask
-        })
+            ..ask.rest
+        };
+        ask.idle_timeout_secs = self.idle_timeout.map(Duration::secs);
+        Ok(ask)
     }
 }
 
@@ -155,25 +160,38 @@ impl UpdateGprInput {
 }
 
 impl WaitTimeInput {
-    /// The GPR being thought of, as `createGpr` would take it (defaults where it asks nothing).
-    pub fn into_spec(self) -> Result<GprSpec> {
-        Ok(GprSpec {
+    /// The GPR being thought of, as `createGpr` would take it (defaults where it asks nothing),
+    /// before its template fills it in.
+    pub fn into_ask(self) -> Result<GprAsk> {
+        let rest = GprSpec {
             slice_id: ids::decode("sliceId", &self.slice_id, Kind::Slice)?,
             name: "wait-time".into(),
-            node_count: self.node_count,
-            gpus_per_node: self.gpus_per_node,
+            node_count: 0,
+            gpus_per_node: None,
             min_gpu_memory_mib: self.min_gpu_memory_mib,
-            gpu_shape: self.gpu_shape,
-            instance_type: self.instance_type,
+            gpu_shape: None,
+            instance_type: None,
             preferred_cluster_ids: decode_clusters("preferredClusterIds", &self.preferred_cluster_ids)?,
-            priority: self.priority,
-            duration_secs: self.duration.secs(),
+            priority: 0,
+            duration_secs: 0,
             idle_timeout_secs: None,
             preemptible: true,
             requeue_on_failure: None,
             earliest_start_at: self.earliest_start_at,
             labels: BTreeMap::new(),
             source: None,
+            template_id: None,
+        };
+        Ok(GprAsk {
+            rest,
+            template_id: self.template_id.as_ref().map(|id| ids::decode("templateId", id, Kind::GprTemplate)).transpose()?,
+            node_count: self.node_count,
+            gpus_per_node: self.gpus_per_node,
+            gpu_shape: self.gpu_shape,
+            instance_type: self.instance_type,
+            priority: self.priority,
+            duration_secs: self.duration.map(Duration::secs),
+            idle_timeout_secs: None,
         })
     }
 }

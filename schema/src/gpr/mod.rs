@@ -3,8 +3,9 @@
 //! The rooms: [`types`] (the objects), [`inputs`], [`query`], [`mutation`] and
 //! [`subscription`] (the GraphQL roots), [`service`] (the changes and their events), [`reads`],
 //! [`checks`] (fields, inventory and policy before anything is stored), [`extend`] (longer
-//! windows that keep every promise), [`policy`]
-//! (what a slice's policy allows) and [`queue_views`] (live queue reads shared by watchers).
+//! windows that keep every promise), [`policy`] (what a slice's policy allows), [`versioned`]
+//! (version-checked writes of one GPR) and [`queue_views`] (live queue reads shared by
+//! watchers).
 
 pub mod checks;
 pub mod extend;
@@ -18,6 +19,7 @@ pub mod service;
 pub mod spec;
 pub mod subscription;
 pub mod types;
+pub mod versioned;
 
 pub use inputs::*;
 pub use mutation::*;

@@ -22,10 +22,15 @@ pub struct GprMutation;
 #[Object]
 impl GprMutation {
     /// Asks for GPU nodes for a slice (slice editors). Lands `QUEUED`, or `PENDING_APPROVAL`
-    /// when over the slice policy.
+    /// when over the slice policy. With `templateId`, starts from a template published to the
+    /// slice: what the input leaves out is the template's.
     async fn create_gpr(&self, ctx: &Context<'_>, input: CreateGprInput) -> async_graphql::Result<CreateGprPayload> {
         let (caller, db) = session(ctx)?;
-        CreateGprPayload::after_change(ctx, async { service::create_gpr(db, caller, input.into_spec()?).await.map(Gpr) }).await
+        CreateGprPayload::after_change(ctx, async {
+            let spec = crate::template::service::resolve_ask(db, caller, input.into_ask()?).await?;
+            service::create_gpr(db, caller, spec).await.map(Gpr)
+        })
+        .await
     }
 
     /// Edits a pending GPR (slice editors), given the version you read.

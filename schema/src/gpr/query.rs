@@ -79,7 +79,8 @@ impl GprQuery {
         let (caller, db) = session(ctx)?;
         let scheduler = &crate::services(ctx)?.scheduler;
         let now = scheduler.clock.now();
-        let rows = reads::wait_time_estimates(db, caller, input.into_spec()?, scheduler, now).await?;
+        let spec = crate::template::service::resolve_ask(db, caller, input.into_ask()?).await?;
+        let rows = reads::wait_time_estimates(db, caller, spec, scheduler, now).await?;
         Ok(rows.into_iter().map(|(r, own)| PoolWaitEstimate::new(r, own, now)).collect())
     }
 

@@ -5,14 +5,15 @@
 use super::checks::{check_feasible, check_spec_fields, evaluate_policy, fill_idle_timeout};
 use super::reads::find_gpr_for_change;
 use super::spec::{GprChanges, GprSpec, MAX_PRIORITY, MIN_PRIORITY};
+use super::versioned::{check_version, phase_error, save_versioned, unless_raced};
 use crate::auth::Caller;
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 use crate::events::record_event;
 use crate::lifecycle::SchedulerHandle;
 use crate::validate;
 use chrono::Utc;
-use egs_entities::{ApprovalState, GprEventKind, GprPhase, IdList, Labels, ReleaseReason, SliceRole, gpr, slice};
-use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, QueryFilter, Set, TransactionTrait};
+use egs_entities::{ApprovalState, GprEventKind, GprPhase, IdList, Labels, ReleaseReason, SliceRole, gpr, gpr_template, slice};
+use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, Set, TransactionTrait};
 
 pub async fn create_gpr(db: &DatabaseConnection, caller: &Caller, mut spec: GprSpec) -> Result<gpr::Model> {
     caller.require_person()?;
@@ -73,6 +74,7 @@ pub async fn create_gpr(db: &DatabaseConnection, caller: &Caller, mut spec: GprS
         version: Set(1),
         source_uid: Set(spec.source.as_ref().map(|s| s.uid.clone())),
         source_ref: Set(spec.source.as_ref().map(|s| s.reference.clone())),
+        template_id: Set(spec.template_id),
         created_at: Set(now),
         updated_at: Set(now),
         ..Default::default()
@@ -80,14 +82,12 @@ pub async fn create_gpr(db: &DatabaseConnection, caller: &Caller, mut spec: GprS
     .insert(&txn)
     .await?;
     let actor = caller.actor();
-    record_event(
-        &txn,
-        &created,
-        GprEventKind::Created,
-        format!("{} asked for {} node(s) for {}", actor, created.node_count, egs_wire::duration::format_iso(created.duration_secs)),
-        actor,
-    )
-    .await?;
+    let from = match created.template_id {
+        Some(id) => gpr_template::Entity::find_by_id(id).one(&txn).await?.map(|t| format!(" from template `{}`", t.name)).unwrap_or_default(),
+        None => String::new(),
+    };
+    let asked = format!("{} asked for {} node(s) for {}{from}", actor, created.node_count, egs_wire::duration::format_iso(created.duration_secs));
+    record_event(&txn, &created, GprEventKind::Created, asked, actor).await?;
     match approval_reason {
         None => record_event(&txn, &created, GprEventKind::Queued, "queued", actor).await?,
         Some(reason) => record_event(&txn, &created, GprEventKind::ApprovalRequired, format!("needs an admin's approval: {reason}"), actor).await?,
@@ -108,60 +108,6 @@ fn forget_plan() -> gpr::ActiveModel {
         estimated_start_at: Set(None),
         ..Default::default()
     }
-}
-
-/// Writes `changes` if the row is still at `expected_version`; bumps the version.
-pub(super) async fn save_versioned(txn: &DatabaseTransaction, before: &gpr::Model, mut changes: gpr::ActiveModel) -> Result<gpr::Model> {
-    changes.version = Set(before.version + 1);
-    changes.updated_at = Set(Utc::now());
-    let updated = gpr::Entity::update_many()
-        .set(changes)
-        .filter(gpr::Column::Id.eq(before.id))
-        .filter(gpr::Column::Version.eq(before.version))
-        .exec(txn)
-        .await?;
-    if updated.rows_affected != 1 {
-        return Err(stale(before.version));
-    }
-    gpr::Entity::find_by_id(before.id).one(txn).await?.ok_or(Error::NotFound("GPR"))
-}
-
-/// Times a change is read and tried again after losing a race to another writer.
-const RACE_RETRIES: usize = 4;
-
-/// Runs a read-check-write of one GPR. A caller who gave no `version` asked for no optimistic
-/// check, so a write that lost a race (the scheduler planned the GPR in between) is read
-/// again and retried instead of answered with a `CONFLICT` the caller did not ask for.
-pub(super) async fn unless_raced<T, F, Fut>(version: Option<i32>, mut attempt: F) -> Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T>>,
-{
-    for _ in 0..RACE_RETRIES {
-        match attempt().await {
-            Err(Error::User(errors))
-                if version.is_none() && errors.iter().any(|e| e.code == ErrorCode::Conflict && e.field.last().is_some_and(|f| f == "version")) => {}
-            other => return other,
-        }
-    }
-    attempt().await
-}
-
-fn stale(read: i32) -> Error {
-    Error::conflict("version", format!("the GPR changed since version {read}; read it again and retry"))
-}
-
-pub(super) fn check_version(found: &gpr::Model, expected: Option<i32>) -> Result<()> {
-    match expected {
-        Some(v) if v != found.version => {
-            Err(Error::conflict("version", format!("the GPR is at version {}, not {v}; read it again and retry", found.version)))
-        }
-        _ => Ok(()),
-    }
-}
-
-pub(super) fn phase_error(found: &gpr::Model, action: &str, allowed: &str) -> Error {
-    Error::conflict("id", format!("cannot {action} a GPR that is {}; only {allowed}", found.phase.as_str()))
 }
 
 pub async fn update_gpr(db: &DatabaseConnection, caller: &Caller, id: i64, version: i32, changes: GprChanges) -> Result<gpr::Model> {

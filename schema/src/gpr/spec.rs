@@ -41,6 +41,68 @@ pub struct GprSpec {
     pub labels: BTreeMap<String, String>,
     /// The `GPUProvisioningRequest` resource it comes from, if any.
     pub source: Option<GprSource>,
+    /// The template (profile) it was made from, if any.
+    pub template_id: Option<i64>,
+}
+
+/// A new GPR as asked for, before the template it names fills in what it left out.
+#[derive(Clone, Debug)]
+pub struct GprAsk {
+    /// Everything a template does not set (the fields below at placeholder values).
+    pub rest: GprSpec,
+    pub template_id: Option<i64>,
+    pub node_count: Option<i32>,
+    pub gpus_per_node: Option<i32>,
+    pub gpu_shape: Option<String>,
+    pub instance_type: Option<String>,
+    pub priority: Option<i32>,
+    pub duration_secs: Option<i64>,
+    pub idle_timeout_secs: Option<i64>,
+}
+
+impl GprAsk {
+    /// The GPR asked for: what was given, the rest from `template` (the one `template_id`
+    /// names). Without a template, `nodeCount` and `duration` must be given.
+    pub fn resolve(self, template: Option<&egs_entities::gpr_template::Model>) -> crate::error::Result<GprSpec> {
+        let Self { rest, template_id, node_count, gpus_per_node, gpu_shape, instance_type, priority, duration_secs, idle_timeout_secs } = self;
+        let spec = match template {
+            Some(t) => GprSpec {
+                node_count: node_count.unwrap_or(t.node_count),
+                gpus_per_node: gpus_per_node.or(t.gpus_per_node),
+                gpu_shape: gpu_shape.or_else(|| t.gpu_shape.clone()),
+                instance_type: instance_type.or_else(|| t.instance_type.clone()),
+                priority: priority.unwrap_or(t.priority),
+                duration_secs: duration_secs.unwrap_or(t.duration_secs),
+                idle_timeout_secs: idle_timeout_secs.or(t.idle_timeout_secs),
+                template_id: Some(t.id),
+                ..rest
+            },
+            None => {
+                let mut errors = Vec::new();
+                let required = |field: &str| crate::error::UserError::invalid(field, "required unless templateId names a template to take it from");
+                if node_count.is_none() {
+                    errors.push(required("nodeCount"));
+                }
+                if duration_secs.is_none() {
+                    errors.push(required("duration"));
+                }
+                crate::validate::finish(errors)?;
+                debug_assert!(template_id.is_none(), "a named template is resolved before this");
+                GprSpec {
+                    node_count: node_count.unwrap_or_default(),
+                    gpus_per_node,
+                    gpu_shape,
+                    instance_type,
+                    priority: priority.unwrap_or(DEFAULT_PRIORITY),
+                    duration_secs: duration_secs.unwrap_or_default(),
+                    idle_timeout_secs,
+                    template_id: None,
+                    ..rest
+                }
+            }
+        };
+        Ok(spec)
+    }
 }
 
 /// Where a GPR created by a controller comes from.
@@ -91,6 +153,7 @@ impl GprSpec {
             earliest_start_at: g.earliest_start_at,
             labels: g.labels.0.clone(),
             source: None,
+            template_id: g.template_id,
         }
     }
 

@@ -240,6 +240,16 @@ impl Gpr {
     async fn exit_at(&self) -> Option<DateTime<Utc>> {
         self.0.exit_at
     }
+    /// The template (profile) it was created from, while it exists and the caller may see it.
+    async fn template(&self, ctx: &Context<'_>) -> Result<Option<crate::template::GprTemplate>> {
+        let Some(id) = self.0.template_id else { return Ok(None) };
+        let (caller, db) = session(ctx)?;
+        match crate::template::service::find_template(db, caller, id).await {
+            Ok(t) => Ok(Some(crate::template::GprTemplate(t))),
+            Err(crate::error::Error::NotFound(_)) => Ok(None),
+            Err(other) => Err(other.into()),
+        }
+    }
     /// How much `extendGpr` has added to the window in all.
     async fn extended_by(&self) -> Duration {
         Duration(self.0.extended_secs)

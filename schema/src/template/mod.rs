@@ -1,6 +1,8 @@
 //! GPR templates and auto-GPR: admins keep templates (a GPR's shape, size, priority and
-//! window) and bind one to a slice; then a GPU pod of the slice that stays Pending makes EGS ask
-//! for nodes with a GPR from that template (see [`crate::kubernetes::autogpr`]).
+//! window) and publish them to slices, whose members start GPRs from them (`createGpr` with
+//! `templateId`: the catalogue of profiles); and an admin binds one to a slice, so a GPU pod of
+//! the slice that stays Pending makes EGS ask for nodes with a GPR from that template (see
+//! [`crate::kubernetes::autogpr`]).
 
 pub mod service;
 
@@ -12,9 +14,10 @@ use crate::{payload, session};
 use async_graphql::{Context, ID, InputObject, MaybeUndefined, Object};
 use chrono::{DateTime, Utc};
 use egs_entities::{gpr_template, slice};
-use sea_orm::EntityTrait;
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 
-/// An admin-managed GPR shape; auto-GPR creates GPRs from it.
+/// An admin-managed GPR shape (a profile): members of the slices it is published to create
+/// GPRs from it; auto-GPR does too.
 pub struct GprTemplate(pub gpr_template::Model);
 
 #[Object]
@@ -56,6 +59,24 @@ impl GprTemplate {
     async fn idle_timeout(&self) -> Option<Duration> {
         self.0.idle_timeout_secs.map(Duration)
     }
+    /// Published to every slice.
+    async fn all_slices(&self) -> bool {
+        self.0.all_slices
+    }
+    /// The slices it is published to by name, of those the caller may see.
+    async fn published_to(&self, ctx: &Context<'_>) -> Result<Vec<Slice>> {
+        let (caller, db) = session(ctx)?;
+        let mut ids = service::published_slices(db, self.0.id).await?;
+        if let crate::auth::Visible::Only(visible) = caller.visible_slices(db).await? {
+            ids.retain(|id| visible.contains(id));
+        }
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut slices = slice::Entity::find().filter(slice::Column::Id.is_in(ids)).all(db).await?;
+        slices.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(slices.into_iter().map(Slice).collect())
+    }
     async fn created_at(&self) -> DateTime<Utc> {
         self.0.created_at
     }
@@ -95,10 +116,13 @@ pub struct TemplateQuery;
 
 #[Object]
 impl TemplateQuery {
-    /// Every GPR template, by name.
-    async fn gpr_templates(&self, ctx: &Context<'_>) -> Result<Vec<GprTemplate>> {
+    /// The GPR templates (profiles) the caller may see, by name: every one for admins, those
+    /// published to the caller's slices for others. With `sliceId`, those the slice's GPRs may
+    /// start from.
+    async fn gpr_templates(&self, ctx: &Context<'_>, slice_id: Option<ID>) -> Result<Vec<GprTemplate>> {
         let (caller, db) = session(ctx)?;
-        Ok(service::list_templates(db, caller).await?.into_iter().map(GprTemplate).collect())
+        let slice_id = slice_id.as_ref().map(|id| ids::decode("sliceId", id, Kind::Slice)).transpose()?;
+        Ok(service::list_templates(db, caller, slice_id).await?.into_iter().map(GprTemplate).collect())
     }
 
     async fn gpr_template(&self, ctx: &Context<'_>, id: ID) -> Result<GprTemplate> {
@@ -145,6 +169,17 @@ pub struct UpdateGprTemplateInput {
 }
 
 #[derive(InputObject)]
+pub struct PublishGprTemplateInput {
+    pub id: ID,
+    /// The slices whose members may start GPRs from it (replaces the list it had).
+    #[graphql(default)]
+    pub slice_ids: Vec<ID>,
+    /// Every slice, present and future.
+    #[graphql(default)]
+    pub all_slices: bool,
+}
+
+#[derive(InputObject)]
 pub struct DeleteGprTemplateInput {
     pub id: ID,
 }
@@ -159,6 +194,7 @@ pub struct SetSliceAutoGprInput {
 
 payload!(CreateGprTemplatePayload, template: GprTemplate);
 payload!(UpdateGprTemplatePayload, template: GprTemplate);
+payload!(PublishGprTemplatePayload, template: GprTemplate);
 payload!(
     /// The deleted template, as it was.
     DeleteGprTemplatePayload,
@@ -216,6 +252,24 @@ impl TemplateMutation {
             service::update_template(db, caller, id, changes).await.map(GprTemplate)
         };
         UpdateGprTemplatePayload::from_result(result.await)
+    }
+
+    /// Sets the slices a template is published to (admin): their members see it in
+    /// `gprTemplates` and create GPRs from it.
+    async fn publish_gpr_template(&self, ctx: &Context<'_>, input: PublishGprTemplateInput) -> async_graphql::Result<PublishGprTemplatePayload> {
+        let (caller, db) = session(ctx)?;
+        let result = async {
+            let id = ids::decode("id", &input.id, Kind::GprTemplate)?;
+            let slice_ids = input
+                .slice_ids
+                .iter()
+                .take(service::MAX_PUBLISHED_SLICES + 1)
+                .enumerate()
+                .map(|(i, s)| ids::decode(&format!("sliceIds.{i}"), s, Kind::Slice))
+                .collect::<Result<Vec<i64>>>()?;
+            service::publish_template(db, caller, id, slice_ids, input.all_slices).await.map(GprTemplate)
+        };
+        PublishGprTemplatePayload::from_result(result.await)
     }
 
     /// Deletes a GPR template (admin); refused while a slice's auto-GPR uses it.

@@ -1,12 +1,22 @@
-//! GPR templates (admin-managed shapes auto-GPR starts from) and each slice's auto-GPR binding.
+//! GPR templates (admin-managed shapes users and auto-GPR start from), where they are
+//! published, and each slice's auto-GPR binding.
+//!
+//! A template is a profile in the catalogue of the slices it is published to (or of every
+//! slice): their members list it and create GPRs from it. Admins see and use every template;
+//! anyone else sees only those published to a slice they belong to (others read as missing).
 
 use crate::auth::Caller;
+use crate::auth::Visible;
 use crate::error::{Error, Result, UserError};
 use crate::gpr::checks::{ShapeFields, check_shape_fields};
+use crate::gpr::spec::{GprAsk, GprSpec};
 use crate::validate;
 use chrono::Utc;
-use egs_entities::{gpr_template, slice};
-use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, Set};
+use egs_entities::{SliceRole, gpr_template, gpr_template_slice, slice};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, Condition, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, Set, TransactionTrait,
+};
+use std::collections::BTreeSet;
 
 /// What a template asks for; a GPR made from it asks for the same.
 #[derive(Clone, Debug)]
@@ -87,15 +97,113 @@ pub fn check_template(spec: &TemplateSpec, errors: &mut Vec<UserError>) {
     check_shape_fields(&shape, errors);
 }
 
-/// Every template, by name (anyone signed in may read them).
-pub async fn list_templates(db: &DatabaseConnection, caller: &Caller) -> Result<Vec<gpr_template::Model>> {
+/// Most slices one template may be published to by name (more: publish it to all).
+pub const MAX_PUBLISHED_SLICES: usize = 1000;
+
+/// The templates the caller may see, by name; with `slice_id`, those GPRs of that slice may
+/// start from (the caller must see the slice).
+pub async fn list_templates(db: &DatabaseConnection, caller: &Caller, slice_id: Option<i64>) -> Result<Vec<gpr_template::Model>> {
     caller.require_person()?;
-    Ok(gpr_template::Entity::find().order_by_asc(gpr_template::Column::Name).all(db).await?)
+    let slices = match slice_id {
+        Some(id) => {
+            caller.require_slice_role(db, id, SliceRole::Viewer, "slice").await?;
+            Visible::Only(vec![id])
+        }
+        None => caller.visible_slices(db).await?,
+    };
+    let mut query = gpr_template::Entity::find().order_by_asc(gpr_template::Column::Name);
+    if let Visible::Only(ids) = slices {
+        query = query.filter(published_to_any(db, &ids).await?);
+    }
+    Ok(query.all(db).await?)
 }
 
+/// Templates published to every slice or to one of `slices`.
+async fn published_to_any(db: &DatabaseConnection, slices: &[i64]) -> Result<Condition> {
+    let linked: Vec<i64> = if slices.is_empty() {
+        Vec::new()
+    } else {
+        gpr_template_slice::Entity::find()
+            .filter(gpr_template_slice::Column::SliceId.is_in(slices.iter().copied()))
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|l| l.template_id)
+            .collect()
+    };
+    Ok(Condition::any().add(gpr_template::Column::AllSlices.eq(true)).add(gpr_template::Column::Id.is_in(linked)))
+}
+
+/// A template the caller may see.
 pub async fn find_template(db: &DatabaseConnection, caller: &Caller, id: i64) -> Result<gpr_template::Model> {
     caller.require_person()?;
-    gpr_template::Entity::find_by_id(id).one(db).await?.ok_or(Error::NotFound("GPR template"))
+    let mut query = gpr_template::Entity::find_by_id(id);
+    if let Visible::Only(ids) = caller.visible_slices(db).await? {
+        query = query.filter(published_to_any(db, &ids).await?);
+    }
+    query.one(db).await?.ok_or(Error::NotFound("GPR template"))
+}
+
+/// The slices a template is published to by name.
+pub async fn published_slices(db: &DatabaseConnection, id: i64) -> Result<Vec<i64>> {
+    Ok(gpr_template_slice::Entity::find()
+        .filter(gpr_template_slice::Column::TemplateId.eq(id))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|l| l.slice_id)
+        .collect())
+}
+
+/// The GPR `ask` asks for, its template (if it names one) filling in what it leaves out. The
+/// template must be published to the GPR's slice; one the caller may not see reads as missing.
+pub async fn resolve_ask(db: &DatabaseConnection, caller: &Caller, ask: GprAsk) -> Result<GprSpec> {
+    let Some(id) = ask.template_id else { return ask.resolve(None) };
+    let missing = || Error::invalid("templateId", "no such template is published to this slice");
+    let template = match find_template(db, caller, id).await {
+        Ok(template) => template,
+        Err(Error::NotFound(_)) => return Err(missing()),
+        Err(other) => return Err(other),
+    };
+    if !template.all_slices && !published_slices(db, id).await?.contains(&ask.rest.slice_id) {
+        return Err(missing());
+    }
+    ask.resolve(Some(&template))
+}
+
+/// Publishes a template to exactly `slice_ids`, or to every slice (admin); replaces what it
+/// was published to before. GPRs already made from it are not affected.
+pub async fn publish_template(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    id: i64,
+    slice_ids: Vec<i64>,
+    all_slices: bool,
+) -> Result<gpr_template::Model> {
+    caller.require_admin()?;
+    let existing = gpr_template::Entity::find_by_id(id).one(db).await?.ok_or(Error::NotFound("GPR template"))?;
+    let wanted: BTreeSet<i64> = slice_ids.iter().copied().collect();
+    if slice_ids.len() > MAX_PUBLISHED_SLICES {
+        return Err(Error::invalid("sliceIds", format!("at most {MAX_PUBLISHED_SLICES} slices; publish it to all slices instead")));
+    }
+    if wanted.len() != slice_ids.len() {
+        return Err(Error::invalid("sliceIds", "a slice appears twice"));
+    }
+    if !wanted.is_empty() && slice::Entity::find().filter(slice::Column::Id.is_in(wanted.iter().copied())).count(db).await? as usize != wanted.len() {
+        return Err(Error::invalid("sliceIds", "names a slice that does not exist"));
+    }
+    let txn = db.begin().await?;
+    gpr_template_slice::Entity::delete_many().filter(gpr_template_slice::Column::TemplateId.eq(id)).exec(&txn).await?;
+    if !wanted.is_empty() {
+        let links = wanted.iter().map(|&slice_id| gpr_template_slice::ActiveModel { template_id: Set(id), slice_id: Set(slice_id) });
+        gpr_template_slice::Entity::insert_many(links).exec_without_returning(&txn).await?;
+    }
+    let mut model: gpr_template::ActiveModel = existing.into();
+    model.all_slices = Set(all_slices);
+    model.updated_at = Set(Utc::now());
+    let updated = model.update(&txn).await?;
+    txn.commit().await?;
+    Ok(updated)
 }
 
 async fn ensure_name_free(db: &DatabaseConnection, name: &str, except: Option<i64>) -> Result<()> {
@@ -174,6 +282,8 @@ pub async fn delete_template(db: &DatabaseConnection, caller: &Caller, id: i64) 
     if !users.is_empty() {
         return Err(Error::conflict("id", format!("auto-GPR of slice(s) {} uses this template; change their auto-GPR first", users.join(", "))));
     }
+    // The links go too (the foreign key says so; written out for databases that do not enforce it).
+    gpr_template_slice::Entity::delete_many().filter(gpr_template_slice::Column::TemplateId.eq(id)).exec(db).await?;
     gpr_template::Entity::delete_by_id(id).exec(db).await?;
     Ok(existing)
 }

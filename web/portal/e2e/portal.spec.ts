@@ -198,6 +198,28 @@ test('a running GPR is extended after seeing how much fits; past the grace an ad
   await admin.context().close();
 });
 
+test('New GPR starts from a profile published to the slice; the GPR records it', async ({ page }) => {
+  await signIn(page, 'alice');
+  await page.goto(`${gateway.url}/gprs/new`);
+  const profiles = page.getByRole('list', { name: 'Profiles' });
+  await expect(profiles).toContainText('llm-finetune');
+  await expect(profiles).toContainText('a100-notebook');
+  await profiles.getByRole('button', { name: 'Use profile a100-notebook' }).click();
+  await expect(page.getByText('Filled from a100-notebook')).toBeVisible();
+  await expect(page.getByLabel('Duration hours')).toHaveValue('4');
+  await expect(page.getByLabel('GPU shape')).toHaveValue('NVIDIA-A100-SXM4-80GB');
+  await page.getByLabel('Name', { exact: true }).fill('e2e-notebook');
+  await page.getByRole('button', { name: 'Submit GPR' }).click();
+  await expect(page).toHaveURL(/\/gprs\/[^/]+$/);
+  await expect(page.getByRole('list', { name: 'Timeline' })).toContainText('from template `a100-notebook`');
+  const made = await gateway.graphql<{ gpr: { template: { name: string } | null; duration: string } }>(
+    'alice',
+    'query($id: ID!) { gpr(id: $id) { template { name } duration } }',
+    { id: await gprId('e2e-notebook') },
+  );
+  expect(made.gpr).toEqual({ template: { name: 'a100-notebook' }, duration: 'PT4H' });
+});
+
 test('GPUs: hot spots first, and a GPU dashboard whose charts receive new points live', async ({ page }) => {
   await signIn(page, 'alice');
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'GPUs' }).click();

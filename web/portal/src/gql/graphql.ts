@@ -240,35 +240,43 @@ export type ClusterProvider =
   | 'SIMULATED';
 
 export type CreateGprInput = {
-  /** The strict reserved window, e.g. `6h` or `PT6H`. */
-  duration: Scalars['Duration']['input'];
+  /** The strict reserved window, e.g. `6h` or `PT6H`; required without a template. */
+  duration?: InputMaybe<Scalars['Duration']['input']>;
   /** Reserve ahead: not before this time. */
   earliestStartAt?: InputMaybe<Scalars['DateTime']['input']>;
   /**
    * Omit to let the scheduler pick (a wait-time answer then covers every shape the slice
-   * may use).
+   * may use), or for the template's.
    */
   gpuShape?: InputMaybe<Scalars['String']['input']>;
-  /** GPUs needed on each node; omit for every GPU of the node. */
+  /** GPUs needed on each node; omit for every GPU of the node (or the template's). */
   gpusPerNode?: InputMaybe<Scalars['Int']['input']>;
-  /** Release after the GPUs stay idle this long; defaults to the slice policy. */
+  /**
+   * Release after the GPUs stay idle this long; defaults to the template's, else the slice
+   * policy's.
+   */
   idleTimeout?: InputMaybe<Scalars['Duration']['input']>;
-  /** Omit to let the scheduler pick. */
+  /** Omit to let the scheduler pick, or for the template's. */
   instanceType?: InputMaybe<Scalars['String']['input']>;
   labels?: Array<LabelInput>;
   minGpuMemoryMib?: InputMaybe<Scalars['Int']['input']>;
   /** A DNS label, e.g. `llama-finetune-3`. */
   name: Scalars['String']['input'];
-  /** Whole nodes, all from one pool. */
-  nodeCount: Scalars['Int']['input'];
+  /** Whole nodes, all from one pool; required without a template. */
+  nodeCount?: InputMaybe<Scalars['Int']['input']>;
   preemptible?: Scalars['Boolean']['input'];
   /** Omit for any of the slice's clusters. */
   preferredClusterIds?: Array<Scalars['ID']['input']>;
-  /** 1–300, higher runs first; default 101. */
-  priority?: Scalars['Int']['input'];
+  /** 1–300, higher runs first; omit for the template's, or 101. */
+  priority?: InputMaybe<Scalars['Int']['input']>;
   /** Defaults to the slice policy. */
   requeueOnFailure?: InputMaybe<Scalars['Boolean']['input']>;
   sliceId: Scalars['ID']['input'];
+  /**
+   * A template (profile) published to the slice: what this input leaves out is taken from
+   * it (`gprTemplates(sliceId:)` lists them).
+   */
+  templateId?: InputMaybe<Scalars['ID']['input']>;
 };
 
 export type CreateGprPayload = {
@@ -547,6 +555,8 @@ export type Gpr = Node & {
    * and early releases only make it earlier.
    */
   startNoLaterThanMovesLaterOn?: Maybe<Array<EstimateMover>>;
+  /** The template (profile) it was created from, while it exists and the caller may see it. */
+  template?: Maybe<GprTemplate>;
   updatedAt: Scalars['DateTime']['output'];
   /** Bumped by every change; pass it back to `updateGpr` to avoid overwriting someone else's edit. */
   version: Scalars['Int']['output'];
@@ -707,6 +717,8 @@ export type GprPhase =
 
 export type GprTemplate = {
   __typename?: 'GprTemplate';
+  /** Published to every slice. */
+  allSlices: Scalars['Boolean']['output'];
   createdAt: Scalars['DateTime']['output'];
   description?: Maybe<Scalars['String']['output']>;
   /** The reserved window of GPRs made from it. */
@@ -725,6 +737,8 @@ export type GprTemplate = {
   nodeCount: Scalars['Int']['output'];
   /** 1–300; higher runs first. */
   priority: Scalars['Int']['output'];
+  /** The slices it is published to by name, of those the caller may see. */
+  publishedTo: Array<Slice>;
   updatedAt: Scalars['DateTime']['output'];
 };
 
@@ -1137,7 +1151,8 @@ export type Mutation = {
   cancelGpr: CancelGprPayload;
   /**
    * Asks for GPU nodes for a slice (slice editors). Lands `QUEUED`, or `PENDING_APPROVAL`
-   * when over the slice policy.
+   * when over the slice policy. With `templateId`, starts from a template published to the
+   * slice: what the input leaves out is the template's.
    */
   createGpr: CreateGprPayload;
   /** Creates a GPR template (admin). */
@@ -1162,6 +1177,11 @@ export type Mutation = {
    * how much fits now.
    */
   extendGpr: ExtendGprPayload;
+  /**
+   * Sets the slices a template is published to (admin): their members see it in
+   * `gprTemplates` and create GPRs from it.
+   */
+  publishGprTemplate: PublishGprTemplatePayload;
   /** Registers a cluster (admin). */
   registerCluster: RegisterClusterPayload;
   /**
@@ -1293,6 +1313,11 @@ export type MutationEarlyReleaseGprArgs = {
 
 export type MutationExtendGprArgs = {
   input: ExtendGprInput;
+};
+
+
+export type MutationPublishGprTemplateArgs = {
+  input: PublishGprTemplateInput;
 };
 
 
@@ -1575,6 +1600,21 @@ export type ProvisioningStep = {
   step: Scalars['String']['output'];
 };
 
+export type PublishGprTemplateInput = {
+  /** Every slice, present and future. */
+  allSlices?: Scalars['Boolean']['input'];
+  id: Scalars['ID']['input'];
+  /** The slices whose members may start GPRs from it (replaces the list it had). */
+  sliceIds?: Array<Scalars['ID']['input']>;
+};
+
+export type PublishGprTemplatePayload = {
+  __typename?: 'PublishGprTemplatePayload';
+  template?: Maybe<GprTemplate>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
 export type Query = {
   __typename?: 'Query';
   /** The alert thresholds of every GPU shape in the inventory or configured (admins). */
@@ -1598,7 +1638,11 @@ export type Query = {
    */
   gprExtensionRoom: GprExtensionRoom;
   gprTemplate: GprTemplate;
-  /** Every GPR template, by name. */
+  /**
+   * The GPR templates (profiles) the caller may see, by name: every one for admins, those
+   * published to the caller's slices for others. With `sliceId`, those the slice's GPRs may
+   * start from.
+   */
   gprTemplates: Array<GprTemplate>;
   /** GPRs in the caller's slices (all for admins), newest first. */
   gprs: GprConnection;
@@ -1679,6 +1723,11 @@ export type QueryGprExtensionRoomArgs = {
 
 export type QueryGprTemplateArgs = {
   id: Scalars['ID']['input'];
+};
+
+
+export type QueryGprTemplatesArgs = {
+  sliceId?: InputMaybe<Scalars['ID']['input']>;
 };
 
 
@@ -2398,27 +2447,32 @@ export type Viewer = {
  * takes it alone (a GPR you are thinking of submitting); `createGpr` takes it with the rest.
  */
 export type WaitTimeInput = {
-  /** The strict reserved window, e.g. `6h` or `PT6H`. */
-  duration: Scalars['Duration']['input'];
+  /** The strict reserved window, e.g. `6h` or `PT6H`; required without a template. */
+  duration?: InputMaybe<Scalars['Duration']['input']>;
   /** Reserve ahead: not before this time. */
   earliestStartAt?: InputMaybe<Scalars['DateTime']['input']>;
   /**
    * Omit to let the scheduler pick (a wait-time answer then covers every shape the slice
-   * may use).
+   * may use), or for the template's.
    */
   gpuShape?: InputMaybe<Scalars['String']['input']>;
-  /** GPUs needed on each node; omit for every GPU of the node. */
+  /** GPUs needed on each node; omit for every GPU of the node (or the template's). */
   gpusPerNode?: InputMaybe<Scalars['Int']['input']>;
-  /** Omit to let the scheduler pick. */
+  /** Omit to let the scheduler pick, or for the template's. */
   instanceType?: InputMaybe<Scalars['String']['input']>;
   minGpuMemoryMib?: InputMaybe<Scalars['Int']['input']>;
-  /** Whole nodes, all from one pool. */
-  nodeCount: Scalars['Int']['input'];
+  /** Whole nodes, all from one pool; required without a template. */
+  nodeCount?: InputMaybe<Scalars['Int']['input']>;
   /** Omit for any of the slice's clusters. */
   preferredClusterIds?: Array<Scalars['ID']['input']>;
-  /** 1–300, higher runs first; default 101. */
-  priority?: Scalars['Int']['input'];
+  /** 1–300, higher runs first; omit for the template's, or 101. */
+  priority?: InputMaybe<Scalars['Int']['input']>;
   sliceId: Scalars['ID']['input'];
+  /**
+   * A template (profile) published to the slice: what this input leaves out is taken from
+   * it (`gprTemplates(sliceId:)` lists them).
+   */
+  templateId?: InputMaybe<Scalars['ID']['input']>;
 };
 
 export type BellEventsSubscriptionVariables = Exact<{
@@ -2449,6 +2503,13 @@ export type CreateGprWaitTimesQueryVariables = Exact<{
 
 
 export type CreateGprWaitTimesQuery = { __typename?: 'Query', waitTimeEstimates: Array<{ __typename?: 'PoolWaitEstimate', instanceType: string, gpuShape: string, freeNodes: number, healthyNodes: number, estimatedStartAt: string, estimatedWait: string, startNoLaterThan: string, cluster?: { __typename?: 'Cluster', id: string, name: string } | null }> };
+
+export type CreateGprProfilesQueryVariables = Exact<{
+  sliceId: Scalars['ID']['input'];
+}>;
+
+
+export type CreateGprProfilesQuery = { __typename?: 'Query', gprTemplates: Array<{ __typename?: 'GprTemplate', id: string, name: string, description?: string | null, nodeCount: number, gpusPerNode?: number | null, gpuShape?: string | null, instanceType?: string | null, priority: number, duration: string, idleTimeout?: string | null }> };
 
 export type CreateGprSubmitMutationVariables = Exact<{
   input: CreateGprInput;
@@ -2816,6 +2877,7 @@ export const BellAlertsDocument = {"kind":"Document","definitions":[{"kind":"Ope
 export const CreateGprSlicesDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"CreateGprSlices"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"slices"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"100"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"viewerRole"}},{"kind":"Field","name":{"kind":"Name","value":"clusters"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"policy"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"allowedShapes"}},{"kind":"Field","name":{"kind":"Name","value":"priorityMin"}},{"kind":"Field","name":{"kind":"Name","value":"priorityMax"}},{"kind":"Field","name":{"kind":"Name","value":"maxDuration"}},{"kind":"Field","name":{"kind":"Name","value":"maxNodesPerGpr"}},{"kind":"Field","name":{"kind":"Name","value":"maxGpusPerGpr"}},{"kind":"Field","name":{"kind":"Name","value":"defaultIdleTimeout"}},{"kind":"Field","name":{"kind":"Name","value":"maxIdleTimeout"}},{"kind":"Field","name":{"kind":"Name","value":"autoEviction"}}]}}]}}]}}]}}]} as unknown as DocumentNode<CreateGprSlicesQuery, CreateGprSlicesQueryVariables>;
 export const CreateGprPoolsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"CreateGprPools"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"pools"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"instanceType"}},{"kind":"Field","name":{"kind":"Name","value":"gpusPerNode"}},{"kind":"Field","name":{"kind":"Name","value":"freeNodes"}},{"kind":"Field","name":{"kind":"Name","value":"totalNodes"}},{"kind":"Field","name":{"kind":"Name","value":"cluster"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}}]} as unknown as DocumentNode<CreateGprPoolsQuery, CreateGprPoolsQueryVariables>;
 export const CreateGprWaitTimesDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"CreateGprWaitTimes"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"WaitTimeInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"waitTimeEstimates"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"cluster"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"instanceType"}},{"kind":"Field","name":{"kind":"Name","value":"gpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"freeNodes"}},{"kind":"Field","name":{"kind":"Name","value":"healthyNodes"}},{"kind":"Field","name":{"kind":"Name","value":"estimatedStartAt"}},{"kind":"Field","name":{"kind":"Name","value":"estimatedWait"}},{"kind":"Field","name":{"kind":"Name","value":"startNoLaterThan"}}]}}]}}]} as unknown as DocumentNode<CreateGprWaitTimesQuery, CreateGprWaitTimesQueryVariables>;
+export const CreateGprProfilesDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"CreateGprProfiles"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"sliceId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gprTemplates"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"sliceId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"sliceId"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"description"}},{"kind":"Field","name":{"kind":"Name","value":"nodeCount"}},{"kind":"Field","name":{"kind":"Name","value":"gpusPerNode"}},{"kind":"Field","name":{"kind":"Name","value":"gpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"instanceType"}},{"kind":"Field","name":{"kind":"Name","value":"priority"}},{"kind":"Field","name":{"kind":"Name","value":"duration"}},{"kind":"Field","name":{"kind":"Name","value":"idleTimeout"}}]}}]}}]} as unknown as DocumentNode<CreateGprProfilesQuery, CreateGprProfilesQueryVariables>;
 export const CreateGprSubmitDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"CreateGprSubmit"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"CreateGprInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"createGpr"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gpr"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"phase"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"code"}}]}}]}}]}}]} as unknown as DocumentNode<CreateGprSubmitMutation, CreateGprSubmitMutationVariables>;
 export const GprDetailDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"GprDetail"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"id"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gpr"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"phase"}},{"kind":"Field","name":{"kind":"Name","value":"version"}},{"kind":"Field","name":{"kind":"Name","value":"reason"}},{"kind":"Field","name":{"kind":"Name","value":"approval"}},{"kind":"Field","name":{"kind":"Name","value":"approvalReason"}},{"kind":"Field","name":{"kind":"Name","value":"priority"}},{"kind":"Field","name":{"kind":"Name","value":"priorityBand"}},{"kind":"Field","name":{"kind":"Name","value":"nodeCount"}},{"kind":"Field","name":{"kind":"Name","value":"gpusPerNode"}},{"kind":"Field","name":{"kind":"Name","value":"gpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"instanceType"}},{"kind":"Field","name":{"kind":"Name","value":"assignedGpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"assignedInstanceType"}},{"kind":"Field","name":{"kind":"Name","value":"assignedCluster"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"preferredClusters"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"duration"}},{"kind":"Field","name":{"kind":"Name","value":"idleTimeout"}},{"kind":"Field","name":{"kind":"Name","value":"preemptible"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"earliestStartAt"}},{"kind":"Field","name":{"kind":"Name","value":"provisionedAt"}},{"kind":"Field","name":{"kind":"Name","value":"exitAt"}},{"kind":"Field","name":{"kind":"Name","value":"extendedBy"}},{"kind":"Field","name":{"kind":"Name","value":"extensionRequested"}},{"kind":"Field","name":{"kind":"Name","value":"completedAt"}},{"kind":"Field","name":{"kind":"Name","value":"estimatedStartAt"}},{"kind":"Field","name":{"kind":"Name","value":"estimatedStartMovesOn"}},{"kind":"Field","name":{"kind":"Name","value":"startNoLaterThan"}},{"kind":"Field","name":{"kind":"Name","value":"startNoLaterThanMovesLaterOn"}},{"kind":"Field","name":{"kind":"Name","value":"queuePosition"}},{"kind":"Field","name":{"kind":"Name","value":"releaseReason"}},{"kind":"Field","name":{"kind":"Name","value":"kubernetesResource"}},{"kind":"Field","name":{"kind":"Name","value":"preemptedBy"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"slice"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"viewerRole"}}]}},{"kind":"Field","name":{"kind":"Name","value":"requester"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"labels"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"key"}},{"kind":"Field","name":{"kind":"Name","value":"value"}}]}},{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"instanceType"}},{"kind":"Field","name":{"kind":"Name","value":"gpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"gpusPerNode"}},{"kind":"Field","name":{"kind":"Name","value":"health"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"utilization"}},{"kind":"Field","name":{"kind":"Name","value":"cluster"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"provisioningSteps"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"operation"}},{"kind":"Field","name":{"kind":"Name","value":"step"}},{"kind":"Field","name":{"kind":"Name","value":"status"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"attempts"}},{"kind":"Field","name":{"kind":"Name","value":"startedAt"}},{"kind":"Field","name":{"kind":"Name","value":"finishedAt"}}]}}]}}]}}]} as unknown as DocumentNode<GprDetailQuery, GprDetailQueryVariables>;
 export const GprDetailEventsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"GprDetailEvents"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"id"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"after"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gprEvents"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"gprId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}},{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"100"}},{"kind":"Argument","name":{"kind":"Name","value":"after"},"value":{"kind":"Variable","name":{"kind":"Name","value":"after"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"kind"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"actor"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"sequence"}}]}},{"kind":"Field","name":{"kind":"Name","value":"pageInfo"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"hasNextPage"}},{"kind":"Field","name":{"kind":"Name","value":"endCursor"}}]}}]}}]}}]} as unknown as DocumentNode<GprDetailEventsQuery, GprDetailEventsQueryVariables>;

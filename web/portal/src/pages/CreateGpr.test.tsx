@@ -42,12 +42,18 @@ const estimates = {
   ],
 };
 
+const profiles = [
+  { id: 't1', name: 'llm-finetune', description: 'One H100 node for half a day', nodeCount: 1, gpusPerNode: null, gpuShape: 'H100', instanceType: null, priority: 120, duration: 'PT12H', idleTimeout: 'PT30M' },
+  { id: 't2', name: 'notebook', description: null, nodeCount: 1, gpusPerNode: 2, gpuShape: 'A100', instanceType: 'a2', priority: 101, duration: 'PT4H', idleTimeout: null },
+];
+
 function setup(path: string, createAnswer: unknown = { createGpr: { gpr: { id: 'g9', phase: 'QUEUED' }, userErrors: [] } }) {
-  const mock = mockClient((name) => {
+  const mock = mockClient((name, vars) => {
     if (name === 'CreateGprSlices') return slices;
     if (name === 'CreateGprPools') return pools;
     if (name === 'CreateGprWaitTimes') return estimates;
     if (name === 'CreateGprSubmit') return createAnswer;
+    if (name === 'CreateGprProfiles') return { gprTemplates: vars.sliceId === 's1' ? profiles : [] };
     throw new Error(`unexpected ${name}`);
   });
   renderPage(mock.client, path, [
@@ -143,5 +149,42 @@ describe('CreateGpr', () => {
         preemptible: true,
       },
     });
+  });
+
+  it('starts from a profile of the slice: the form is filled from it and the GPR records it', async () => {
+    const { calls } = setup('/gprs/new?slice=s1');
+    const catalogue = await screen.findByRole('list', { name: 'Profiles' });
+    expect(within(catalogue).getAllByRole('listitem').map((li) => li.querySelector('b')?.textContent)).toEqual(['llm-finetune', 'notebook']);
+    await userEvent.click(within(catalogue).getByRole('button', { name: 'Use profile llm-finetune' }));
+    expect(screen.getByRole('status')).toHaveTextContent('Filled from llm-finetune');
+    expect(screen.getByLabelText('Nodes')).toHaveValue(1);
+    expect(screen.getByLabelText('Duration hours')).toHaveValue(12);
+    expect(screen.getByLabelText('Idle timeout hours')).toHaveValue(0.5);
+    expect(screen.getByLabelText('Priority')).toHaveValue(120);
+    await userEvent.type(screen.getByLabelText('Name'), 'ft-7');
+    await userEvent.click(screen.getByRole('button', { name: 'Submit GPR' }));
+    expect(await screen.findByRole('heading', { name: 'Opened GPR' })).toBeInTheDocument();
+    expect(calls.find((c) => c.name === 'CreateGprSubmit')?.variables).toEqual({
+      input: {
+        sliceId: 's1',
+        name: 'ft-7',
+        nodeCount: 1,
+        priority: 120,
+        duration: '12h',
+        idleTimeout: '30m',
+        preferredClusterIds: [],
+        preemptible: true,
+        gpuShape: 'H100',
+        templateId: 't1',
+      },
+    });
+  });
+
+  it('offers no catalogue where the slice has no profiles, and forgets the profile on a change of slice', async () => {
+    setup('/gprs/new?slice=s1');
+    await userEvent.click(await screen.findByRole('button', { name: 'Use profile notebook' }));
+    fireEvent.change(screen.getByLabelText('Slice'), { target: { value: 's2' } });
+    await waitFor(() => expect(screen.queryByRole('list', { name: 'Profiles' })).not.toBeInTheDocument());
+    expect(screen.queryByText(/Filled from/)).not.toBeInTheDocument();
   });
 });

@@ -5,13 +5,14 @@ import { useEffect, useMemo, useState, type FormEvent, type KeyboardEvent } from
 import { useNavigate, useSearchParams } from 'react-router-dom';
 import { useClient, useMutation, useQuery, type CombinedError } from 'urql';
 import { graphql } from '../gql';
-import type { CreateGprWaitTimesQuery } from '../gql/graphql';
+import type { CreateGprProfilesQuery, CreateGprWaitTimesQuery } from '../gql/graphql';
 import { useSession } from '../session';
 import { Card, Empty, ErrorBox, Loading, Time, UserErrors, useNow } from '../components/ui';
 import { formatDuration, parseIsoDuration } from '../lib/time';
 import {
   EMPTY_FORM,
   applyEstimate,
+  applyProfile,
   createInput,
   errorField,
   estimateKey,
@@ -84,6 +85,23 @@ const CreateGprWaitTimesDocument = graphql(`
   }
 `);
 
+const CreateGprProfilesDocument = graphql(`
+  query CreateGprProfiles($sliceId: ID!) {
+    gprTemplates(sliceId: $sliceId) {
+      id
+      name
+      description
+      nodeCount
+      gpusPerNode
+      gpuShape
+      instanceType
+      priority
+      duration
+      idleTimeout
+    }
+  }
+`);
+
 const CreateGprSubmitDocument = graphql(`
   mutation CreateGprSubmit($input: CreateGprInput!) {
     createGpr(input: $input) {
@@ -114,8 +132,8 @@ export function CreateGpr() {
   const [slicesResult, refetchSlices] = useQuery({ query: CreateGprSlicesDocument });
   const [poolsResult] = useQuery({ query: CreateGprPoolsDocument });
   const [, submit] = useMutation(CreateGprSubmitDocument);
-
   const [form, setForm] = useState<GprForm>(EMPTY_FORM);
+  const [profilesResult] = useQuery({ query: CreateGprProfilesDocument, variables: { sliceId: form.sliceId }, pause: !form.sliceId });
   const [problems, setProblems] = useState<readonly Problem[]>([]);
   const [submitError, setSubmitError] = useState<CombinedError | null>(null);
   const [submitting, setSubmitting] = useState(false);
@@ -167,6 +185,8 @@ export function CreateGpr() {
     setForm((f) => ({
       ...f,
       sliceId,
+      // Profiles are published per slice: the next one may not offer this one.
+      templateId: '',
       clusterId: next?.clusters.some((c) => c.id === f.clusterId) ? f.clusterId : '',
       gpuShape: allowed.length > 0 && !allowed.includes(f.gpuShape) ? '' : f.gpuShape,
     }));
@@ -246,6 +266,16 @@ export function CreateGpr() {
         <Empty>You may not create GPRs in any slice: that needs the editor or owner role in a slice.</Empty>
       ) : (
         <div className="create-layout">
+          <ProfileCatalogue
+            profiles={profilesResult.data?.gprTemplates ?? []}
+            chosen={form.templateId}
+            error={profilesResult.error}
+            onPick={(p) => {
+              setForm((f) => applyProfile(f, p));
+              setWaits(null);
+            }}
+            onClear={() => set('templateId', '')}
+          />
           <Card title="Request">
             <form onSubmit={onSubmit} noValidate aria-label="New GPR">
               <div className="form-grid">
@@ -526,6 +556,61 @@ export function CreateGpr() {
           </Card>
         </div>
       )}
+    </div>
+  );
+}
+
+type ProfileRow = CreateGprProfilesQuery['gprTemplates'][number];
+
+/** "Start from a profile": the templates published to the slice; picking one fills the form. */
+function ProfileCatalogue({
+  profiles,
+  chosen,
+  error,
+  onPick,
+  onClear,
+}: {
+  profiles: readonly ProfileRow[];
+  chosen: string;
+  error?: CombinedError;
+  onPick: (p: ProfileRow) => void;
+  onClear: () => void;
+}) {
+  if (profiles.length === 0 && !error) return null;
+  const current = profiles.find((p) => p.id === chosen);
+  return (
+    <div className="profile-catalogue">
+    <Card title="Start from a profile">
+      <ErrorBox error={error} />
+      {current && (
+        <p className="notice" role="status">
+          Filled from <b>{current.name}</b>; change anything before submitting.{' '}
+          <button type="button" className="link" onClick={onClear}>
+            Start from scratch
+          </button>
+        </p>
+      )}
+      <ul className="profiles" aria-label="Profiles">
+        {profiles.map((p) => {
+          const window = parseIsoDuration(p.duration);
+          return (
+            <li key={p.id} className={p.id === chosen ? 'chosen' : undefined}>
+              <div>
+                <b>{p.name}</b>
+                {p.description && <div className="muted">{p.description}</div>}
+                <div className="hint">
+                  {p.nodeCount} × {p.gpuShape ?? 'any shape'}
+                  {p.gpusPerNode != null ? ` (${p.gpusPerNode} GPUs each)` : ''} · {window != null ? formatDuration(window) : p.duration} · priority {p.priority}
+                </div>
+              </div>
+              <button type="button" onClick={() => onPick(p)} aria-pressed={p.id === chosen} aria-label={`Use profile ${p.name}`}>
+                Use
+              </button>
+            </li>
+          );
+        })}
+      </ul>
+    </Card>
     </div>
   );
 }

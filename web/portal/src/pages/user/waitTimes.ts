@@ -1,7 +1,7 @@
 // The "New GPR" form as plain data: turning it into `waitTimeEstimates` / `createGpr` input,
 // ordering the wait-time answers, and filling the form from the pool a user picks. Pure, so
 // it is tested without a gateway.
-import { durationInput } from '../../lib/time';
+import { durationInput, parseIsoDuration } from '../../lib/time';
 
 export interface GprForm {
   sliceId: string;
@@ -16,6 +16,8 @@ export interface GprForm {
   minutes: string;
   idleHours: string;
   preemptible: boolean;
+  /** The profile (GPR template) the form was filled from; '' for none. */
+  templateId: string;
 }
 
 export const EMPTY_FORM: GprForm = {
@@ -31,7 +33,38 @@ export const EMPTY_FORM: GprForm = {
   minutes: '0',
   idleHours: '',
   preemptible: true,
+  templateId: '',
 };
+
+/** A profile as `gprTemplates` lists it. */
+export interface Profile {
+  id: string;
+  nodeCount: number;
+  gpusPerNode?: number | null;
+  gpuShape?: string | null;
+  instanceType?: string | null;
+  priority: number;
+  duration: string;
+  idleTimeout?: string | null;
+}
+
+/** The form filled from a profile: its size, shape, priority, window and idle timeout. */
+export function applyProfile(form: GprForm, profile: Profile): GprForm {
+  const seconds = parseIsoDuration(profile.duration) ?? 3600;
+  const idle = parseIsoDuration(profile.idleTimeout);
+  return {
+    ...form,
+    templateId: profile.id,
+    nodes: String(profile.nodeCount),
+    gpusPerNode: profile.gpusPerNode != null ? String(profile.gpusPerNode) : '',
+    gpuShape: profile.gpuShape ?? '',
+    instanceType: profile.instanceType ?? '',
+    priority: String(profile.priority),
+    hours: String(Math.floor(seconds / 3600)),
+    minutes: String(Math.floor((seconds % 3600) / 60)),
+    idleHours: idle != null ? String(Math.round((idle / 3600) * 100) / 100) : '',
+  };
+}
 
 /** One pool's answer to "Get wait time", as the gateway gives it. */
 export interface WaitEstimate {
@@ -156,6 +189,7 @@ export interface CreateInput extends Common {
   name: string;
   preemptible: boolean;
   idleTimeout?: string;
+  templateId?: string;
 }
 
 /** `CreateGprInput` for the form, or the problems that keep it from being one. */
@@ -179,6 +213,8 @@ export function createInput(form: GprForm): { input: CreateInput | null; errors:
       ...(form.gpuShape ? { gpuShape: form.gpuShape } : {}),
       ...(form.instanceType ? { instanceType: form.instanceType } : {}),
       ...(idleTimeout ? { idleTimeout } : {}),
+      // The profile it came from is recorded; every field is sent, so edits to the form win.
+      ...(form.templateId ? { templateId: form.templateId } : {}),
     },
     errors,
   };
