@@ -14,25 +14,45 @@ pub const DEFAULT_PAGE_SIZE: u64 = 50;
 /// Largest page one request may ask for: bounds the work and the response size of one field.
 pub const MAX_PAGE_SIZE: u64 = 100;
 
-/// A validated `first`/`after` pair.
+/// A validated `first`/`after` (or, where a connection pages both ways, `last`/`before`).
 #[derive(Copy, Clone, Debug)]
 pub struct PageRequest {
     pub limit: u64,
     /// Row id of the last edge the caller saw.
     pub after: Option<i64>,
+    /// Row id of the first edge the caller saw, paging back.
+    pub before: Option<i64>,
+    /// The last `limit` edges (before `before`) rather than the first.
+    pub from_end: bool,
 }
 
 impl PageRequest {
     pub fn new(first: Option<i32>, after: Option<String>) -> Result<Self> {
-        let limit = match first {
-            None => DEFAULT_PAGE_SIZE,
-            Some(n) if (0..=MAX_PAGE_SIZE as i32).contains(&n) => n as u64,
-            Some(n) => {
-                return Err(Error::invalid("first", format!("`first` must be between 0 and {MAX_PAGE_SIZE}, got {n}")));
-            }
-        };
-        let after = after.map(|cursor| decode_cursor(&cursor)).transpose()?;
-        Ok(Self { limit, after })
+        let limit = page_size("first", first)?;
+        let after = after.map(|cursor| decode_cursor("after", &cursor)).transpose()?;
+        Ok(Self { limit, after, before: None, from_end: false })
+    }
+
+    /// Relay's both ways: `first`/`after` forward, or `last`/`before` back (the edges just
+    /// before `before`, or the last ones), never both directions at once.
+    pub fn both_ways(first: Option<i32>, after: Option<String>, last: Option<i32>, before: Option<String>) -> Result<Self> {
+        if last.is_none() && before.is_none() {
+            return Self::new(first, after);
+        }
+        if first.is_some() || after.is_some() {
+            return Err(Error::invalid("last", "page forward (`first`, `after`) or back (`last`, `before`), not both"));
+        }
+        let limit = page_size("last", last)?;
+        let before = before.map(|cursor| decode_cursor("before", &cursor)).transpose()?;
+        Ok(Self { limit, after: None, before, from_end: true })
+    }
+}
+
+fn page_size(field: &str, asked: Option<i32>) -> Result<u64> {
+    match asked {
+        None => Ok(DEFAULT_PAGE_SIZE),
+        Some(n) if (0..=MAX_PAGE_SIZE as i32).contains(&n) => Ok(n as u64),
+        Some(n) => Err(Error::invalid(field, format!("`{field}` must be between 0 and {MAX_PAGE_SIZE}, got {n}"))),
     }
 }
 
@@ -40,13 +60,13 @@ pub fn encode_cursor(id: i64) -> String {
     URL_SAFE_NO_PAD.encode(format!("c:{id}"))
 }
 
-fn decode_cursor(cursor: &str) -> Result<i64> {
+fn decode_cursor(field: &str, cursor: &str) -> Result<i64> {
     URL_SAFE_NO_PAD
         .decode(cursor)
         .ok()
         .and_then(|bytes| String::from_utf8(bytes).ok())
         .and_then(|text| text.strip_prefix("c:").and_then(|n| n.parse().ok()))
-        .ok_or_else(|| Error::invalid("after", format!("`{cursor}` is not a cursor from this API")))
+        .ok_or_else(|| Error::invalid(field, format!("`{cursor}` is not a cursor from this API")))
 }
 
 type CountFn = dyn Fn() -> BoxFuture<'static, Result<u64, sea_orm::DbErr>> + Send + Sync;
@@ -138,16 +158,24 @@ where
     T: OutputType,
 {
     let total = TotalCount::of(db.clone(), select.clone());
-    let select = match (order, request.after) {
-        (Order::OldestFirst, Some(after)) => select.filter(id.gt(after)).order_by_asc(id),
-        (Order::OldestFirst, None) => select.order_by_asc(id),
-        (Order::NewestFirst, Some(after)) => select.filter(id.lt(after)).order_by_desc(id),
-        (Order::NewestFirst, None) => select.order_by_desc(id),
+    // Paging back reads the other way from `before` and turns the rows around.
+    let ascending = matches!(order, Order::OldestFirst) != request.from_end;
+    let mut select = match request.after.or(request.before) {
+        Some(cursor) if ascending => select.filter(id.gt(cursor)),
+        Some(cursor) => select.filter(id.lt(cursor)),
+        None => select,
     };
+    select = if ascending { select.order_by_asc(id) } else { select.order_by_desc(id) };
     let mut rows = select.limit(request.limit + 1).all(db).await?;
-    let has_next = rows.len() as u64 > request.limit;
+    let more = rows.len() as u64 > request.limit;
     rows.truncate(request.limit as usize);
-    let mut connection = Connection::with_additional_fields(request.after.is_some(), has_next, total);
+    let (has_previous, has_next) = if request.from_end {
+        rows.reverse();
+        (more, request.before.is_some())
+    } else {
+        (request.after.is_some(), more)
+    };
+    let mut connection = Connection::with_additional_fields(has_previous, has_next, total);
     connection.edges.extend(rows.into_iter().map(|row| Edge::new(encode_cursor(id_of(&row)), into_node(row))));
     Ok(connection)
 }

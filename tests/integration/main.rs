@@ -10,6 +10,7 @@ mod auto_gpr;
 mod cli;
 mod dataloader;
 mod deploy;
+mod event_search;
 mod exporter;
 mod extensions;
 mod fake_kube;

@@ -48,18 +48,17 @@ pub(crate) async fn list_gprs_page(ctx: &Context<'_>, filter: GprFilter, first: 
     Ok(page)
 }
 
+/// A page of the events `search` asks for that the caller may see, oldest first.
 pub(super) async fn list_events_page(
     db: &DatabaseConnection,
     caller: &Caller,
-    gpr_id: Option<i64>,
-    slice_id: Option<i64>,
-    first: Option<i32>,
-    after: Option<String>,
+    search: &reads::EventSearch,
+    request: PageRequest,
 ) -> Result<Page<GprEvent>> {
     caller.require_person()?;
-    let request = PageRequest::new(first, after)?;
+    search.check()?;
     let visible = caller.visible_slices(db).await?;
-    let select = reads::events_select(&visible, gpr_id, slice_id);
+    let select = reads::search_events(&visible, search);
     keyset_page(db, request, select, gpr_event::Column::Id, Order::OldestFirst, |e| e.id, GprEvent).await
 }
 
@@ -116,18 +115,30 @@ impl GprQuery {
         Ok(GprExtensionRoom(room))
     }
 
-    /// GPR events the caller may see, oldest first; narrow by GPR or slice.
+    /// GPR events the caller may see, oldest first ("Events can be searched", seed 001): narrow
+    /// by GPR, slice, kinds, time (`since` ≤ createdAt < `until`) and text (in the message or
+    /// the actor, ignoring case). Pages forward (`first`, `after`) or back (`last`, `before`;
+    /// `last` alone gives the newest).
+    #[allow(clippy::too_many_arguments)]
     async fn gpr_events(
         &self,
         ctx: &Context<'_>,
         gpr_id: Option<ID>,
         slice_id: Option<ID>,
+        kinds: Option<Vec<egs_entities::GprEventKind>>,
+        since: Option<chrono::DateTime<chrono::Utc>>,
+        until: Option<chrono::DateTime<chrono::Utc>>,
+        text: Option<String>,
         first: Option<i32>,
         after: Option<String>,
+        last: Option<i32>,
+        before: Option<String>,
     ) -> Result<Page<GprEvent>> {
         let (caller, db) = session(ctx)?;
+        let request = PageRequest::both_ways(first, after, last, before)?;
         let (gpr_id, slice_id) = event_scope(db, caller, gpr_id.as_ref(), slice_id.as_ref()).await?;
-        list_events_page(db, caller, gpr_id, slice_id, first, after).await
+        let search = reads::EventSearch { gpr_id, slice_id, kinds: kinds.unwrap_or_default(), since, until, text };
+        list_events_page(db, caller, &search, request).await
     }
 }
 

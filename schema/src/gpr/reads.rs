@@ -8,7 +8,8 @@ use crate::auth::{Caller, Visible};
 use crate::error::{Error, Result};
 use crate::validate;
 use chrono::{DateTime, Utc};
-use egs_entities::{GprPhase, SliceRole, gpr, gpr_event, slice};
+use egs_entities::{GprEventKind, GprPhase, SliceRole, gpr, gpr_event, slice};
+use sea_orm::sea_query::{Expr, ExprTrait, Func, LikeExpr};
 use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter, Select};
 use std::collections::BTreeMap;
 
@@ -146,15 +147,76 @@ pub(super) async fn find_gpr_for_change(db: &DatabaseConnection, caller: &Caller
 }
 
 pub fn events_select(visible: &Visible, gpr_id: Option<i64>, slice_id: Option<i64>) -> Select<gpr_event::Entity> {
+    search_events(visible, &EventSearch { gpr_id, slice_id, ..Default::default() })
+}
+
+/// Longest text an event search matches.
+pub const MAX_EVENT_TEXT: usize = 200;
+/// Most kinds one event search names.
+pub const MAX_EVENT_KINDS: usize = 64;
+
+/// What an event search narrows to; every part optional.
+#[derive(Clone, Debug, Default)]
+pub struct EventSearch {
+    pub gpr_id: Option<i64>,
+    pub slice_id: Option<i64>,
+    /// Any of these kinds (none: every kind).
+    pub kinds: Vec<GprEventKind>,
+    /// At or after.
+    pub since: Option<DateTime<Utc>>,
+    /// Before.
+    pub until: Option<DateTime<Utc>>,
+    /// In the message or the actor, ignoring case; `%` and `_` match themselves.
+    pub text: Option<String>,
+}
+
+impl EventSearch {
+    /// Refuses what cannot match or would cost too much, naming the argument.
+    pub fn check(&self) -> Result<()> {
+        let mut errors = Vec::new();
+        if let Some(text) = &self.text {
+            crate::validate::text("text", text, MAX_EVENT_TEXT, &mut errors);
+        }
+        if self.kinds.len() > MAX_EVENT_KINDS {
+            errors.push(crate::error::UserError::invalid("kinds", format!("at most {MAX_EVENT_KINDS} kinds")));
+        }
+        if let (Some(since), Some(until)) = (self.since, self.until)
+            && since >= until
+        {
+            errors.push(crate::error::UserError::invalid("until", "must be after `since`"));
+        }
+        crate::validate::finish(errors)
+    }
+}
+
+/// The events `visible` allows that `search` asks for.
+pub fn search_events(visible: &Visible, search: &EventSearch) -> Select<gpr_event::Entity> {
     let mut select = gpr_event::Entity::find();
     if let Visible::Only(ids) = visible {
         select = select.filter(gpr_event::Column::SliceId.is_in(ids.clone()));
     }
-    if let Some(gpr_id) = gpr_id {
+    if let Some(gpr_id) = search.gpr_id {
         select = select.filter(gpr_event::Column::GprId.eq(gpr_id));
     }
-    if let Some(slice_id) = slice_id {
+    if let Some(slice_id) = search.slice_id {
         select = select.filter(gpr_event::Column::SliceId.eq(slice_id));
+    }
+    if !search.kinds.is_empty() {
+        select = select.filter(gpr_event::Column::Kind.is_in(search.kinds.iter().copied()));
+    }
+    if let Some(since) = search.since {
+        select = select.filter(gpr_event::Column::CreatedAt.gte(since));
+    }
+    if let Some(until) = search.until {
+        select = select.filter(gpr_event::Column::CreatedAt.lt(until));
+    }
+    if let Some(text) = search.text.as_deref().filter(|t| !t.is_empty()) {
+        let escaped: String = text.to_lowercase().chars().flat_map(|c| if matches!(c, '%' | '_' | '\\') { vec!['\\', c] } else { vec![c] }).collect();
+        let pattern = format!("%{escaped}%");
+        let like = |column: gpr_event::Column| {
+            Expr::expr(Func::lower(Expr::col((gpr_event::Entity, column)))).like(LikeExpr::new(pattern.clone()).escape('\\'))
+        };
+        select = select.filter(Condition::any().add(like(gpr_event::Column::Message)).add(like(gpr_event::Column::Actor)));
     }
     select
 }

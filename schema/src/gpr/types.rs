@@ -282,7 +282,8 @@ impl Gpr {
     async fn events(&self, ctx: &Context<'_>, first: Option<i32>, after: Option<String>) -> Result<Page<GprEvent>> {
         crate::boxed(async move {
             let (caller, db) = session(ctx)?;
-            list_events_page(db, caller, Some(self.0.id), None, first, after).await
+            let search = super::reads::EventSearch { gpr_id: Some(self.0.id), ..Default::default() };
+            list_events_page(db, caller, &search, crate::pagination::PageRequest::new(first, after)?).await
         })
         .await
     }

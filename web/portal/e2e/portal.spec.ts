@@ -198,6 +198,27 @@ test('a running GPR is extended after seeing how much fits; past the grace an ad
   await admin.context().close();
 });
 
+test('events are searched from the bell and narrowed by kind on the Events page', async ({ page }) => {
+  await signIn(page, 'alice');
+  await page.getByRole('banner').getByRole('button', { name: /^Notifications/ }).click();
+  await page.getByRole('searchbox', { name: 'Search all events' }).fill('extended by');
+  await page.getByRole('dialog', { name: 'Notifications' }).getByRole('button', { name: 'Search' }).click();
+  await expect(page).toHaveURL(/\/events\?text=extended%20by$/);
+  const table = page.getByRole('table', { name: 'Events' });
+  await expect(table).toContainText('e2e-finetune');
+  await expect(table).toContainText('extended by alice');
+  // Nothing of the other slices: vision's GPRs never show.
+  await expect(table).not.toContainText('vit-pretrain');
+
+  await page.getByLabel('Kind').selectOption('CANCELLED');
+  await expect(page.getByText('No event matches.')).toBeVisible();
+  await page.getByLabel('Text').fill('');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await expect(table).toContainText('eval-sweep');
+  await expect(table.locator('tbody tr')).toHaveCount(1);
+  await shot(page, 'user-events');
+});
+
 test('New GPR starts from a profile published to the slice; the GPR records it', async ({ page }) => {
   await signIn(page, 'alice');
   await page.goto(`${gateway.url}/gprs/new`);

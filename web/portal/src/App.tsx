@@ -7,6 +7,7 @@ import { CreateGpr } from './pages/CreateGpr';
 import { Queue } from './pages/Queue';
 import { GprDetail } from './pages/GprDetail';
 import { Workloads } from './pages/Workloads';
+import { Events } from './pages/Events';
 import { Gpus } from './pages/Gpus';
 import { GpuDashboard } from './pages/GpuDashboard';
 import { AdminDashboard } from './pages/admin/Dashboard';
@@ -36,6 +37,7 @@ export function App() {
         <Route path="queue/:sliceId" element={<Queue />} />
         <Route path="gprs/:gprId" element={<GprDetail />} />
         <Route path="workloads" element={<Workloads />} />
+        <Route path="events" element={<Events />} />
         <Route path="gpus" element={<Gpus />} />
         <Route path="gpus/:gpuId" element={<GpuDashboard />} />
         <Route path="admin" element={<AdminOnly><AdminDashboard /></AdminOnly>} />

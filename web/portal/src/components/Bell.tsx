@@ -1,7 +1,7 @@
 // The notification bell: GPR events and alerts the caller may see, live, newest first (the
 // latest 50), with an unread count. Events resume after the last id seen across reconnects.
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
-import { Link } from 'react-router-dom';
+import { Link, useNavigate } from 'react-router-dom';
 import { graphql } from '../gql';
 import { useLive } from '../api/live';
 import { formatLocal, formatRelative } from '../lib/time';
@@ -61,6 +61,8 @@ const BellAlerts = graphql(`
 export function Bell() {
   const [feed, setFeed] = useState<FeedState>(EMPTY_FEED);
   const [open, setOpen] = useState(false);
+  const [query, setQuery] = useState('');
+  const navigate = useNavigate();
   const lastEventId = useRef<string | null>(null);
   const button = useRef<HTMLButtonElement>(null);
   const wrap = useRef<HTMLDivElement>(null);
@@ -140,6 +142,20 @@ export function Bell() {
               Mark all read
             </button>
           </header>
+          <form
+            role="search"
+            aria-label="Search events"
+            className="bell-search"
+            onSubmit={(e) => {
+              e.preventDefault();
+              const text = query.trim();
+              close(false);
+              navigate(text ? `/events?text=${encodeURIComponent(text)}` : '/events');
+            }}
+          >
+            <input type="search" aria-label="Search all events" placeholder="Search all events" value={query} maxLength={200} onChange={(e) => setQuery(e.target.value)} />
+            <button type="submit">Search</button>
+          </form>
           {error && <p className="error">Live notifications refused: {error}</p>}
           {feed.items.length === 0 ? (
             <p className="empty">Nothing yet. GPR events and alerts appear here as they happen.</p>

@@ -10,6 +10,7 @@ const USER_LINKS: [string, string][] = [
   ['/queue', 'Queue'],
   ['/workloads', 'Workloads'],
   ['/gpus', 'GPUs'],
+  ['/events', 'Events'],
 ];
 const ADMIN_LINKS: [string, string][] = [
   ['/admin', 'Dashboard'],
@@ -18,6 +19,7 @@ const ADMIN_LINKS: [string, string][] = [
   ['/admin/queue', 'Global queue'],
   ['/admin/tokens', 'Tokens'],
   ['/gpus', 'GPUs'],
+  ['/events', 'Events'],
 ];
 
 const LINK_LABEL = { connecting: 'Connecting', live: 'Live', reconnecting: 'Reconnecting' } as const;

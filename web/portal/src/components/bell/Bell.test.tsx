@@ -1,6 +1,6 @@
 import { act, render, screen } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { MemoryRouter } from 'react-router-dom';
+import { MemoryRouter, Route, Routes, useLocation } from 'react-router-dom';
 import { print } from 'graphql';
 
 const handlers = new Map<string, { onData: (d: unknown) => void; resume?: (v: unknown) => unknown }>();
@@ -67,5 +67,26 @@ describe('Bell', () => {
     expect(h.resume!({})).toEqual({});
     act(() => h.onData(event('e7')));
     expect(h.resume!({})).toEqual({ after: 'e7' });
+  });
+
+  it('searches every event from the panel: the Events page opens with the text', async () => {
+    const user = userEvent.setup();
+    function Where() {
+      const at = useLocation();
+      return <p>at {at.pathname + at.search}</p>;
+    }
+    render(
+      <MemoryRouter initialEntries={['/home']}>
+        <Bell />
+        <Routes>
+          <Route path="*" element={<Where />} />
+        </Routes>
+      </MemoryRouter>,
+    );
+    await user.click(screen.getByRole('button', { name: 'Notifications' }));
+    await user.type(screen.getByRole('searchbox', { name: 'Search all events' }), 'node replaced');
+    await user.click(screen.getByRole('button', { name: 'Search' }));
+    expect(screen.getByText('at /events?text=node%20replaced')).toBeInTheDocument();
+    expect(screen.queryByRole('dialog', { name: 'Notifications' })).not.toBeInTheDocument();
   });
 });
