@@ -6,6 +6,7 @@
 pub mod app;
 pub mod bootstrap;
 pub mod cli;
+pub mod client;
 pub mod db;
 pub mod db_watch;
 pub mod demo;

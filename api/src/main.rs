@@ -17,7 +17,11 @@ async fn main() -> std::process::ExitCode {
         .with_env_filter(EnvFilter::try_from_env("EGS_LOG").unwrap_or_else(|_| EnvFilter::new("info")))
         .with_writer(std::io::stderr)
         .init();
-    match run(Cli::parse()).await {
+    let cli = Cli::parse();
+    if let Command::Client(command) = cli.command {
+        return egs_api::client::run(command).await;
+    }
+    match run(cli).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             // The message and its causes, for people; no backtrace.
@@ -47,6 +51,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("{}", egs_api::replay::run(&args)?);
             Ok(())
         }
+        Command::Client(_) => unreachable!("client commands are run before this"),
     }
 }
 

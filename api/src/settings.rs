@@ -30,6 +30,9 @@ pub enum Command {
     },
     /// Replay GPU cluster job traces through the scheduler on virtual time; print a JSON report.
     Replay(ReplayArgs),
+    /// The client: `egs login`, `egs gpr …`, `egs events`, `egs gpus` against a gateway's API.
+    #[command(flatten)]
+    Client(crate::client::ClientCommand),
 }
 
 #[derive(Args, Debug, Clone)]
