@@ -247,7 +247,7 @@ impl Gpr {
         match crate::template::service::find_template(db, caller, id).await {
             Ok(t) => Ok(Some(crate::template::GprTemplate(t))),
             Err(crate::error::Error::NotFound(_)) => Ok(None),
-            Err(other) => Err(other.into()),
+            Err(other) => Err(other),
         }
     }
     /// How much `extendGpr` has added to the window in all.
