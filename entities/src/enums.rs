@@ -287,6 +287,34 @@ string_enum! {
     }
 }
 
+string_enum! {
+    /// What a GPR's nodes will run.
+    WorkloadKind {
+        Training = "TRAINING",
+        FineTuning = "FINE_TUNING",
+        Inference = "INFERENCE",
+        /// Notebooks and other hands-on work.
+        Interactive = "INTERACTIVE",
+    }
+}
+
+/// What a GPR's workload needs, as its requester describes it (all optional): shown on the
+/// GPR, grouped by in the workloads view, and `rdma` is planned on.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, FromJsonQueryResult)]
+#[serde(default, rename_all = "camelCase")]
+pub struct WorkloadHints {
+    /// e.g. `llama-3-70b`.
+    pub model: Option<String>,
+    /// Parameters, in billions.
+    pub model_billions: Option<f64>,
+    /// e.g. `pytorch`, `jax`, `vllm`.
+    pub framework: Option<String>,
+    pub kind: Option<WorkloadKind>,
+    /// Its nodes talk over RDMA (InfiniBand or RoCE): a multi-node GPR is planned only in
+    /// pools whose every node has it.
+    pub rdma: bool,
+}
+
 /// A slice's policy, stored as one JSON document so a new rule needs no migration.
 /// `None` means "no limit" for every bound.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, FromJsonQueryResult)]

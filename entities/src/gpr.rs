@@ -57,6 +57,9 @@ pub struct Model {
     pub extended_secs: i64,
     /// An extension, in seconds, waiting for an admin's decision (over the slice's grace).
     pub extension_requested_secs: Option<i64>,
+    /// What its workload needs, as the requester described it.
+    #[sea_orm(column_type = "JsonBinary", nullable)]
+    pub workload: Option<WorkloadHints>,
     /// The template (profile) it was created from, if any; kept after the template is gone.
     pub template_id: Option<i64>,
     /// Optimistic concurrency: every change bumps it; writers name the version they read.

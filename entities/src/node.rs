@@ -25,6 +25,8 @@ pub struct Model {
     pub driver_version: Option<String>,
     /// The CUDA version the node's driver supports (`major.minor`), as its agent reports it.
     pub cuda_version: Option<String>,
+    /// The node has an RDMA network (InfiniBand or RoCE) to its pool's other nodes.
+    pub rdma: bool,
     pub last_heartbeat_at: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,

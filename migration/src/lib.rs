@@ -16,6 +16,7 @@ mod m20261201_000001_access_versions;
 mod m20261202_000001_gpu_catalog_version;
 mod m20261203_000001_gpr_extensions;
 mod m20261204_000001_template_catalogue;
+mod m20261205_000001_workload_hints;
 
 pub struct Migrator;
 
@@ -36,6 +37,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261202_000001_gpu_catalog_version::Migration),
             Box::new(m20261203_000001_gpr_extensions::Migration),
             Box::new(m20261204_000001_template_catalogue::Migration),
+            Box::new(m20261205_000001_workload_hints::Migration),
         ]
     }
 }

@@ -405,7 +405,7 @@ mod tests {
         let current = super::sdl();
         assert!(
             checked_in == current,
-            "schema/schema.graphql is out of date; regenerate it with `cargo run -p egs-api --bin egs -- print-schema > schema/schema.graphql`"
+            "schema/schema.graphql is out of date; regenerate it with `cargo build -p egs-api --bin egs && target/debug/egs print-schema > schema/schema.graphql` (build first: the client's operations are typed from this file, so a redirect that empties it before the build would break the build)"
         );
     }
 }

@@ -93,6 +93,7 @@ impl World {
             preemptible: rng.chance(0.3),
             requeue: rng.chance(0.5),
             idle_timeout: None,
+            rdma: false,
         }
     }
 
@@ -115,6 +116,7 @@ fn build(seed: u64, config: Config) -> World {
                     gpus: GPUS_PER_NODE,
                     gpu_memory_mib: SHAPES[shape].2,
                     healthy: true,
+                    rdma: false,
                 });
             }
         }
@@ -406,6 +408,7 @@ fn tick_cost(seed: u64, live: &Config) {
                         temperature_threshold_celsius: None,
                         driver_version: None,
                         cuda_version: None,
+                        rdma: false,
                         last_heartbeat_at: None,
                         created_at: now,
                         updated_at: now,
@@ -480,6 +483,7 @@ fn tick_cost(seed: u64, live: &Config) {
             milestones_done: 0,
             extended_secs: 0,
             extension_requested_secs: None,
+            workload: None,
             template_id: None,
             version: 1,
             source_uid: None,

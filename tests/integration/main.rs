@@ -39,4 +39,5 @@ mod slices;
 mod subscriptions;
 mod templates;
 mod websocket;
+mod workload_hints;
 mod workloads;

@@ -78,6 +78,8 @@ fn node_reports(cluster: &str, pools: &[&PoolSpec]) -> Vec<NodeReport> {
                 power_threshold_watts: MaybeUndefined::Value(pool.power_watts),
                 temperature_threshold_celsius: MaybeUndefined::Value(87.0),
                 health: None,
+                // The H100 instances come with an RDMA fabric (EFA); the others do not.
+                rdma: Some(pool.shape == H100.shape),
             });
         }
     }
@@ -222,6 +224,7 @@ pub async fn seed(services: &Services, data_dir: &Path) -> anyhow::Result<()> {
             labels: BTreeMap::from([("team".to_owned(), "demo".to_owned())]),
             source: None,
             template_id: None,
+            workload: None,
         };
         gprs::create_gpr(db, caller, spec).await.map_err(schema_error)?;
     }

@@ -202,6 +202,7 @@ impl AutoGpr {
             labels: BTreeMap::from([(AUTO_GPR_LABEL.to_owned(), "true".to_owned()), (TRIGGER_POD_LABEL.to_owned(), trigger_ref.clone())]),
             source: None,
             template_id: Some(template.id),
+            workload: None,
         };
         let created = match create_gpr(&ctx.db, &Caller::system(), spec).await {
             Ok(created) => created,

@@ -232,6 +232,7 @@ pub(super) fn to_gpr_spec(
         labels: spec.labels.clone().unwrap_or_default(),
         source: Some(GprSource { uid: uid.to_owned(), reference: reference.to_owned() }),
         template_id: None,
+        workload: None,
     })
 }
 

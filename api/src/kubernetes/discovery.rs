@@ -73,6 +73,8 @@ fn report(node: &GpuNode, health: Option<Health>) -> NodeReport {
         power_threshold_watts: MaybeUndefined::Undefined,
         temperature_threshold_celsius: MaybeUndefined::Undefined,
         health,
+        // Reported by the node's agent or an admin, not read from Kubernetes.
+        rdma: None,
         gpus: None,
     }
 }

@@ -48,6 +48,21 @@ pub fn check_shape_fields(f: &ShapeFields<'_>, errors: &mut Vec<UserError>) {
 
 /// `now` checks that the earliest start is not in the past; `None` skips that (an unchanged
 /// one that has since passed is fine).
+/// Workload hints are free text for people: bounded, and a model size that is a size.
+fn check_workload(w: &egs_entities::WorkloadHints, errors: &mut Vec<UserError>) {
+    if let Some(model) = &w.model {
+        validate::text("workload.model", model, 128, errors);
+    }
+    if let Some(framework) = &w.framework {
+        validate::text("workload.framework", framework, 64, errors);
+    }
+    if let Some(billions) = w.model_billions
+        && !(billions.is_finite() && billions > 0.0 && billions <= 1_000_000.0)
+    {
+        errors.push(UserError::invalid("workload.modelBillions", "must be a number of billions of parameters above 0 (at most 1,000,000)"));
+    }
+}
+
 pub(super) fn check_spec_fields(spec: &GprSpec, now: Option<DateTime<Utc>>, errors: &mut Vec<UserError>) {
     validate::dns_label("name", &spec.name, 63, errors);
     let shape = ShapeFields {
@@ -62,6 +77,9 @@ pub(super) fn check_spec_fields(spec: &GprSpec, now: Option<DateTime<Utc>>, erro
     check_shape_fields(&shape, errors);
     if let Some(m) = spec.min_gpu_memory_mib {
         validate::range("minGpuMemoryMib", m, 1, 16 * 1024 * 1024, errors);
+    }
+    if let Some(w) = &spec.workload {
+        check_workload(w, errors);
     }
     if let Some(at) = spec.earliest_start_at
         && let Some(now) = now
@@ -126,6 +144,27 @@ pub(super) async fn check_feasible(db: &impl ConnectionTrait, spec: &GprSpec, al
         .filter(|p| spec.gpus_per_node.is_none_or(|g| g <= p.gpus_per_node))
         .filter(|p| spec.min_gpu_memory_mib.is_none_or(|m| m <= p.gpu_memory_mib))
         .collect();
+    // More than one node that must talk over RDMA: only pools whose every node has it.
+    let needs_rdma = spec.node_count > 1 && spec.workload.as_ref().is_some_and(|w| w.rdma);
+    if needs_rdma && !fitting.is_empty() {
+        let with_rdma = fitting.iter().filter(|p| p.rdma).map(|p| p.total_nodes).max();
+        match with_rdma {
+            None => {
+                return Err(Error::invalid(
+                    "workload.rdma",
+                    "no matching pool has RDMA between its nodes; ask for one node, or for a shape or instance type whose pool has it",
+                ));
+            }
+            Some(largest) if spec.node_count > largest => {
+                return Err(Error::invalid(
+                    "workload.rdma",
+                    format!("asks for {} nodes over RDMA but the largest matching pool with RDMA has {largest}", spec.node_count),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    let fitting: Vec<_> = fitting.into_iter().filter(|p| !needs_rdma || p.rdma).collect();
     if fitting.is_empty() {
         let mut offered: Vec<String> = pools.iter().map(|p| format!("{} ({})", p.gpu_shape, p.instance_type)).collect();
         offered.dedup();

@@ -36,6 +36,31 @@ pub struct WaitTimeInput {
     pub duration: Option<Duration>,
     /// Reserve ahead: not before this time.
     pub earliest_start_at: Option<DateTime<Utc>>,
+    /// What the workload needs; `rdma` limits a multi-node GPR to pools that have it.
+    pub workload: Option<WorkloadHintsInput>,
+}
+
+/// What a GPR's workload needs (all optional), shown with it and grouped by in the workloads
+/// view.
+#[derive(InputObject, Clone, Default)]
+pub struct WorkloadHintsInput {
+    /// e.g. `llama-3-70b`.
+    pub model: Option<String>,
+    /// Parameters, in billions.
+    pub model_billions: Option<f64>,
+    /// e.g. `pytorch`, `jax`, `vllm`.
+    pub framework: Option<String>,
+    pub kind: Option<egs_entities::WorkloadKind>,
+    /// The nodes talk over RDMA (InfiniBand or RoCE): a multi-node GPR waits for a pool whose
+    /// every node has it.
+    #[graphql(default)]
+    pub rdma: bool,
+}
+
+impl From<WorkloadHintsInput> for egs_entities::WorkloadHints {
+    fn from(w: WorkloadHintsInput) -> Self {
+        Self { model: w.model, model_billions: w.model_billions, framework: w.framework, kind: w.kind, rdma: w.rdma }
+    }
 }
 
 #[derive(InputObject)]
@@ -181,6 +206,7 @@ impl WaitTimeInput {
             labels: BTreeMap::new(),
             source: None,
             template_id: None,
+            workload: self.workload.map(Into::into),
         };
         Ok(GprAsk {
             rest,

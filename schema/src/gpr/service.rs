@@ -75,6 +75,7 @@ pub async fn create_gpr(db: &DatabaseConnection, caller: &Caller, mut spec: GprS
         source_uid: Set(spec.source.as_ref().map(|s| s.uid.clone())),
         source_ref: Set(spec.source.as_ref().map(|s| s.reference.clone())),
         template_id: Set(spec.template_id),
+        workload: Set(spec.workload),
         created_at: Set(now),
         updated_at: Set(now),
         ..Default::default()

@@ -43,6 +43,8 @@ pub struct GprSpec {
     pub source: Option<GprSource>,
     /// The template (profile) it was made from, if any.
     pub template_id: Option<i64>,
+    /// What its workload needs, as the requester describes it.
+    pub workload: Option<egs_entities::WorkloadHints>,
 }
 
 /// A new GPR as asked for, before the template it names fills in what it left out.
@@ -154,6 +156,7 @@ impl GprSpec {
             labels: g.labels.0.clone(),
             source: None,
             template_id: g.template_id,
+            workload: g.workload.clone(),
         }
     }
 
@@ -212,6 +215,7 @@ impl GprSpec {
             preemptible: self.preemptible,
             requeue,
             idle_timeout: self.idle_timeout_secs,
+            rdma: self.workload.as_ref().is_some_and(|w| w.rdma),
         }
     }
 }

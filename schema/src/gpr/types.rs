@@ -240,6 +240,10 @@ impl Gpr {
     async fn exit_at(&self) -> Option<DateTime<Utc>> {
         self.0.exit_at
     }
+    /// What its workload needs, as its requester described it.
+    async fn workload(&self) -> Option<WorkloadHintsView<'_>> {
+        self.0.workload.as_ref().map(WorkloadHintsView)
+    }
     /// The template (profile) it was created from, while it exists and the caller may see it.
     async fn template(&self, ctx: &Context<'_>) -> Result<Option<crate::template::GprTemplate>> {
         let Some(id) = self.0.template_id else { return Ok(None) };
@@ -425,5 +429,29 @@ impl PoolWaitEstimate {
 impl PoolWaitEstimate {
     async fn cluster(&self, ctx: &Context<'_>) -> Result<Option<Cluster>> {
         Ok(loaded(loaders(ctx)?.cluster().load_one(self.cluster_id).await)?.map(Cluster))
+    }
+}
+
+/// What a GPR's workload needs, as its requester described it.
+pub struct WorkloadHintsView<'a>(&'a egs_entities::WorkloadHints);
+
+#[Object(name = "WorkloadHints")]
+impl WorkloadHintsView<'_> {
+    async fn model(&self) -> Option<&str> {
+        self.0.model.as_deref()
+    }
+    /// Parameters, in billions.
+    async fn model_billions(&self) -> Option<f64> {
+        self.0.model_billions
+    }
+    async fn framework(&self) -> Option<&str> {
+        self.0.framework.as_deref()
+    }
+    async fn kind(&self) -> Option<egs_entities::WorkloadKind> {
+        self.0.kind
+    }
+    /// Its nodes talk over RDMA: planned only in pools that have it (with more than one node).
+    async fn rdma(&self) -> bool {
+        self.0.rdma
     }
 }

@@ -218,6 +218,7 @@ mod tests {
             temperature_threshold_celsius: None,
             driver_version: None,
             cuda_version: None,
+            rdma: false,
             last_heartbeat_at: Some(t),
             created_at: t,
             updated_at: t,

@@ -77,6 +77,10 @@ impl GpuNode {
     async fn cuda_version(&self) -> Option<&str> {
         self.0.cuda_version.as_deref()
     }
+    /// An RDMA network (InfiniBand or RoCE) to its pool's other nodes.
+    async fn rdma(&self) -> bool {
+        self.0.rdma
+    }
     /// When the node's agent last reported.
     async fn last_heartbeat_at(&self) -> Option<DateTime<Utc>> {
         self.0.last_heartbeat_at
@@ -299,6 +303,8 @@ pub struct Pool {
     pub reserved_nodes: i32,
     /// Draining, cordoned, unhealthy or stale.
     pub unavailable_nodes: i32,
+    /// Every node has an RDMA network: multi-node GPRs that need one are planned here.
+    pub rdma: bool,
 }
 
 #[async_graphql::ComplexObject]
@@ -320,6 +326,7 @@ impl From<PoolSummary> for Pool {
             free_nodes: p.free_nodes,
             reserved_nodes: p.reserved_nodes,
             unavailable_nodes: p.unavailable_nodes,
+            rdma: p.rdma,
         }
     }
 }

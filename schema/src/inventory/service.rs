@@ -92,6 +92,8 @@ pub struct PoolSummary {
     pub reserved_nodes: i32,
     /// Draining, cordoned, unhealthy or stale.
     pub unavailable_nodes: i32,
+    /// Every node has RDMA (multi-node GPRs that need it are planned here).
+    pub rdma: bool,
 }
 
 pub async fn list_pools(db: &DatabaseConnection, caller: &Caller, cluster_id: Option<i64>, gpu_shape: Option<String>) -> Result<Vec<PoolSummary>> {
@@ -114,8 +116,10 @@ pub fn summarize_pools(nodes: &[node::Model]) -> Vec<PoolSummary> {
             free_nodes: 0,
             reserved_nodes: 0,
             unavailable_nodes: 0,
+            rdma: n.rdma,
         });
         pool.total_nodes += 1;
+        pool.rdma &= n.rdma;
         pool.gpus_per_node = pool.gpus_per_node.min(n.gpus_per_node);
         pool.gpu_memory_mib = pool.gpu_memory_mib.min(n.gpu_memory_mib);
         match (n.state, n.health) {
@@ -170,6 +174,9 @@ pub struct NodeReport {
     /// an admin taking a failed node out). Absent: unchanged. A provisioned GPR on a node that
     /// turns unhealthy gets a replacement from its pool, or runs degraded if none is free.
     pub health: Option<Health>,
+    /// Whether the node has an RDMA network (InfiniBand or RoCE) to its pool's other nodes.
+    /// Left out: unchanged (none for a new node).
+    pub rdma: Option<bool>,
     /// When given, the node's GPUs become exactly these.
     pub gpus: Option<Vec<GpuReport>>,
 }
@@ -282,6 +289,7 @@ pub async fn upsert_nodes(db: &DatabaseConnection, caller: &Caller, cluster_id: 
                 cuda_version: Set(None),
                 power_threshold_watts: Set(None),
                 temperature_threshold_celsius: Set(None),
+                rdma: Set(false),
                 last_heartbeat_at: Set(None),
                 created_at: Set(now),
                 ..Default::default()
@@ -310,6 +318,9 @@ pub async fn upsert_nodes(db: &DatabaseConnection, caller: &Caller, cluster_id: 
         }
         if let Some(health) = report.health {
             model.health = Set(health);
+        }
+        if let Some(rdma) = report.rdma {
+            model.rdma = Set(rdma);
         }
         model.updated_at = Set(now);
         if caller.role() == Role::Agent {

@@ -213,6 +213,7 @@ impl Snapshot {
             gpus: n.gpus_per_node.max(0) as u32,
             gpu_memory_mib: n.gpu_memory_mib,
             healthy: usable,
+            rdma: n.rdma,
         }
     }
 

@@ -30,6 +30,7 @@ fn node() -> node::Model {
         temperature_threshold_celsius: None,
         driver_version: None,
         cuda_version: None,
+        rdma: false,
         last_heartbeat_at: None,
         created_at: now,
         updated_at: now,

@@ -91,6 +91,7 @@ mod tests {
             preemptible: false,
             requeue: false,
             idle_timeout: None,
+            rdma: false,
         }
     }
 
@@ -98,7 +99,7 @@ mod tests {
     fn core() -> Scheduler {
         let mut core = Scheduler::new(Config::default());
         for id in 1..=4 {
-            core.upsert_node(NodeSpec { id, pool: pool(), gpus: 8, gpu_memory_mib: 81_920, healthy: true });
+            core.upsert_node(NodeSpec { id, pool: pool(), gpus: 8, gpu_memory_mib: 81_920, healthy: true, rdma: false });
         }
         for slice in 1..=4 {
             core.upsert_slice(SliceSpec { id: slice, clusters: vec![1], evictable: false, shapes: Vec::new() });

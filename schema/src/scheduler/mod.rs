@@ -107,6 +107,7 @@ impl Scheduler {
                     gpu_memory_mib: spec.gpu_memory_mib,
                     nodes: Vec::new(),
                     healthy: 0,
+                    rdma: spec.rdma,
                     plan: Timeline::default(),
                     expected: Timeline::default(),
                     planned: Reservations::default(),
@@ -133,6 +134,7 @@ impl Scheduler {
         let p = &mut self.pools[pool];
         p.gpus_per_node = p.gpus_per_node.min(spec.gpus);
         p.gpu_memory_mib = p.gpu_memory_mib.min(spec.gpu_memory_mib);
+        p.rdma &= spec.rdma;
         p.nodes.push(spec.id);
         p.healthy += i32::from(spec.healthy);
         self.nodes.insert(spec.id, NodeState { pool, healthy: spec.healthy, holder: None });
@@ -212,6 +214,8 @@ impl Scheduler {
             .filter(|(_, p)| request.instance_type.as_ref().is_none_or(|t| *t == p.key.instance_type))
             .filter(|(_, p)| request.gpus_per_node.is_none_or(|g| g <= p.gpus_per_node))
             .filter(|(_, p)| request.min_gpu_memory_mib.is_none_or(|m| m <= p.gpu_memory_mib))
+            // One node talks to no other: RDMA matters only across nodes.
+            .filter(|(_, p)| !request.rdma || request.nodes <= 1 || p.rdma)
             .map(|(i, _)| i)
             .collect()
     }

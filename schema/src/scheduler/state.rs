@@ -11,6 +11,8 @@ pub(super) struct Pool {
     pub(super) gpu_memory_mib: i64,
     pub(super) nodes: Vec<NodeId>,
     pub(super) healthy: i32,
+    /// Every node of the pool has RDMA.
+    pub(super) rdma: bool,
     /// Running reservations plus every pending plan: what promises are checked against.
     pub(super) plan: Timeline,
     /// Running reservations on predicted ends plus every pending GPR's expected window.

@@ -293,7 +293,14 @@ impl Sim {
             let key = PoolKey { cluster: p.cluster, instance_type: INSTANCE_TYPES[p.instance_type].into(), gpu_shape: shape.into() };
             for i in 0..p.nodes {
                 let healthy = p.unhealthy & (1 << i) == 0;
-                sim.core.upsert_node(NodeSpec { id: node_id, pool: key.clone(), gpus: p.gpus, gpu_memory_mib: memory_of(shape), healthy });
+                sim.core.upsert_node(NodeSpec {
+                    id: node_id,
+                    pool: key.clone(),
+                    gpus: p.gpus,
+                    gpu_memory_mib: memory_of(shape),
+                    healthy,
+                    rdma: false,
+                });
                 let pool = sim.pools.entry(key.clone()).or_insert(ModelPool { gpus: p.gpus, memory: memory_of(shape), nodes: Vec::new() });
                 pool.gpus = pool.gpus.min(p.gpus);
                 pool.nodes.push(node_id);
@@ -426,6 +433,7 @@ impl Sim {
             preemptible: g.preemptible,
             requeue: g.requeue,
             idle_timeout: None,
+            rdma: false,
         };
         let matching = self.matching_pools(&request);
         let largest = matching.iter().map(|k| self.healthy_in(k)).max();
@@ -838,7 +846,7 @@ fn pool_key(cluster: ClusterId, shape: &str) -> PoolKey {
 
 fn add_nodes(core: &mut Scheduler, key: &PoolKey, ids: std::ops::RangeInclusive<NodeId>) {
     for id in ids {
-        core.upsert_node(NodeSpec { id, pool: key.clone(), gpus: 8, gpu_memory_mib: memory_of(&key.gpu_shape), healthy: true });
+        core.upsert_node(NodeSpec { id, pool: key.clone(), gpus: 8, gpu_memory_mib: memory_of(&key.gpu_shape), healthy: true, rdma: false });
     }
 }
 
@@ -859,6 +867,7 @@ fn request(id: GprId, slice: SliceId, nodes: u32, priority: i32, duration: Time)
         preemptible: false,
         requeue: false,
         idle_timeout: None,
+        rdma: false,
     }
 }
 
@@ -1374,4 +1383,37 @@ fn waiting_gprs_match_pools_that_appear_and_lose_plans_in_pools_their_slice_leav
     assert_eq!(promise(&core, 11), None, "no pool of the slice's clusters is left");
     let moves = core.take_moves();
     assert!(moves.iter().any(|m| m.gpr == 11 && m.cause == Cause::CapacityLost { pool: p.clone() }), "{moves:?}");
+}
+
+#[test]
+fn a_multi_node_gpr_that_needs_rdma_is_planned_only_where_every_node_has_it() {
+    let mut core = Scheduler::new(Config::default());
+    let plain = pool_key(1, "H100");
+    let fabric = PoolKey { instance_type: "p5-efa".into(), ..pool_key(1, "H100") };
+    let mixed = PoolKey { instance_type: "mixed".into(), ..pool_key(1, "H100") };
+    let node = |id: NodeId, pool: &PoolKey, rdma: bool| NodeSpec { id, pool: pool.clone(), gpus: 8, gpu_memory_mib: 81_920, healthy: true, rdma };
+    for id in 1..=4 {
+        core.upsert_node(node(id, &plain, false));
+    }
+    for id in 5..=6 {
+        core.upsert_node(node(id, &fabric, true));
+    }
+    // One node without RDMA makes the whole pool one without it.
+    for (id, rdma) in [(7, true), (8, false), (9, true)] {
+        core.upsert_node(node(id, &mixed, rdma));
+    }
+    slices(&mut core, &[1, 2, 3], &[1], false);
+    let rdma = |r: Request| Request { rdma: true, ..r };
+
+    // Two nodes over RDMA: the fabric pool, though the plain one is bigger and listed first.
+    let decisions = core.submit(rdma(request(10, 1, 2, 100, 100)), 0).expect("fits");
+    assert!(matches!(decisions.as_slice(), [Decision::Admit { gpr: 10, pool, .. }] if *pool == fabric), "{decisions:?}");
+    // One node talks to no other: any pool.
+    let decisions = core.submit(rdma(request(11, 2, 1, 100, 100)), 0).expect("fits");
+    assert!(matches!(decisions.as_slice(), [Decision::Admit { gpr: 11, .. }]), "{decisions:?}");
+    // Three nodes over RDMA: no pool has three with it, so it never fits.
+    assert!(core.check_fit(&rdma(request(12, 3, 3, 100, 100))).is_err());
+    // Without the need, three fit at once in a plain pool.
+    assert!(core.check_fit(&request(12, 3, 3, 100, 100)).is_ok());
+    assert!(core.audit(0).is_empty());
 }

@@ -23,6 +23,8 @@ pub struct NodeSpec {
     pub gpus: u32,
     pub gpu_memory_mib: i64,
     pub healthy: bool,
+    /// An RDMA network to the pool's other nodes.
+    pub rdma: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -57,6 +59,8 @@ pub struct Request {
     pub requeue: bool,
     /// Released when all its GPUs stay idle this long.
     pub idle_timeout: Option<Time>,
+    /// Its nodes talk over RDMA: with more than one node, only pools whose every node has it.
+    pub rdma: bool,
 }
 
 /// A plan made by an earlier pass, kept so later passes never start the GPR later than promised.

@@ -230,9 +230,13 @@ test('New GPR starts from a profile published to the slice; the GPR records it',
   await expect(page.getByLabel('Duration hours')).toHaveValue('4');
   await expect(page.getByLabel('GPU shape')).toHaveValue('NVIDIA-A100-SXM4-80GB');
   await page.getByLabel('Name', { exact: true }).fill('e2e-notebook');
+  // Workload hints travel with it and are shown on its page.
+  await page.getByLabel('Model (optional)').fill('llama-3-8b');
+  await page.getByLabel('Workload').selectOption('INTERACTIVE');
   await page.getByRole('button', { name: 'Submit GPR' }).click();
   await expect(page).toHaveURL(/\/gprs\/[^/]+$/);
   await expect(page.getByRole('list', { name: 'Timeline' })).toContainText('from template `a100-notebook`');
+  await expect(page.getByText('llama-3-8b · interactive')).toBeVisible();
   const made = await gateway.graphql<{ gpr: { template: { name: string } | null; duration: string } }>(
     'alice',
     'query($id: ID!) { gpr(id: $id) { template { name } duration } }',

@@ -276,7 +276,14 @@ fn run_egs(records: &mut [Record], config: &ReplayConfig) -> Outcome {
     let mut core = Scheduler::new(planning.clone());
     let pool = PoolKey { cluster: 1, instance_type: "replay".into(), gpu_shape: "GPU".into() };
     for id in 0..config.nodes {
-        core.upsert_node(NodeSpec { id: id.into(), pool: pool.clone(), gpus: config.gpus_per_node, gpu_memory_mib: 81_920, healthy: true });
+        core.upsert_node(NodeSpec {
+            id: id.into(),
+            pool: pool.clone(),
+            gpus: config.gpus_per_node,
+            gpu_memory_mib: 81_920,
+            healthy: true,
+            rdma: false,
+        });
     }
     for slice in 0..config.slices.max(1) {
         core.upsert_slice(SliceSpec { id: slice.into(), clusters: vec![1], evictable: false, shapes: Vec::new() });
@@ -367,6 +374,7 @@ fn run_egs(records: &mut [Record], config: &ReplayConfig) -> Outcome {
                 preemptible: false,
                 requeue: false,
                 idle_timeout: None,
+                rdma: false,
             };
             // A job larger than the healthy pool during a failure waits for the repair.
             let decisions = match core.submit(request.clone(), now) {

@@ -465,6 +465,24 @@ export function CreateGpr() {
                   />
                   <label htmlFor="gpr-preemptible">Preemptible</label>
                 </div>
+                <div className="span-2">
+                  <label htmlFor="gpr-model">Model (optional)</label>
+                  <input id="gpr-model" value={form.model} maxLength={128} onChange={(e) => set('model', e.target.value)} placeholder="llama-3-70b" {...fieldProps('workload')} />
+                </div>
+                <div>
+                  <label htmlFor="gpr-kind">Workload</label>
+                  <select id="gpr-kind" value={form.kind} onChange={(e) => set('kind', e.target.value)}>
+                    <option value="">not said</option>
+                    <option value="TRAINING">training</option>
+                    <option value="FINE_TUNING">fine-tuning</option>
+                    <option value="INFERENCE">inference</option>
+                    <option value="INTERACTIVE">interactive</option>
+                  </select>
+                </div>
+                <div className="check-field">
+                  <input id="gpr-rdma" type="checkbox" checked={form.rdma} onChange={(e) => set('rdma', e.target.checked)} />
+                  <label htmlFor="gpr-rdma">Nodes need RDMA (InfiniBand/RoCE)</label>
+                </div>
               </div>
               <div id="gpr-problems">
                 <ErrorBox error={submitError} />

@@ -49,6 +49,13 @@ const GprDetailDocument = graphql(`
       exitAt
       extendedBy
       extensionRequested
+      workload {
+        model
+        modelBillions
+        framework
+        kind
+        rdma
+      }
       completedAt
       estimatedStartAt
       estimatedStartMovesOn
@@ -310,6 +317,21 @@ function Detail({ gprId }: { gprId: string }) {
                 <div>
                   <dt>Kubernetes resource</dt>
                   <dd className="mono">{g.kubernetesResource}</dd>
+                </div>
+              )}
+              {g.workload && (
+                <div>
+                  <dt>Workload</dt>
+                  <dd>
+                    {[
+                      g.workload.model && `${g.workload.model}${g.workload.modelBillions != null ? ` (${g.workload.modelBillions}B)` : ''}`,
+                      g.workload.framework,
+                      g.workload.kind && words(g.workload.kind),
+                      g.workload.rdma && 'needs RDMA between its nodes',
+                    ]
+                      .filter(Boolean)
+                      .join(' · ') || '—'}
+                  </dd>
                 </div>
               )}
               {g.labels.length > 0 && (

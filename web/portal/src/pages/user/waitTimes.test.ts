@@ -128,3 +128,14 @@ describe('userErrors', () => {
     expect(general.map((e) => e.message)).toEqual(['quota', 'bad label']);
   });
 });
+
+describe('workload hints', () => {
+  const base = { ...EMPTY_FORM, sliceId: 's1', name: 'run-1' };
+  it('are sent only when the form gives some, RDMA included', () => {
+    expect(createInput(base).input).not.toHaveProperty('workload');
+    expect(createInput({ ...base, rdma: true }).input?.workload).toEqual({ rdma: true });
+    expect(createInput({ ...base, model: ' llama-3-70b ', kind: 'TRAINING' }).input?.workload).toEqual({ model: 'llama-3-70b', kind: 'TRAINING', rdma: false });
+    // Wait times plan on the same need.
+    expect(waitTimeInput({ ...base, rdma: true }).input?.workload).toEqual({ rdma: true });
+  });
+});

@@ -2,6 +2,7 @@
 // ordering the wait-time answers, and filling the form from the pool a user picks. Pure, so
 // it is tested without a gateway.
 import { durationInput, parseIsoDuration } from '../../lib/time';
+import type { WorkloadKind } from '../../gql/graphql';
 
 export interface GprForm {
   sliceId: string;
@@ -18,6 +19,10 @@ export interface GprForm {
   preemptible: boolean;
   /** The profile (GPR template) the form was filled from; '' for none. */
   templateId: string;
+  /** Workload hints: the model, what it runs, and whether its nodes need RDMA. */
+  model: string;
+  kind: string;
+  rdma: boolean;
 }
 
 export const EMPTY_FORM: GprForm = {
@@ -34,6 +39,9 @@ export const EMPTY_FORM: GprForm = {
   idleHours: '',
   preemptible: true,
   templateId: '',
+  model: '',
+  kind: '',
+  rdma: false,
 };
 
 /** A profile as `gprTemplates` lists it. */
@@ -138,7 +146,14 @@ function num(text: string): number | null {
   return Number.isFinite(n) ? n : null;
 }
 
+interface Workload {
+  model?: string;
+  kind?: WorkloadKind;
+  rdma: boolean;
+}
+
 interface Common {
+  workload?: Workload;
   sliceId: string;
   nodeCount: number;
   gpusPerNode?: number;
@@ -173,7 +188,15 @@ function common(form: GprForm, errors: FormError[]): Common | null {
     priority,
     duration,
     preferredClusterIds: form.clusterId ? [form.clusterId] : [],
+    ...workload(form),
   };
+}
+
+/** The workload hints, when the form gives any (RDMA changes where a multi-node GPR can run). */
+function workload(form: GprForm): { workload?: Workload } {
+  const model = form.model.trim();
+  if (!model && !form.kind && !form.rdma) return {};
+  return { workload: { ...(model ? { model } : {}), ...(form.kind ? { kind: form.kind as WorkloadKind } : {}), rdma: form.rdma } };
 }
 
 /** `WaitTimeInput` for the form: every pool of the slice (shape and instance type left open). */
