@@ -42,8 +42,10 @@ pub async fn room(db: &DatabaseConnection, caller: &Caller, scheduler: &Schedule
     }
     let grace_left = grace_left(db, &found).await?;
     let now = scheduler.clock.now();
-    let held = scheduler.hold_for_change(db, now).await?;
-    let (room, limited_by) = room_on(&held.core, db, caller, &found, MAX_SECS, now).await?;
+    // A question, not a change: the search (a plan per step of it) runs on a copy, with the
+    // leader's passes free to go on.
+    let crate::lifecycle::HeldScheduler { core, .. } = scheduler.hold_for_change(db, now).await?;
+    let (room, limited_by) = room_on(&core, db, caller, &found, MAX_SECS, STEP_SECS, now).await?;
     Ok(Room { now: room, without_approval: room.min(grace_left), limited_by })
 }
 
@@ -81,11 +83,13 @@ async fn extend_once(
         return Err(Error::conflict("by", format!("an extension by {} already waits for an admin's decision", format_iso(waiting))));
     }
     let now = scheduler.clock.now();
-    // Held until the change is stored: on the leader, no pass makes a promise meanwhile.
+    // Held until the change is stored: on the leader, no pass makes a promise meanwhile. Under
+    // it, one plan says whether `by` fits; how much would is searched only for a refusal, after.
     let held = scheduler.hold_for_change(db, now).await?;
-    let (room, limited_by) = room_on(&held.core, db, caller, &found, by, now).await?;
-    if room < by {
-        return Err(too_long(room, limited_by));
+    if room_on(&held.core, db, caller, &found, by, by, now).await?.0 < by {
+        let crate::lifecycle::HeldScheduler { core, .. } = held;
+        let (room, limited_by) = room_on(&core, db, caller, &found, by, STEP_SECS, now).await?;
+        return Err(too_long(room.min(by - STEP_SECS).max(0), limited_by));
     }
     let grace = grace_left(db, &found).await?;
     let actor = caller.actor();
@@ -141,9 +145,10 @@ pub async fn decide(
     }
     let now = scheduler.clock.now();
     let held = scheduler.hold_for_change(db, now).await?;
-    let (room, limited_by) = room_on(&held.core, db, caller, found, by, now).await?;
-    if room < by {
-        return Err(too_long(room, limited_by));
+    if room_on(&held.core, db, caller, found, by, by, now).await?.0 < by {
+        let crate::lifecycle::HeldScheduler { core, .. } = held;
+        let (room, limited_by) = room_on(&core, db, caller, found, by, STEP_SECS, now).await?;
+        return Err(too_long(room.min(by - STEP_SECS).max(0), limited_by));
     }
     let txn = db.begin().await?;
     let (mut changes, message) = lengthened(found, by, now, format!("the extension was approved by {actor}{suffix}"));
@@ -161,17 +166,19 @@ async fn grace_left(db: &DatabaseConnection, found: &gpr::Model) -> Result<i64> 
     Ok((owner.policy.extension_grace_secs - found.extended_secs).max(0))
 }
 
-/// The room the scheduler `core` gives `found`, up to `up_to`, and why not more, in words the
-/// caller may read: a GPR of a slice they cannot see is not named.
+/// The room the scheduler `core` gives `found`, up to `up_to` in whole `step`s, and why not
+/// more, in words the caller may read: a GPR of a slice they cannot see is not named.
+#[allow(clippy::too_many_arguments)]
 async fn room_on(
     core: &crate::scheduler::Scheduler,
     db: &DatabaseConnection,
     caller: &Caller,
     found: &gpr::Model,
     up_to: i64,
+    step: i64,
     now: DateTime<Utc>,
 ) -> Result<(i64, Option<String>)> {
-    let Some(room) = core.extension_room(found.id, up_to, STEP_SECS, now.timestamp()) else {
+    let Some(room) = core.extension_room(found.id, up_to, step, now.timestamp()) else {
         // Stored as provisioned, not yet in the scheduler (its admission is being stored).
         return Err(Error::conflict("id", "the GPR's window is being set up; try again in a moment"));
     };
