@@ -1,5 +1,6 @@
 // AI workloads → pods → GPUs: the pods in a slice's namespaces that use GPUs its GPRs hold,
-// grouped by namespace, each with its node, GPUs (live samples) and processes.
+// grouped by namespace (or by the workload hints of the GPR holding their node), each with its
+// node, GPUs (live samples) and processes.
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { Link, useSearchParams } from 'react-router-dom';
 import { useQuery } from 'urql';
@@ -9,7 +10,7 @@ import { useLive } from '../api/live';
 import { useSession } from '../session';
 import { Card, Empty, ErrorBox, Loading, Time, useNow } from '../components/ui';
 import { classify, levelClass, levelWord, shortUuid, thresholdsFor } from './gpu/hotspots';
-import { groupByNamespace, latestByGpu, newer, podMatches } from './gpu/workloads';
+import { groupPods, latestByGpu, newer, podMatches, type Grouping } from './gpu/workloads';
 import { celsius, mib, pct, watts } from '../lib/format';
 import './gpu/gpu.css';
 
@@ -82,6 +83,10 @@ const WorkloadsPods = graphql(`
         allocatedGpr {
           id
           name
+          workload {
+            model
+            kind
+          }
         }
       }
       gpus {
@@ -141,6 +146,7 @@ export function Workloads() {
   }, [slices.data, viewer]);
   const sliceId = params.get('slice') ?? (options.length === 1 ? options[0].id : '');
   const q = params.get('q') ?? '';
+  const by = (['namespace', 'model', 'kind', 'gpr'] as const).find((g) => g === params.get('by')) ?? 'namespace';
   const setParam = (key: string, value: string) => {
     const next = new URLSearchParams(params);
     if (value) next.set(key, value);
@@ -167,16 +173,27 @@ export function Workloads() {
           <label htmlFor="wl-q">Search</label>
           <input id="wl-q" type="search" placeholder="Pod, namespace, node, container, GPU" value={q} onChange={(e) => setParam('q', e.target.value)} />
         </div>
+        <div>
+          <label htmlFor="wl-by">Group by</label>
+          <select id="wl-by" value={by} onChange={(e) => setParam('by', e.target.value === 'namespace' ? '' : e.target.value)}>
+            <option value="namespace">namespace</option>
+            <option value="model">model (the GPR's workload)</option>
+            <option value="kind">kind of workload</option>
+            <option value="gpr">GPR</option>
+          </select>
+        </div>
       </form>
       {slices.fetching && !slices.data && <Loading what="Loading slices" />}
       <ErrorBox error={slices.error} />
       {slices.data && options.length === 0 && <Empty>You are not a member of any slice yet. An admin adds you to one.</Empty>}
-      {sliceId ? <SliceWorkloads key={sliceId} sliceId={sliceId} query={q} /> : options.length > 0 && <Empty>Choose a slice to see its AI workloads.</Empty>}
+      {sliceId ? <SliceWorkloads key={sliceId} sliceId={sliceId} query={q} by={by} /> : options.length > 0 && <Empty>Choose a slice to see its AI workloads.</Empty>}
     </>
   );
 }
 
-function SliceWorkloads({ sliceId, query }: { sliceId: string; query: string }) {
+const GROUP_TITLE: Record<Grouping, string> = { namespace: 'Namespace', model: 'Model', kind: 'Workload', gpr: 'GPR' };
+
+function SliceWorkloads({ sliceId, query, by }: { sliceId: string; query: string; by: Grouping }) {
   const now = useNow(5_000);
   const [res, refetch] = useQuery({ query: WorkloadsPods, variables: { sliceId } });
   useEffect(() => {
@@ -189,7 +206,7 @@ function SliceWorkloads({ sliceId, query }: { sliceId: string; query: string }) 
   const liveError = useLive(WorkloadsLive, { sliceId }, onLive);
 
   const pods = res.data?.workloads;
-  const groups = useMemo(() => groupByNamespace((pods ?? []).filter((p) => podMatches(p, query))), [pods, query]);
+  const groups = useMemo(() => groupPods((pods ?? []).filter((p) => podMatches(p, query)), by), [pods, query, by]);
 
   if (res.fetching && !res.data) return <Loading what="Loading workloads" />;
   if (res.error && !res.data) return <ErrorBox error={res.error} retry={() => refetch({ requestPolicy: 'network-only' })} />;
@@ -260,7 +277,8 @@ function SliceWorkloads({ sliceId, query }: { sliceId: string; query: string }) 
           key={ns || '(none)'}
           title={
             <>
-              Namespace {ns || <span className="muted">(unknown)</span>} <span className="muted">· {list.length} pod{list.length === 1 ? '' : 's'}</span>
+              {GROUP_TITLE[by]} {ns || <span className="muted">{by === 'namespace' ? '(unknown)' : '(not said)'}</span>}{' '}
+              <span className="muted">· {list.length} pod{list.length === 1 ? '' : 's'}</span>
             </>
           }
         >

@@ -1,4 +1,4 @@
-import { groupByNamespace, latestByGpu, newer, podMatches } from './workloads';
+import { groupByNamespace, groupPods, latestByGpu, newer, podMatches } from './workloads';
 
 const pod = (name: string | null, namespace: string | null, over: object = {}) => ({
   uid: `uid-${name}`,
@@ -18,6 +18,16 @@ describe('workloads', () => {
       ['ml', ['a', 'b']],
       ['', ['x']],
     ]);
+  });
+  it('groups pods by the workload hints of the GPR holding their node, those without last', () => {
+    const held = (model: string | null, kind: string | null, gpr = 'train') => ({ node: { name: 'n', allocatedGpr: { name: gpr, workload: model || kind ? { model, kind } : null } } });
+    const pods = [pod('a', 'ml', held('llama-3-70b', 'FINE_TUNING')), pod('b', 'ml', held(null, null, 'other')), pod('c', 'infer', held('llama-3-70b', 'INFERENCE', 'serve'))];
+    expect(groupPods(pods, 'model').map(([k, list]) => [k, list.map((p) => p.name)])).toEqual([
+      ['llama-3-70b', ['a', 'c']],
+      ['', ['b']],
+    ]);
+    expect(groupPods(pods, 'kind').map(([k]) => k)).toEqual(['fine tuning', 'inference', '']);
+    expect(groupPods(pods, 'gpr').map(([k]) => k)).toEqual(['other', 'serve', 'train']);
   });
   it('searches pod, namespace, node, container and GPU', () => {
     const p = pod('llama-train-0', 'ml');

@@ -6,8 +6,39 @@ export interface PodLike {
   name?: string | null;
   namespace?: string | null;
   containers: readonly string[];
-  node?: { name: string } | null;
+  node?: { name: string; allocatedGpr?: { name: string; workload?: { model?: string | null; kind?: string | null } | null } | null } | null;
   gpus: readonly { uuid: string; model: string }[];
+}
+
+/** What the workloads view groups pods by: their namespace, or the hints of the GPR holding their node. */
+export type Grouping = 'namespace' | 'model' | 'kind' | 'gpr';
+
+/** A pod's group under `by`; '' when it has none (shown last, as "not said"). */
+export function groupKey(pod: PodLike, by: Grouping): string {
+  const gpr = pod.node?.allocatedGpr;
+  switch (by) {
+    case 'namespace':
+      return pod.namespace ?? '';
+    case 'model':
+      return gpr?.workload?.model ?? '';
+    case 'kind':
+      return gpr?.workload?.kind ? gpr.workload.kind.replace(/_/g, ' ').toLowerCase() : '';
+    case 'gpr':
+      return gpr?.name ?? '';
+  }
+}
+
+/** Pods in groups by `by`, groups by name (those without a value last), pods by name. */
+export function groupPods<T extends PodLike>(pods: readonly T[], by: Grouping): [string, T[]][] {
+  const groups = new Map<string, T[]>();
+  for (const p of pods) {
+    const key = groupKey(p, by);
+    const list = groups.get(key);
+    if (list) list.push(p);
+    else groups.set(key, [p]);
+  }
+  for (const list of groups.values()) list.sort((a, b) => (a.name ?? a.uid).localeCompare(b.name ?? b.uid));
+  return [...groups.entries()].sort(([a], [b]) => (a === '' ? 1 : b === '' ? -1 : a.localeCompare(b)));
 }
 
 export function podMatches(pod: PodLike, query: string): boolean {
@@ -21,15 +52,7 @@ export function podMatches(pod: PodLike, query: string): boolean {
 
 /** Namespaces by name (pods without one last, as "(unknown namespace)"), pods by name. */
 export function groupByNamespace<T extends PodLike>(pods: readonly T[]): [string, T[]][] {
-  const groups = new Map<string, T[]>();
-  for (const p of pods) {
-    const ns = p.namespace ?? '';
-    const list = groups.get(ns);
-    if (list) list.push(p);
-    else groups.set(ns, [p]);
-  }
-  for (const list of groups.values()) list.sort((a, b) => (a.name ?? a.uid).localeCompare(b.name ?? b.uid));
-  return [...groups.entries()].sort(([a], [b]) => (a === '' ? 1 : b === '' ? -1 : a.localeCompare(b)));
+  return groupPods(pods, 'namespace');
 }
 
 export interface LiveSample {
