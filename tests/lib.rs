@@ -501,6 +501,16 @@ pub mod fixtures {
     pub const SHAPE_A100: &str = "NVIDIA-A100-SXM4-80GB";
 
     /// A GPU sample as an agent reports it, its values all following from `util`.
+    /// A `DateTime` field of an answer; fails the test when it is not one.
+    pub fn time(value: &Value) -> chrono::DateTime<chrono::Utc> {
+        value.as_str().and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok()).unwrap_or_else(|| panic!("not a time: {value}")).to_utc()
+    }
+
+    /// The `id` of a created object; fails the test when it has none.
+    pub fn id_of(created: &Value) -> String {
+        created["id"].as_str().unwrap_or_else(|| panic!("no id in {created}")).to_owned()
+    }
+
     pub fn gpu_sample(uuid: &str, at: chrono::DateTime<chrono::Utc>, util: f64) -> Value {
         json!({
             "uuid": uuid, "timestamp": at.to_rfc3339(), "util": util, "memUtil": util / 2.0, "memUsedMib": 1000.0 + util,

@@ -348,6 +348,8 @@ async fn node_input(config: &Config, inventory: &Inventory) -> Result<NodeInput,
         power_threshold_watts: config.power_threshold_watts,
         temperature_threshold_celsius: config.temperature_threshold_celsius,
         health: None,
+        // Left out: whether the node has RDMA is an admin's to say (upsertNodes), not guessed here.
+        rdma: None,
         gpus: Some(
             inventory
                 .gpus

@@ -7,6 +7,11 @@
 
 use graphql_client::GraphQLQuery;
 
+// The derive reads these files, but cargo does not know it: naming them here makes a change to
+// either rebuild this module (else a stale build hides an operation the schema broke).
+const _SCHEMA: &str = include_str!("../../schema/schema.graphql");
+const _OPERATIONS: &str = include_str!("operations.graphql");
+
 /// The schema's `DateTime` (RFC 3339).
 type DateTime = chrono::DateTime<chrono::Utc>;
 
@@ -52,6 +57,7 @@ mod tests {
             power_threshold_watts: None,
             temperature_threshold_celsius: None,
             health: None,
+            rdma: None,
             gpus: Some(vec![GpuInput { uuid: "GPU-a".into(), index: 0, model: "H100".into(), memory_mib: 81_559, mig_enabled: false }]),
         };
         let body = serde_json::to_value(EgsAgentRegister::build_query(egs_agent_register::Variables {

@@ -39,14 +39,6 @@ async fn event_kinds(app: &TestApp, id: &str) -> Vec<String> {
     events["gprEvents"]["nodes"].as_array().expect("events").iter().map(|e| e["kind"].as_str().unwrap_or_default().to_owned()).collect()
 }
 
-fn time(value: &Value) -> chrono::DateTime<chrono::Utc> {
-    value.as_str().and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok()).unwrap_or_else(|| panic!("not a time: {value}")).to_utc()
-}
-
-fn id_of(created: &Value) -> String {
-    created["id"].as_str().unwrap_or_else(|| panic!("no GPR id in {created}")).to_owned()
-}
-
 /// A refused `field`: one error with `code`, as the payload's `userErrors` (a problem with the
 /// input) or as the request's error (a role the caller lacks); returns its message.
 async fn refused(app: &TestApp, token: &str, query: &str, field: &str, input: Value, code: &str) -> String {

@@ -40,14 +40,6 @@ fn count(kinds: &[String], kind: &str) -> usize {
     kinds.iter().filter(|k| *k == kind).count()
 }
 
-fn id_of(created: &Value) -> String {
-    created["id"].as_str().unwrap_or_else(|| panic!("no GPR id in {created}")).to_owned()
-}
-
-fn time(value: &Value) -> chrono::DateTime<chrono::Utc> {
-    value.as_str().and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok()).unwrap_or_else(|| panic!("not a time: {value}")).to_utc()
-}
-
 #[tokio::test]
 async fn a_gpr_is_provisioned_progresses_and_exits_on_time_once() {
     let app = TestApp::spawn().await;

@@ -49,10 +49,6 @@ fn second(at: DateTime<Utc>) -> DateTime<Utc> {
     DateTime::from_timestamp(at.timestamp(), 0).expect("a time")
 }
 
-fn time(value: &Value) -> DateTime<Utc> {
-    value.as_str().and_then(|s| DateTime::parse_from_rfc3339(s).ok()).unwrap_or_else(|| panic!("not a time: {value}")).to_utc()
-}
-
 async fn gpu_row(app: &TestApp, uuid: &str) -> egs_entities::gpu::Model {
     egs_entities::gpu::Entity::find().filter(egs_entities::gpu::Column::Uuid.eq(uuid)).one(&app.db).await.expect("query").expect("the GPU")
 }

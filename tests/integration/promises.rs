@@ -28,10 +28,6 @@ async fn wait_until(app: &TestApp, id: &str, what: &str, done: impl Fn(&Value) -
     }
 }
 
-fn id_of(created: &Value) -> String {
-    created["id"].as_str().unwrap_or_else(|| panic!("no GPR in {created}")).to_owned()
-}
-
 /// The promise an `ESTIMATE_CHANGED` message states.
 fn stated_promise(message: &str) -> Option<chrono::DateTime<chrono::Utc>> {
     let rest = message.strip_prefix("starts no later than ")?;

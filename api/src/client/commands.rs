@@ -61,24 +61,31 @@ async fn login(args: LoginArgs) -> Result<()> {
     Ok(())
 }
 
+/// The id of the object of `list` named `given` (or whose id it is).
+fn id_named(list: &Value, given: &str) -> Option<String> {
+    list.as_array().into_iter().flatten().find(|o| o["name"] == given || o["id"] == given).map(|o| text(&o["id"]))
+}
+
 /// A slice's id from its name (or the id itself).
 async fn slice_id(session: &Session, given: &str) -> Result<String> {
     let slices = session.run::<EgsCliSlices>(egs_cli_slices::Variables).await?;
-    let found = slices["slices"]["nodes"].as_array().into_iter().flatten().find(|s| s["name"] == given || s["id"] == given);
-    match found {
-        Some(slice) => Ok(text(&slice["id"])),
-        None => Err(Failure::NotFound(format!("no slice `{given}` that you may see"))),
-    }
+    id_named(&slices["slices"]["nodes"], given).ok_or_else(|| Failure::NotFound(format!("no slice `{given}` that you may see")))
 }
 
 /// A template's id from its name within the slice (or the id itself).
 async fn template_id(session: &Session, slice: &str, given: &str) -> Result<String> {
     let templates = session.run::<EgsCliTemplates>(egs_cli_templates::Variables { slice_id: Some(slice.to_owned()) }).await?;
-    let found = templates["gprTemplates"].as_array().into_iter().flatten().find(|t| t["name"] == given || t["id"] == given);
-    match found {
-        Some(template) => Ok(text(&template["id"])),
-        None => Err(Failure::NotFound(format!("no profile `{given}` is published to this slice"))),
-    }
+    id_named(&templates["gprTemplates"], given).ok_or_else(|| Failure::NotFound(format!("no profile `{given}` is published to this slice")))
+}
+
+/// The slice and the template (if any) an ask names, as ids.
+async fn ask_ids(session: &Session, ask: &Ask) -> Result<(String, Option<String>)> {
+    let slice = slice_id(session, &ask.slice).await?;
+    let template = match &ask.template {
+        Some(name) => Some(template_id(session, &slice, name).await?),
+        None => None,
+    };
+    Ok((slice, template))
 }
 
 /// A payload with `userErrors`: its `gpr`, or the refusal.
@@ -221,11 +228,7 @@ async fn gpr(session: &Session, command: GprCommand) -> Result<()> {
 
 async fn create(session: &Session, args: CreateArgs) -> Result<()> {
     let wait_for = egs_wire::duration::parse(&args.wait_timeout).map_err(|e| Failure::Usage(format!("--wait-timeout: {e}")))?;
-    let slice = slice_id(session, &args.ask.slice).await?;
-    let template = match &args.ask.template {
-        Some(name) => Some(template_id(session, &slice, name).await?),
-        None => None,
-    };
+    let (slice, template) = ask_ids(session, &args.ask).await?;
     let input = egs_cli_create_gpr::CreateGprInput {
         slice_id: slice,
         name: args.name,
@@ -311,11 +314,7 @@ async fn list(session: &Session, args: ListArgs) -> Result<()> {
 }
 
 async fn wait_time(session: &Session, args: WaitTimeArgs) -> Result<()> {
-    let slice = slice_id(session, &args.ask.slice).await?;
-    let template = match &args.ask.template {
-        Some(name) => Some(template_id(session, &slice, name).await?),
-        None => None,
-    };
+    let (slice, template) = ask_ids(session, &args.ask).await?;
     let input = egs_cli_wait_time::WaitTimeInput {
         slice_id: slice,
         template_id: template,

@@ -5,6 +5,11 @@
 
 use graphql_client::GraphQLQuery;
 
+// The derive reads these files, but cargo does not know it: naming them here makes a change to
+// either rebuild this module (else a stale build hides an operation the schema broke).
+const _SCHEMA: &str = include_str!("../../../schema/schema.graphql");
+const _OPERATIONS: &str = include_str!("operations.graphql");
+
 /// The schema's `DateTime` (RFC 3339) and `Duration` (`2h30m` or ISO 8601) scalars.
 type DateTime = chrono::DateTime<chrono::Utc>;
 type Duration = String;

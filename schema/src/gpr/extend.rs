@@ -44,7 +44,7 @@ pub async fn room(db: &DatabaseConnection, caller: &Caller, scheduler: &Schedule
     let now = scheduler.clock.now();
     // A question, not a change: the search (a plan per step of it) runs on a copy, with the
     // leader's passes free to go on.
-    let crate::lifecycle::HeldScheduler { core, .. } = scheduler.hold_for_change(db, now).await?;
+    let core = scheduler.planned_copy(db, now).await?;
     let (room, limited_by) = room_on(&core, db, caller, &found, MAX_SECS, STEP_SECS, now).await?;
     Ok(Room { now: room, without_approval: room.min(grace_left), limited_by })
 }

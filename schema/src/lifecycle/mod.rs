@@ -100,43 +100,44 @@ impl SchedulerHandle {
         self.wake.notify_one();
     }
 
-    /// On the leader, a copy of its scheduler brought up to date with storage (for "Get wait
-    /// time"); `None` elsewhere, or when the leader is busy for longer than a query should wait.
-    pub async fn scheduler_copy(&self, db: &impl sea_orm::ConnectionTrait) -> Option<Scheduler> {
-        let mut slot = tokio::time::timeout(COPY_WAIT, self.driver.lock()).await.ok()?;
-        let driver = slot.as_mut()?;
-        match driver.look(db, self.clock.now(), &self.planning).await {
-            Ok(true) => Some(driver.core.clone()),
-            // The next tick builds it again.
-            _ => {
-                *slot = None;
-                None
-            }
-        }
-    }
-
-    /// The scheduler as it stands now, planned, for a change that must not break a promise it
-    /// made (extending a window). On the leader it is its own scheduler brought up to date,
-    /// and no pass runs until the answer is dropped, so no new promise can be made between the
-    /// check and the stored change; elsewhere (or when the leader stays busy) it is rebuilt
-    /// from storage, and the leader's next pass sees the change.
-    pub async fn hold_for_change(&self, db: &impl sea_orm::ConnectionTrait, now: DateTime<Utc>) -> Result<HeldScheduler<'_>> {
+    /// The scheduler as it stands now, not yet planned: on the leader a copy of its own brought
+    /// up to date with storage (with the lock that keeps its passes waiting), elsewhere, or
+    /// when the leader is busy for longer than a request should wait, one rebuilt from storage.
+    async fn current(
+        &self,
+        db: &impl sea_orm::ConnectionTrait,
+        now: DateTime<Utc>,
+    ) -> Result<(Scheduler, Option<tokio::sync::MutexGuard<'_, Option<driver::Driver>>>)> {
         if let Ok(mut slot) = tokio::time::timeout(COPY_WAIT, self.driver.lock()).await
             && let Some(driver) = slot.as_mut()
         {
             match driver.look(db, now, &self.planning).await {
-                Ok(true) => {
-                    let mut core = driver.core.clone();
-                    core.plan(now.timestamp());
-                    return Ok(HeldScheduler { core, _passes_wait: Some(slot) });
-                }
+                Ok(true) => return Ok((driver.core.clone(), Some(slot))),
                 // The next tick builds it again.
                 _ => *slot = None,
             }
         }
-        let mut core = state::Snapshot::load(db, now).await?.scheduler(&self.planning);
+        Ok((state::Snapshot::load(db, now).await?.scheduler(&self.planning), None))
+    }
+
+    /// A planned copy of the scheduler as it stands now (see [`Self::current`]), for questions
+    /// ("Get wait time", how far a window may grow): the leader's passes go on meanwhile.
+    pub async fn planned_copy(&self, db: &impl sea_orm::ConnectionTrait, now: DateTime<Utc>) -> Result<Scheduler> {
+        let (mut core, passes_wait) = self.current(db, now).await?;
+        drop(passes_wait);
+        // The pass fills in plans and expected windows; admissions it makes stay in this copy.
         core.plan(now.timestamp());
-        Ok(HeldScheduler { core, _passes_wait: None })
+        Ok(core)
+    }
+
+    /// The scheduler as it stands now, planned, for a change that must not break a promise it
+    /// made (extending a window). On the leader no pass runs until the answer is dropped, so no
+    /// new promise can be made between the check and the stored change; elsewhere the
+    /// leader's next pass sees the change.
+    pub async fn hold_for_change(&self, db: &impl sea_orm::ConnectionTrait, now: DateTime<Utc>) -> Result<HeldScheduler<'_>> {
+        let (mut core, passes_wait) = self.current(db, now).await?;
+        core.plan(now.timestamp());
+        Ok(HeldScheduler { core, _passes_wait: passes_wait })
     }
 
     /// How the leader's scheduler, brought up to date, differs from one rebuilt from storage

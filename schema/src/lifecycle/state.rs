@@ -338,11 +338,5 @@ pub async fn wait_time(
     request: &Request,
     now: DateTime<Utc>,
 ) -> Result<Vec<scheduler::PoolEstimate>> {
-    let mut core = match handle.scheduler_copy(db).await {
-        Some(core) => core,
-        None => Snapshot::load(db, now).await?.scheduler(&handle.planning),
-    };
-    // The pass fills in plans and expected windows; admissions it makes stay in this copy.
-    core.plan(now.timestamp());
-    Ok(core.wait_time(request, now.timestamp()))
+    Ok(handle.planned_copy(db, now).await?.wait_time(request, now.timestamp()))
 }
