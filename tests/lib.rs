@@ -144,6 +144,8 @@ fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> Ser
         ws: Default::default(),
         per_user: Default::default(),
         alerts: Default::default(),
+        // Receivers in tests listen on loopback; retries come quickly.
+        notify: egs_api::settings::NotifyArgs { allow_private_targets: true, first_retry_ms: 200, ..Default::default() },
         // Fast enough that tests against the fake API server do not wait on timers.
         kubernetes: egs_api::settings::KubernetesArgs {
             eviction_deadline_secs: 2,

@@ -26,6 +26,7 @@ use egs_schema::inventory::live::InventoryFeed;
 use egs_schema::lifecycle::provider::SimulatedProvider;
 use egs_schema::lifecycle::{Lifecycle, LifecycleConfig, Providers, SchedulerHandle};
 use egs_schema::metrics::MetricsStore;
+use egs_schema::notify::{Notifier, NotifierConfig};
 use egs_schema::ports::{Announce, Clock, RevocationBroadcast};
 use egs_schema::{EgsSchema, SchemaOptions, Services, build_schema};
 use std::future::Future;
@@ -165,6 +166,20 @@ impl Application {
             let config = LifecycleConfig { lease_ttl: chrono::Duration::seconds(settings.lease_ttl_secs as i64), ..LifecycleConfig::default() };
             Lifecycle::new(db.clone(), scheduler.clone(), providers, config, events.clone())
         });
+        let mailer = match settings.notify.smtp_url()? {
+            Some(url) => {
+                let mailer = crate::mail::SmtpMailer::new(url.expose(), &settings.notify.smtp_from)?;
+                tracing::info!(smtp = %mailer.shown(), "e-mail notification channels send through an SMTP server");
+                Some(Arc::new(mailer) as Arc<dyn egs_schema::ports::Mailer>)
+            }
+            None => None,
+        };
+        let notifier_config = NotifierConfig {
+            allow_private_targets: settings.notify.allow_private_targets,
+            first_retry: Duration::from_millis(settings.notify.first_retry_ms),
+            ..NotifierConfig::default()
+        };
+        let notifier = Notifier::new(db.clone(), events.clone(), mailer, kubernetes.clone(), notifier_config)?;
         let db_for_watch = db.clone();
         let services = Services {
             gpu_catalog: Default::default(),
@@ -182,6 +197,7 @@ impl Application {
             inventory,
             credentials: Arc::new(CredentialCipher::new(&credentials_key)),
             kubernetes,
+            notifier,
         };
         if settings.demo {
             demo::seed(&services, &settings.storage.data_dir).await.context("failed to seed the demo data")?;
@@ -253,6 +269,7 @@ impl Application {
             until_stopped(),
         ));
         let webhook = self.webhook.map(|webhook| tokio::spawn(webhook.run(until_stopped())));
+        let notifier = tokio::spawn(services.notifier.clone().run(until_stopped()));
         let lifecycle = self.lifecycle.map(|lifecycle| tokio::spawn(lifecycle.run(until_stopped())));
         let demo = self.demo_telemetry.then(|| tokio::spawn(demo::telemetry::run(services.clone(), until_stopped())));
         let metrics = self.metrics.map(|(listener, router)| {
@@ -270,6 +287,7 @@ impl Application {
         if let Some(webhook) = webhook {
             let _ = webhook.await;
         }
+        let _ = notifier.await;
         if let Some(demo) = demo {
             let _ = demo.await;
         }

@@ -14,6 +14,7 @@ pub mod graphql_http;
 pub mod graphql_ws;
 pub mod health;
 pub mod kubernetes;
+pub mod mail;
 pub mod metrics;
 pub mod per_user;
 pub mod playground;

@@ -174,6 +174,8 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub alerts: AlertArgs,
     #[command(flatten)]
+    pub notify: NotifyArgs,
+    #[command(flatten)]
     pub kubernetes: KubernetesArgs,
 }
 
@@ -241,15 +243,58 @@ impl AlertArgs {
     /// The webhook URL: as set in code (tests), else from its file, else from
     /// `EGS_ALERT_WEBHOOK_URL`; `None` when none is configured.
     pub fn webhook_url(&self) -> anyhow::Result<Option<Secret>> {
-        if let Some(url) = &self.webhook_url {
-            return Ok(Some(url.clone()));
-        }
-        if let Some(path) = &self.webhook_url_file {
-            let text =
-                std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read the alert webhook URL from {}: {e}", path.display()))?;
-            return Ok(Some(Secret::from(text.trim().to_owned())));
-        }
-        Ok(std::env::var("EGS_ALERT_WEBHOOK_URL").ok().map(Secret::from))
+        secret_setting(&self.webhook_url, self.webhook_url_file.as_deref(), "EGS_ALERT_WEBHOOK_URL", "the alert webhook URL")
+    }
+}
+
+/// A secret setting: as set in code (tests), else read from its file (a mounted Secret), else
+/// from the environment variable `env`; never a command-line argument, which every local user
+/// could read in the process list.
+fn secret_setting(set: &Option<Secret>, file: Option<&std::path::Path>, env: &str, what: &str) -> anyhow::Result<Option<Secret>> {
+    if let Some(value) = set {
+        return Ok(Some(value.clone()));
+    }
+    if let Some(path) = file {
+        let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read {what} from {}: {e}", path.display()))?;
+        return Ok(Some(Secret::from(text.trim().to_owned())));
+    }
+    Ok(std::env::var(env).ok().filter(|v| !v.trim().is_empty()).map(Secret::from))
+}
+
+/// Notification channels: the SMTP server e-mail channels use, which URLs users may name, how
+/// soon a failed delivery is tried again.
+#[derive(Args, Debug, Clone)]
+pub struct NotifyArgs {
+    /// SMTP server for e-mail channels: `smtp://relay:25` (a local relay, no TLS),
+    /// `smtp://user:password@host:587?tls=required` (STARTTLS) or `smtps://user:password@host:465`;
+    /// default: none (no e-mail channels). Given by `EGS_SMTP_URL` or `--smtp-url-file`.
+    #[arg(skip)]
+    pub smtp_url: Option<Secret>,
+    /// A file holding the SMTP URL (a mounted Secret), instead of `EGS_SMTP_URL`.
+    #[arg(long = "smtp-url-file", env = "EGS_SMTP_URL_FILE")]
+    pub smtp_url_file: Option<std::path::PathBuf>,
+    /// The sender of notification e-mails.
+    #[arg(long = "smtp-from", env = "EGS_SMTP_FROM", default_value = "EGS <egs@localhost>")]
+    pub smtp_from: String,
+    /// Let users' webhooks name loopback and private addresses and plain http (receivers inside
+    /// your network). Off, only public https URLs are posted to, so no user can make the gateway
+    /// reach the database, Redis, the cloud's metadata service or the Kubernetes API.
+    #[arg(long = "notify-private-targets", env = "EGS_NOTIFY_PRIVATE_TARGETS")]
+    pub allow_private_targets: bool,
+    /// Wait before a failed notification's second attempt, in ms; it doubles each time.
+    #[arg(long = "notify-first-retry-ms", env = "EGS_NOTIFY_FIRST_RETRY_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(10..=3_600_000), hide = true)]
+    pub first_retry_ms: u64,
+}
+
+impl NotifyArgs {
+    pub fn smtp_url(&self) -> anyhow::Result<Option<Secret>> {
+        secret_setting(&self.smtp_url, self.smtp_url_file.as_deref(), "EGS_SMTP_URL", "the SMTP URL")
+    }
+}
+
+impl Default for NotifyArgs {
+    fn default() -> Self {
+        Self { smtp_url: None, smtp_url_file: None, smtp_from: "EGS <egs@localhost>".into(), allow_private_targets: false, first_retry_ms: 10_000 }
     }
 }
 

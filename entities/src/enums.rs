@@ -400,3 +400,55 @@ pub struct SliceScope {
     pub slice_id: i64,
     pub role: SliceRole,
 }
+
+string_enum! {
+    /// Where a notification channel sends.
+    NotificationKind {
+        /// A Slack incoming webhook (`https://hooks.slack.com/services/…`).
+        Slack = "SLACK",
+        /// Any HTTPS endpoint: a JSON body signed with the channel's key (`X-EGS-Signature`).
+        Webhook = "WEBHOOK",
+        /// An e-mail address, through the gateway's SMTP server (`EGS_SMTP_URL`).
+        Email = "EMAIL",
+    }
+}
+
+string_enum! {
+    /// A moment in a GPR's life a notification channel can be told of.
+    Milestone {
+        /// It joined the queue.
+        Queued = "QUEUED",
+        /// Its nodes are the slice's.
+        Provisioned = "PROVISIONED",
+        /// A quarter of its window has passed.
+        Progress25 = "PROGRESS_25",
+        /// Half of its window has passed.
+        Progress50 = "PROGRESS_50",
+        /// Three quarters of its window have passed.
+        Progress75 = "PROGRESS_75",
+        /// Its window ends soon.
+        ExitWarning = "EXIT_WARNING",
+        /// Its nodes went back (the window ended, it was released early or went idle).
+        Released = "RELEASED",
+        /// A higher-priority GPR took its nodes.
+        Preempted = "PREEMPTED",
+        /// Its promised or expected start moved by more than the channel's threshold.
+        EstimateMoved = "ESTIMATE_MOVED",
+        /// Provisioning failed.
+        Failed = "FAILED",
+        /// It or an extension waits for an admin, or an admin decided.
+        Approval = "APPROVAL",
+    }
+}
+
+string_enum! {
+    /// Where a notification stands.
+    DeliveryState {
+        /// Waiting to be sent, or to be tried again.
+        Pending = "PENDING",
+        /// The receiver took it.
+        Delivered = "DELIVERED",
+        /// Given up: refused, or every attempt failed.
+        Failed = "FAILED",
+    }
+}

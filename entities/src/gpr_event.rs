@@ -14,6 +14,9 @@ pub struct Model {
     pub message: String,
     /// Who caused it: a user name, or `system`.
     pub actor: String,
+    /// For `ESTIMATE_CHANGED`: how far the promise (or, without one, the expected start) moved,
+    /// later positive; `None` when one of the two is unknown.
+    pub estimate_moved_secs: Option<i64>,
     pub created_at: DateTimeUtc,
 }
 

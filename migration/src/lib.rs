@@ -17,6 +17,7 @@ mod m20261202_000001_gpu_catalog_version;
 mod m20261203_000001_gpr_extensions;
 mod m20261204_000001_template_catalogue;
 mod m20261205_000001_workload_hints;
+mod m20261206_000001_notifications;
 
 pub struct Migrator;
 
@@ -38,6 +39,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261203_000001_gpr_extensions::Migration),
             Box::new(m20261204_000001_template_catalogue::Migration),
             Box::new(m20261205_000001_workload_hints::Migration),
+            Box::new(m20261206_000001_notifications::Migration),
         ]
     }
 }

@@ -20,6 +20,8 @@ pub enum Kind {
     GprEvent,
     Alert,
     GprTemplate,
+    NotificationChannel,
+    NotificationDelivery,
 }
 
 impl Kind {
@@ -37,11 +39,13 @@ impl Kind {
             Self::GprEvent => "GprEvent",
             Self::Alert => "Alert",
             Self::GprTemplate => "GprTemplate",
+            Self::NotificationChannel => "NotificationChannel",
+            Self::NotificationDelivery => "NotificationDelivery",
         }
     }
 
     /// Every kind, in the order ids are checked.
-    pub const ALL: [Kind; 12] = [
+    pub const ALL: [Kind; 14] = [
         Self::Project,
         Self::User,
         Self::AccessToken,
@@ -54,6 +58,8 @@ impl Kind {
         Self::GprEvent,
         Self::Alert,
         Self::GprTemplate,
+        Self::NotificationChannel,
+        Self::NotificationDelivery,
     ];
 }
 

@@ -21,7 +21,9 @@ pub mod limits;
 pub mod loaders;
 pub mod log_throttle;
 pub mod metrics;
+pub mod notify;
 pub mod operation;
+pub mod outbound;
 pub mod pagination;
 pub mod ports;
 pub mod redaction;
@@ -55,6 +57,7 @@ pub struct Query(
     alerts::AlertQuery,
     workloads::WorkloadQuery,
     template::TemplateQuery,
+    notify::NotificationQuery,
 );
 
 #[derive(MergedObject, Default)]
@@ -70,6 +73,7 @@ pub struct Mutation(
     workloads::WorkloadMutation,
     template::TemplateMutation,
     slice::kubeconfig::SliceKubeconfigMutation,
+    notify::NotificationMutation,
 );
 
 #[derive(MergedSubscription, Default)]
@@ -121,6 +125,8 @@ pub struct Services {
     pub credentials: Arc<cluster::credentials::CredentialCipher>,
     /// Live queue views, one reader per distinct view (`queueChanged`).
     pub queue_views: Arc<gpr::queue_views::QueueViews>,
+    /// Notification channels' deliveries and milestones' Kubernetes Events.
+    pub notifier: Arc<notify::Notifier>,
 }
 
 impl Services {

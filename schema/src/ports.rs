@@ -127,6 +127,28 @@ pub trait KubeAccess: Send + Sync {
         secrets_and_exec: bool,
         expires_in_secs: i64,
     ) -> std::result::Result<IssuedKubeconfig, ProviderError>;
+    /// Posts a core/v1 Event in `namespace` of Kubernetes cluster `cluster_id`, about the GPR
+    /// resource `resource` in it when the GPR came from one, else about the namespace.
+    async fn post_namespace_event(&self, cluster_id: i64, namespace: &str, event: &NamespaceEvent) -> std::result::Result<(), ProviderError>;
+}
+
+/// A Kubernetes Event about a GPR, for one of its slice's namespaces.
+#[derive(Clone, Debug)]
+pub struct NamespaceEvent {
+    /// `GPRProvisioned`, `GPRExitWarning`, …
+    pub reason: String,
+    pub message: String,
+    pub warning: bool,
+    /// The name of the GPUProvisioningRequest in this namespace the GPR came from.
+    pub resource: Option<String>,
+}
+
+/// Sends e-mail (the gateway's SMTP server, when one is configured): the adapter is `egs-api`'s
+/// `mail` module.
+#[async_trait]
+pub trait Mailer: Send + Sync {
+    /// Sends one plain-text message to `to`.
+    async fn send(&self, to: &str, subject: &str, body: &str) -> crate::outbound::Outcome;
 }
 
 /// A slice kubeconfig, shown once: EGS keeps no copy. `Debug` leaves the secret out.

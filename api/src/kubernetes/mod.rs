@@ -27,7 +27,7 @@ use async_trait::async_trait;
 use egs_entities::{ClusterProvider, cluster};
 use egs_schema::cluster::credentials::CredentialCipher;
 use egs_schema::ports::ProviderError;
-use egs_schema::ports::{IssuedKubeconfig, KubeAccess};
+use egs_schema::ports::{IssuedKubeconfig, KubeAccess, NamespaceEvent};
 use sea_orm::{DatabaseConnection, EntityTrait};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -169,6 +169,22 @@ impl KubeAccess for KubeClusters {
         expires_in_secs: i64,
     ) -> Result<IssuedKubeconfig, ProviderError> {
         kubeconfig::grant_slice_access(self, target, slice, namespaces, secrets_and_exec, expires_in_secs).await
+    }
+
+    async fn post_namespace_event(&self, cluster_id: i64, namespace: &str, event: &NamespaceEvent) -> Result<(), ProviderError> {
+        let client = self.client(cluster_id).await?;
+        let object = match &event.resource {
+            Some(name) => provision::resource_ref(namespace, name),
+            None => k8s_openapi::api::core::v1::ObjectReference {
+                api_version: Some("v1".into()),
+                kind: Some("Namespace".into()),
+                name: Some(namespace.into()),
+                namespace: Some(namespace.into()),
+                ..Default::default()
+            },
+        };
+        let kind = if event.warning { "Warning" } else { "Normal" };
+        provision::emit(&client, object, &event.reason, &event.message, kind).await
     }
 }
 

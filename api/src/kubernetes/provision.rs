@@ -451,7 +451,7 @@ fn node_ref(name: &str) -> ObjectReference {
     ObjectReference { api_version: Some("v1".into()), kind: Some("Node".into()), name: Some(name.into()), ..Default::default() }
 }
 
-fn resource_ref(ns: &str, name: &str) -> ObjectReference {
+pub(crate) fn resource_ref(ns: &str, name: &str) -> ObjectReference {
     ObjectReference {
         api_version: Some("egs.io/v1alpha1".into()),
         kind: Some("GPUProvisioningRequest".into()),

@@ -10,6 +10,7 @@
 
 use super::transition::AlertTransition;
 use crate::ids::{self, Kind};
+use crate::outbound::{self, Outcome};
 use anyhow::Context;
 use egs_entities::{AlertAction, AlertSeverity};
 use egs_wire::backoff::Backoff;
@@ -30,40 +31,22 @@ pub const ATTEMPTS: u32 = 5;
 pub const FIRST_RETRY: Duration = Duration::from_millis(500);
 /// The longest wait between two tries.
 const LAST_RETRY: Duration = Duration::from_secs(4);
-/// Longest a POST may take, connecting included.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct Webhook {
     url: reqwest::Url,
     /// The URL as logs show it: scheme, host and port.
     shown: String,
-    client: reqwest::Client,
+    client: outbound::Client,
     queue: Mutex<VecDeque<Arc<AlertTransition>>>,
     ready: Notify,
-}
-
-enum Outcome {
-    Delivered,
-    /// Might work later.
-    Retry(String),
-    /// Will not work as it is.
-    GiveUp(String),
 }
 
 impl Webhook {
     /// Checks the URL (http or https) without ever printing it.
     pub fn new(url: &str) -> anyhow::Result<Arc<Self>> {
-        let url = reqwest::Url::parse(url).ok().filter(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some());
-        let url = url.context("the alert webhook URL is not an http(s) URL")?;
-        let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
-        let shown = format!("{}://{}{port}", url.scheme(), url.host_str().unwrap_or_default());
-        let client = reqwest::Client::builder()
-            .timeout(REQUEST_TIMEOUT)
-            .connect_timeout(REQUEST_TIMEOUT)
-            // A redirect would send the payload somewhere nobody configured.
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .context("failed to build the alert webhook's HTTP client")?;
+        let url = outbound::parse_url(url).context("the alert webhook URL is not an http(s) URL")?;
+        let shown = outbound::shown(&url);
+        let client = outbound::Client::open().context("failed to build the alert webhook's HTTP client")?;
         Ok(Arc::new(Self { url, shown, client, queue: Mutex::new(VecDeque::new()), ready: Notify::new() }))
     }
 
@@ -119,10 +102,10 @@ impl Webhook {
     }
 
     async fn deliver(&self, transition: &AlertTransition) {
-        let payload = slack_payload(transition);
+        let payload = serde_json::to_vec(&slack_payload(transition)).unwrap_or_default();
         let mut backoff = Backoff::new(FIRST_RETRY, LAST_RETRY);
         for attempt in 1..=ATTEMPTS {
-            let why = match self.post(&payload).await {
+            let why = match self.client.post_json(&self.url, payload.clone(), &[]).await {
                 Outcome::Delivered => return,
                 Outcome::GiveUp(why) => {
                     tracing::warn!(alert.id = transition.alert.id, webhook = %self.shown, %why, "the alert webhook refused a transition; not retrying");
@@ -137,23 +120,6 @@ impl Webhook {
             let wait = backoff.next_delay();
             tracing::debug!(alert.id = transition.alert.id, webhook = %self.shown, %why, attempt, retry_in_ms = wait.as_millis() as u64, "posting to the alert webhook failed; retrying");
             tokio::time::sleep(wait).await;
-        }
-    }
-
-    async fn post(&self, payload: &Value) -> Outcome {
-        match self.client.post(self.url.clone()).json(payload).send().await {
-            Ok(response) => {
-                let status = response.status();
-                if status.is_success() {
-                    Outcome::Delivered
-                } else if status.is_server_error() || status.as_u16() == 408 || status.as_u16() == 429 {
-                    Outcome::Retry(format!("HTTP {status}"))
-                } else {
-                    Outcome::GiveUp(format!("HTTP {status}"))
-                }
-            }
-            // Without the URL: reqwest puts it in its messages.
-            Err(error) => Outcome::Retry(error.without_url().to_string()),
         }
     }
 }

@@ -418,7 +418,9 @@ impl Lifecycle {
                         let why = causes.get(&g.id).map_or_else(|| "the plan was re-made".to_owned(), |c| describe_cause(c, snapshot));
                         message = format!("{message}; the promise moved later: {why}");
                     }
-                    events.push(crate::events::new_event(g, GprEventKind::EstimateChanged, message, ACTOR));
+                    let mut event = crate::events::new_event(g, GprEventKind::EstimateChanged, message, ACTOR);
+                    event.estimate_moved_secs = sea_orm::Set(estimate_moved_secs(g, promise, expected));
+                    events.push(event);
                 }
             }
             if !events.is_empty() {
@@ -442,6 +444,17 @@ impl Lifecycle {
 }
 
 /// Why a promise moved later, in words (DESIGN §4.5's causes).
+/// How far a GPR's start moved (later positive): the promise, or the expected start when
+/// neither side has a promise; `None` when the one compared was unknown on a side.
+fn estimate_moved_secs(stored: &gpr::Model, promise: Option<DateTime<Utc>>, expected: Option<DateTime<Utc>>) -> Option<i64> {
+    let (before, after) = if stored.start_no_later_than.is_some() || promise.is_some() {
+        (stored.start_no_later_than, promise)
+    } else {
+        (stored.estimated_start_at, expected)
+    };
+    Some((after? - before?).num_seconds())
+}
+
 fn describe_cause(cause: &crate::scheduler::Cause, snapshot: &Snapshot) -> String {
     use crate::scheduler::Cause;
     match cause {
