@@ -125,6 +125,23 @@ async fn test_database() -> (Option<String>, Option<(String, String)>) {
     }
 }
 
+/// A Python virtual environment under the target directory with `packages` from PyPI (made once;
+/// `import` names a module that shows it is ready): for the Python example, the SMTP server.
+pub fn python_venv(dir: &str, import: &str, packages: &[&str]) -> std::path::PathBuf {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").to_path_buf();
+    let target = std::env::var("CARGO_TARGET_DIR").map(std::path::PathBuf::from).unwrap_or_else(|_| root.join("target"));
+    let venv = target.join(dir);
+    let python = venv.join("bin").join("python");
+    let ready = || std::process::Command::new(&python).args(["-c", &format!("import {import}")]).status().is_ok_and(|s| s.success());
+    if !ready() {
+        let made = std::process::Command::new("python3").args(["-m", "venv"]).arg(&venv).status();
+        assert!(made.is_ok_and(|s| s.success()), "python3 -m venv failed: these tests need Python 3 with venv (apt-get install python3-venv)");
+        let installed = std::process::Command::new(venv.join("bin").join("pip")).args(["install", "-q"]).args(packages).status();
+        assert!(installed.is_ok_and(|s| s.success()) && ready(), "pip could not install {packages:?} from PyPI");
+    }
+    python
+}
+
 /// Test settings: port 0, Redis from `EGS_TEST_REDIS_URL`, default limits.
 fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> ServeArgs {
     ServeArgs {

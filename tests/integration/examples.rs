@@ -62,24 +62,6 @@ impl Drop for Demo {
     }
 }
 
-/// A virtual environment with `gql` (from PyPI), made once per target directory.
-fn python_with_gql() -> PathBuf {
-    let target = std::env::var("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|_| root().join("target"));
-    let venv = target.join("examples-venv");
-    let python = venv.join("bin").join("python");
-    let ready = || std::process::Command::new(&python).args(["-c", "import gql"]).status().is_ok_and(|s| s.success());
-    if !ready() {
-        let made = std::process::Command::new("python3").args(["-m", "venv"]).arg(&venv).status();
-        assert!(
-            made.is_ok_and(|s| s.success()),
-            "python3 -m venv failed: the Python example needs Python 3 with venv (apt-get install python3-venv)"
-        );
-        let installed = std::process::Command::new(venv.join("bin").join("pip")).args(["install", "-q", "gql[requests]>=3.5,<4"]).status();
-        assert!(installed.is_ok_and(|s| s.success()) && ready(), "pip could not install gql from PyPI for the Python example");
-    }
-    python
-}
-
 fn text(out: &Output) -> (String, String) {
     (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
@@ -90,7 +72,7 @@ async fn the_example_scripts_work_against_the_demo() {
         std::process::Command::new("jq").arg("--version").output().is_ok_and(|o| o.status.success()),
         "the shell example needs jq (apt-get install jq)"
     );
-    let python = tokio::task::spawn_blocking(python_with_gql).await.expect("the venv is made");
+    let python = tokio::task::spawn_blocking(|| egs_tests::python_venv("examples-venv", "gql", &["gql[requests]>=3.5,<4"])).await.expect("the venv is made");
     let demo = Demo::start().await;
     let bash = PathBuf::from("bash");
 

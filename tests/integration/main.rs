@@ -30,6 +30,7 @@ mod lifecycle;
 mod limits;
 mod live_inventory;
 mod metrics;
+mod notifications;
 mod operations;
 mod promises;
 mod real_kube;

@@ -45,7 +45,7 @@ impl Message {
         Self {
             delivery: ids::encode(Kind::NotificationDelivery, delivery_id).0,
             milestone: milestone.to_owned(),
-            headline: format!("GPR `{}` in slice `{slice}` {}", gpr.name, super::milestones::headline(event.kind)),
+            headline: format!("GPR `{}` in slice `{slice}` {}", gpr.name, super::milestones::headline(event.kind, gpr.release_reason)),
             details: event.message.clone(),
             at: event.created_at,
             gpr: Some(GprFacts {
@@ -85,7 +85,7 @@ impl Message {
             Some(K::Provisioned) => (":white_check_mark:", "#2e7d32"),
             Some(K::Preempted | K::Failed | K::Rejected | K::ExtensionRejected) => (":red_circle:", "#c62828"),
             Some(K::ExitWarning | K::ApprovalRequired | K::ExtensionRequested) => (":warning:", "#f9a825"),
-            Some(K::Completed | K::EarlyReleased | K::IdleReleased) => (":checkered_flag:", "#546e7a"),
+            Some(K::Completed) => (":checkered_flag:", "#546e7a"),
             _ => (":information_source:", "#1565c0"),
         }
     }

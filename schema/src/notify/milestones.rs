@@ -1,6 +1,6 @@
 //! Which GPR events are milestones, and what each is called where it goes.
 
-use egs_entities::{GprEventKind, Milestone};
+use egs_entities::{GprEventKind, Milestone, ReleaseReason};
 
 /// The milestones a new channel gets when none are chosen: what a GPR's owner acts on.
 pub const DEFAULT: [Milestone; 5] = [Milestone::Provisioned, Milestone::ExitWarning, Milestone::Released, Milestone::Preempted, Milestone::Failed];
@@ -22,7 +22,8 @@ pub fn of(kind: GprEventKind) -> Option<Milestone> {
         K::Progress50 => Milestone::Progress50,
         K::Progress75 => Milestone::Progress75,
         K::ExitWarning => Milestone::ExitWarning,
-        K::Completed | K::EarlyReleased | K::IdleReleased => Milestone::Released,
+        // The end of every release (early, idle, expired, preempted): the nodes are back.
+        K::Completed => Milestone::Released,
         K::Preempted => Milestone::Preempted,
         K::EstimateChanged => Milestone::EstimateMoved,
         K::Failed => Milestone::Failed,
@@ -34,6 +35,8 @@ pub fn of(kind: GprEventKind) -> Option<Milestone> {
         | K::PrecheckPassed
         | K::PrecheckFailed
         | K::Releasing
+        | K::EarlyReleased
+        | K::IdleReleased
         | K::Cancelled
         | K::NodeReplaced
         | K::Degraded
@@ -61,10 +64,18 @@ pub fn kubernetes_reason(kind: GprEventKind) -> (String, bool) {
     (format!("GPR{words}"), warning)
 }
 
-/// A few words for a milestone's headline ("is provisioned").
-pub fn headline(kind: GprEventKind) -> &'static str {
+/// A few words for a milestone's headline ("is provisioned"); a release says why.
+pub fn headline(kind: GprEventKind, reason: Option<ReleaseReason>) -> &'static str {
     use GprEventKind as K;
     match kind {
+        K::Completed => match reason {
+            Some(ReleaseReason::EarlyReleased) => "was released early; its nodes are back in the pool",
+            Some(ReleaseReason::IdleTimeout) => "was released for being idle; its nodes are back in the pool",
+            Some(ReleaseReason::Preempted) => "was preempted; its nodes are back in the pool",
+            Some(ReleaseReason::NodeFailure) => "lost its nodes to a failure",
+            Some(ReleaseReason::Admin) => "was released by an admin; its nodes are back in the pool",
+            Some(ReleaseReason::Expired) | None => "has ended; its nodes are back in the pool",
+        },
         K::Queued => "is queued",
         K::Requeued => "is back in the queue",
         K::Provisioned => "is provisioned",
@@ -72,9 +83,6 @@ pub fn headline(kind: GprEventKind) -> &'static str {
         K::Progress50 => "is halfway through its window",
         K::Progress75 => "is 75 % through its window",
         K::ExitWarning => "ends soon",
-        K::Completed => "has ended; its nodes are released",
-        K::EarlyReleased => "was released early",
-        K::IdleReleased => "was released for being idle",
         K::Preempted => "was preempted",
         K::EstimateChanged => "has a new start estimate",
         K::Failed => "failed",
