@@ -175,3 +175,33 @@ async fn a_node_that_fails_mid_window_is_replaced_by_a_spare_handed_to_the_slice
     app.finish().await;
 }
 on_both_backends!(a_node_that_fails_mid_window_is_replaced_by_a_spare_handed_to_the_slice);
+
+async fn every_milestone_is_a_kubernetes_event_in_the_slices_namespace(kube: KubeBackend) {
+    let app = TestApp::spawn().await;
+    let (_, slice, token) = cluster(&app, &kube, 1).await;
+    let created = fixtures::create_gpr(&app, &token, &slice, "evented", json!({ "nodeCount": 1 })).await;
+    let id = created["id"].as_str().expect("id");
+    wait_phase(&app, id, "PROVISIONED").await;
+    early_release(&app, &token, id).await;
+    wait_phase(&app, id, "COMPLETED").await;
+    let reasons = || async {
+        let events = kube.events_for("Namespace", "team-a").await;
+        events.iter().map(|e| e["reason"].as_str().unwrap_or_default().to_owned()).collect::<Vec<_>>()
+    };
+    wait_for("queued, provisioned and completed Events in team-a", || async {
+        let found = reasons().await;
+        ["GPRQueued", "GPRProvisioned", "GPRCompleted"].iter().all(|r| found.iter().any(|f| f == r))
+    })
+    .await;
+    let events = kube.events_for("Namespace", "team-a").await;
+    let provisioned = events.iter().find(|e| e["reason"] == "GPRProvisioned").expect("the provisioned Event");
+    assert_eq!((provisioned["type"].as_str(), provisioned["metadata"]["namespace"].as_str()), (Some("Normal"), Some("team-a")), "{provisioned}");
+    assert!(provisioned["message"].as_str().unwrap_or_default().contains("GPR evented in slice team-a is provisioned"), "{provisioned}");
+    let completed = events.iter().find(|e| e["reason"] == "GPRCompleted").expect("the completed Event");
+    assert!(completed["message"].as_str().unwrap_or_default().contains("released early"), "{completed}");
+    // Once each, though the notifier may have read the events more than once.
+    let found = reasons().await;
+    assert_eq!(found.iter().filter(|r| *r == "GPRProvisioned").count(), 1, "{found:?}");
+    app.finish().await;
+}
+on_both_backends!(every_milestone_is_a_kubernetes_event_in_the_slices_namespace);
