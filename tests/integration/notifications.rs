@@ -204,7 +204,7 @@ async fn failures_are_retried_then_given_up_and_shown_to_the_owner() {
     assert_eq!((recovered["failing"].as_bool(), recovered["deliveries"][0]["attempts"].as_i64()), (Some(false), Some(3)), "{recovered}");
 
     // The test button: a 404 says so at once (and counts), a working receiver clears it.
-    let test = "mutation($input: NotificationChannelRef!) { testNotificationChannel(input: $input) { delivered error channel { failing failuresInARow } userErrors { message } } }";
+    let test = "mutation($input: NotificationChannelRef!) { testNotificationChannel(input: $input) { delivered error channel { failing failuresInARow } userErrors { message code } } }";
     let gone_id = app.ok(&two.token_a, "query { notificationChannels { id name } }", json!({})).await["notificationChannels"]
         .as_array()
         .into_iter()
@@ -216,6 +216,13 @@ async fn failures_are_retried_then_given_up_and_shown_to_the_owner() {
     assert_eq!((tried["delivered"].as_bool(), tried["channel"]["failuresInARow"].as_i64()), (Some(true), Some(0)), "the receiver answers 200 now: {tried}");
     let test_post = posts(&gone_seen).pop().expect("the test message");
     assert!(test_post.body["text"].as_str().unwrap_or_default().contains("Test message for channel `gone`"), "{:#?}", test_post.body);
+    // Each test is a POST someone receives: at most 30 an hour.
+    for _ in 1..30 {
+        app.mutate(&two.token_a, "testNotificationChannel", test, json!({ "id": gone_id })).await;
+    }
+    let over = app.ok(&two.token_a, test, json!({ "input": { "id": gone_id } })).await["testNotificationChannel"].clone();
+    assert_eq!(over["userErrors"][0]["code"], "LIMIT_EXCEEDED", "{over}");
+    assert_eq!(posts(&gone_seen).iter().filter(|p| p.body["text"].as_str().unwrap_or_default().contains("Test message")).count(), 30);
     // Someone else's channel cannot be tested (or found).
     let foreign = app.gql(&two.token_b, test, json!({ "input": { "id": gone_id } })).await;
     assert_eq!(foreign["errors"][0]["extensions"]["code"], "NOT_FOUND", "{foreign}");

@@ -323,6 +323,14 @@ impl NotificationMutation {
             Err(crate::error::Error::User(user_errors)) => return Ok(TestNotificationChannelPayload { delivered: false, error: None, channel: None, user_errors }),
             Err(other) => return Err(other.into()),
         };
+        if !notifier.allow_test(caller.record.user_id.unwrap_or_default()) {
+            let refused = UserError {
+                field: vec!["input".into(), "id".into()],
+                message: format!("at most {} test messages an hour; the channel's deliveries show how real ones fare", outbox::MAX_TESTS_PER_HOUR),
+                code: crate::error::ErrorCode::LimitExceeded,
+            };
+            return Ok(TestNotificationChannelPayload { delivered: false, error: None, channel: None, user_errors: vec![refused] });
+        }
         let outcome = notifier.send_test(&found, caller.actor()).await;
         let error = match outcome {
             Outcome::Delivered => None,

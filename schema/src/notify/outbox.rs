@@ -68,7 +68,12 @@ pub struct Notifier {
     kube: Arc<dyn KubeAccess>,
     config: NotifierConfig,
     wake: Notify,
+    /// Test messages per user and hour: each is a POST (or an e-mail) to an address they chose.
+    tests: crate::limits::HourlyCounter,
 }
+
+/// Test messages one user may send per hour.
+pub const MAX_TESTS_PER_HOUR: u32 = 30;
 
 impl Notifier {
     pub fn new(
@@ -79,7 +84,7 @@ impl Notifier {
         config: NotifierConfig,
     ) -> anyhow::Result<Arc<Self>> {
         let http = if config.allow_private_targets { outbound::Client::open()? } else { outbound::Client::guarded()? };
-        Ok(Arc::new(Self { db, events, http, mailer, kube, config, wake: Notify::new() }))
+        Ok(Arc::new(Self { db, events, http, mailer, kube, config, wake: Notify::new(), tests: crate::limits::HourlyCounter::new(MAX_TESTS_PER_HOUR) }))
     }
 
     /// Whether users' URLs must be public https ones.
@@ -248,20 +253,18 @@ impl Notifier {
         let mut rows = Vec::new();
         for (event, milestone) in &wanted {
             let Some(g) = gprs.get(&event.gpr_id) else { continue };
-            let moved = event.estimate_moved_secs.map(i64::abs);
             for c in &channels {
                 let audience = match (c.slice_id, c.user_id) {
                     (Some(slice), _) => slice == g.slice_id,
                     (None, Some(user)) => g.requester_id == Some(user) && (admins.contains(&user) || members.contains(&(user, g.slice_id))),
                     (None, None) => false,
                 };
-                let threshold = i64::from(c.estimate_moved_minutes.unwrap_or(milestones::DEFAULT_ESTIMATE_MOVED_MINUTES)) * 60;
-                let big_enough = *milestone != Milestone::EstimateMoved || moved.is_some_and(|m| m >= threshold);
-                if audience && big_enough && milestones::decode(&c.milestones).contains(milestone) {
+                let minutes = c.estimate_moved_minutes.unwrap_or(milestones::DEFAULT_ESTIMATE_MOVED_MINUTES);
+                if audience && wants(&milestones::decode(&c.milestones), minutes.into(), *milestone, event.estimate_moved_secs) {
                     rows.push(new_delivery(format!("c{}:e{}", c.id, event.id), Some(c.id), None, event, *milestone, now));
                 }
             }
-            let kube_worthy = *milestone != Milestone::EstimateMoved || moved.is_some_and(|m| m >= milestones::KUBERNETES_ESTIMATE_MOVED_MINUTES * 60);
+            let kube_worthy = wants(&[*milestone], milestones::KUBERNETES_ESTIMATE_MOVED_MINUTES, *milestone, event.estimate_moved_secs);
             for ns in namespaces.iter().filter(|n| kube_worthy && n.slice_id == g.slice_id) {
                 if g.assigned_cluster_id.is_some_and(|assigned| assigned != ns.cluster_id) {
                     continue;
@@ -433,7 +436,7 @@ impl Notifier {
                 None
             }
             Outcome::Retry(why) if d.attempts < self.config.attempts => {
-                row.next_attempt_at = Set(now + chrono::Duration::from_std(self.retry_after(d.attempts)).unwrap_or_default());
+                row.next_attempt_at = Set(now + chrono::Duration::from_std(retry_after(&self.config, d.attempts)).unwrap_or_default());
                 row.last_error = Set(Some(why.clone()));
                 None
             }
@@ -471,11 +474,6 @@ impl Notifier {
         update.exec(&self.db).await.map(drop)
     }
 
-    /// After `attempts` tries: first_retry × 2^(attempts − 1), at most 15 minutes.
-    fn retry_after(&self, attempts: i32) -> Duration {
-        let doublings = attempts.clamp(1, 20) as u32 - 1;
-        self.config.first_retry.saturating_mul(1 << doublings).min(LAST_RETRY)
-    }
 
     async fn prune(&self) -> Result<(), DbErr> {
         delivery::Entity::delete_many()
@@ -484,6 +482,11 @@ impl Notifier {
             .exec(&self.db)
             .await
             .map(drop)
+    }
+
+    /// Counts a test message `user_id` asks for; false past [`MAX_TESTS_PER_HOUR`].
+    pub fn allow_test(&self, user_id: i64) -> bool {
+        self.tests.allow(user_id)
     }
 
     /// Sends a test message through a channel now and records the outcome on it.
@@ -498,6 +501,18 @@ impl Notifier {
         }
         outcome
     }
+}
+
+/// Whether a channel choosing `chosen` hears of `milestone`: an estimate move only when it is
+/// known and at least `minutes` either way.
+fn wants(chosen: &[Milestone], minutes: i64, milestone: Milestone, moved_secs: Option<i64>) -> bool {
+    chosen.contains(&milestone) && (milestone != Milestone::EstimateMoved || moved_secs.is_some_and(|m| m.abs() >= minutes * 60))
+}
+
+/// After `attempts` tries: first_retry × 2^(attempts − 1), at most 15 minutes.
+fn retry_after(config: &NotifierConfig, attempts: i32) -> Duration {
+    let doublings = attempts.clamp(1, 20) as u32 - 1;
+    config.first_retry.saturating_mul(1 << doublings).min(LAST_RETRY)
 }
 
 enum Target {
@@ -530,5 +545,29 @@ fn new_delivery(
         created_at: Set(now),
         delivered_at: Set(None),
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_channel_hears_its_milestones_and_estimate_moves_past_its_threshold() {
+        let chosen = [Milestone::Provisioned, Milestone::EstimateMoved];
+        assert!(wants(&chosen, 30, Milestone::Provisioned, None));
+        assert!(!wants(&chosen, 30, Milestone::Released, None), "not chosen");
+        assert!(wants(&chosen, 30, Milestone::EstimateMoved, Some(45 * 60)), "45 minutes later");
+        assert!(wants(&chosen, 30, Milestone::EstimateMoved, Some(-30 * 60)), "30 minutes earlier");
+        assert!(!wants(&chosen, 30, Milestone::EstimateMoved, Some(29 * 60)), "under the threshold");
+        assert!(!wants(&chosen, 30, Milestone::EstimateMoved, None), "a move from or to unknown has no size");
+        assert!(!wants(&[Milestone::Provisioned], 30, Milestone::EstimateMoved, Some(3600)), "not chosen");
+    }
+
+    #[test]
+    fn retries_double_up_to_fifteen_minutes() {
+        let config = NotifierConfig { first_retry: Duration::from_secs(10), ..NotifierConfig::default() };
+        let delays: Vec<u64> = (1..=9).map(|attempts| retry_after(&config, attempts).as_secs()).collect();
+        assert_eq!(delays, [10, 20, 40, 80, 160, 320, 640, 900, 900]);
     }
 }

@@ -417,29 +417,7 @@ pub async fn find_new_member(db: &DatabaseConnection, caller: &Caller, slice_id:
 const MAX_MEMBER_MISSES: u32 = 20;
 
 /// Misses per caller in the current hour.
-static MEMBER_MISSES: MissCounter = MissCounter::new();
-
-struct MissCounter(std::sync::Mutex<Option<(std::time::Instant, std::collections::HashMap<i64, u32>)>>);
-
-impl MissCounter {
-    const fn new() -> Self {
-        Self(std::sync::Mutex::new(None))
-    }
-
-    /// Counts a miss; false once the caller is over the hour's bound.
-    fn allow(&self, user_id: i64) -> bool {
-        let mut state = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let now = std::time::Instant::now();
-        let (since, counts) = state.get_or_insert_with(|| (now, Default::default()));
-        if now.duration_since(*since) >= std::time::Duration::from_secs(3600) {
-            *since = now;
-            counts.clear();
-        }
-        let misses = counts.entry(user_id).or_default();
-        *misses += 1;
-        *misses <= MAX_MEMBER_MISSES
-    }
-}
+static MEMBER_MISSES: crate::limits::HourlyCounter = crate::limits::HourlyCounter::new(MAX_MEMBER_MISSES);
 
 /// Adds a member or changes their role (admins and slice owners).
 pub async fn add_slice_member(
