@@ -24,7 +24,8 @@ export class Gateway {
   /** Starts the gateway (again, after `stop`, on the same data) and waits until it is ready. */
   async start(): Promise<void> {
     const child = spawn(BINARY, ['serve', '--demo', '--data-dir', this.dataDir, '--listen', `127.0.0.1:${this.port}`], {
-      env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? 'warn' },
+      // The tests' webhook receivers listen on loopback.
+      env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? 'warn', EGS_NOTIFY_PRIVATE_TARGETS: 'true' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout?.on('data', (chunk) => (this.log += chunk));

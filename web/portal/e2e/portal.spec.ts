@@ -2,6 +2,8 @@
 // workflows end to end, live updates included, and a gateway restart in the middle of a
 // session. Screenshots of the main screens go to web/screenshots/ (shown in the README).
 import { expect, test, type Browser, type Page } from '@playwright/test';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Gateway } from './gateway';
 
@@ -243,6 +245,49 @@ test('New GPR starts from a profile published to the slice; the GPR records it',
     { id: await gprId('e2e-notebook') },
   );
   expect(made.gpr).toEqual({ template: { name: 'a100-notebook' }, duration: 'PT4H' });
+});
+
+test('notifications: a webhook channel is made, tested, and hears of a new GPR', async ({ page }) => {
+  const received: { milestone: string; headline: string }[] = [];
+  const receiver = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => (body += chunk));
+    request.on('end', () => {
+      received.push(JSON.parse(body));
+      response.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((ready) => receiver.listen(0, '127.0.0.1', ready));
+  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  try {
+    await signIn(page, 'alice');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Notifications' }).click();
+    await page.getByLabel('Kind').selectOption('WEBHOOK');
+    await page.getByLabel('Name').fill('e2e hook');
+    await page.getByLabel('URL').fill(`${url}/egs/hook`);
+    await page.getByLabel('queued').check();
+    await page.getByRole('button', { name: 'Create channel' }).click();
+    await expect(page.getByText('Signing key, shown only now')).toBeVisible();
+    const channel = page.getByRole('article', { name: 'Channel e2e hook' });
+    // Only the origin is shown again: a webhook's path can be its secret.
+    await expect(channel).toContainText(`Sends to ${url} (signed)`);
+    await channel.getByRole('button', { name: 'Send a test message' }).click();
+    await expect(channel.getByRole('status')).toHaveText('Test message delivered.');
+    expect(received.map((r) => r.milestone)).toEqual(['TEST']);
+
+    const me = await gateway.graphql<{ viewer: { memberships: { slice: { id: string; name: string } }[] } }>('alice', '{ viewer { memberships { slice { id name } } } }');
+    const slice = me.viewer.memberships.find((m) => m.slice.name === 'nlp-research')!.slice;
+    const create = 'mutation($input: CreateGprInput!) { createGpr(input: $input) { gpr { id } userErrors { message } } }';
+    await gateway.graphql('alice', create, { input: { sliceId: slice.id, name: 'e2e-notified', nodeCount: 1, duration: '1h' } });
+    await expect.poll(() => received.map((r) => r.milestone)).toContain('QUEUED');
+    expect(received.find((r) => r.milestone === 'QUEUED')?.headline).toContain('e2e-notified');
+    await page.reload();
+    await channel.getByText(/Recent deliveries/).click();
+    await expect(channel.getByRole('table', { name: 'Deliveries of e2e hook' })).toContainText('e2e-notified');
+    await shot(page, 'user-notifications');
+  } finally {
+    receiver.close();
+  }
 });
 
 test('GPUs: hot spots first, and a GPU dashboard whose charts receive new points live', async ({ page }) => {

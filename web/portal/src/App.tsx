@@ -8,6 +8,7 @@ import { Queue } from './pages/Queue';
 import { GprDetail } from './pages/GprDetail';
 import { Workloads } from './pages/Workloads';
 import { Events } from './pages/Events';
+import { Notifications } from './pages/Notifications';
 import { Gpus } from './pages/Gpus';
 import { GpuDashboard } from './pages/GpuDashboard';
 import { AdminDashboard } from './pages/admin/Dashboard';
@@ -38,6 +39,7 @@ export function App() {
         <Route path="gprs/:gprId" element={<GprDetail />} />
         <Route path="workloads" element={<Workloads />} />
         <Route path="events" element={<Events />} />
+        <Route path="notifications" element={<Notifications />} />
         <Route path="gpus" element={<Gpus />} />
         <Route path="gpus/:gpuId" element={<GpuDashboard />} />
         <Route path="admin" element={<AdminOnly><AdminDashboard /></AdminOnly>} />

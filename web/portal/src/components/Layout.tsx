@@ -11,6 +11,7 @@ const USER_LINKS: [string, string][] = [
   ['/workloads', 'Workloads'],
   ['/gpus', 'GPUs'],
   ['/events', 'Events'],
+  ['/notifications', 'Notifications'],
 ];
 const ADMIN_LINKS: [string, string][] = [
   ['/admin', 'Dashboard'],
@@ -20,6 +21,7 @@ const ADMIN_LINKS: [string, string][] = [
   ['/admin/tokens', 'Tokens'],
   ['/gpus', 'GPUs'],
   ['/events', 'Events'],
+  ['/notifications', 'Notifications'],
 ];
 
 const LINK_LABEL = { connecting: 'Connecting', live: 'Live', reconnecting: 'Reconnecting' } as const;

@@ -314,6 +314,21 @@ export type CreateGprTemplatePayload = {
   userErrors: Array<UserError>;
 };
 
+export type CreateNotificationChannelInput = {
+  enabled?: Scalars['Boolean']['input'];
+  /** For `ESTIMATE_MOVED`: only moves of at least this many minutes (1–10080; default 30). */
+  estimateMovedMinutes?: InputMaybe<Scalars['Int']['input']>;
+  kind: NotificationKind;
+  /** Omit for provisioned, exit warning, released, preempted and failed. */
+  milestones?: InputMaybe<Array<Milestone>>;
+  /** 1–64 characters. */
+  name: Scalars['String']['input'];
+  /** A slice whose GPRs it hears of (its owners make these); omit for your own GPRs. */
+  sliceId?: InputMaybe<Scalars['ID']['input']>;
+  /** The webhook URL (https) or the e-mail address. */
+  target: Scalars['String']['input'];
+};
+
 export type CreateSliceInput = {
   /** Clusters the slice may use; clusters of `namespaces` are added anyway. */
   clusterIds?: Array<Scalars['ID']['input']>;
@@ -398,6 +413,14 @@ export type DeleteGprTemplatePayload = {
   userErrors: Array<UserError>;
 };
 
+/** The deleted channel, as it was. */
+export type DeleteNotificationChannelPayload = {
+  __typename?: 'DeleteNotificationChannelPayload';
+  channel?: Maybe<NotificationChannel>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
 export type DeleteSliceInput = {
   id: Scalars['ID']['input'];
 };
@@ -409,6 +432,15 @@ export type DeleteSlicePayload = {
   /** Problems with the input that the caller can fix; empty on success. */
   userErrors: Array<UserError>;
 };
+
+/** Where a notification stands. */
+export type DeliveryState =
+  /** The receiver took it. */
+  | 'DELIVERED'
+  /** Given up: refused, or every attempt failed. */
+  | 'FAILED'
+  /** Waiting to be sent, or to be tried again. */
+  | 'PENDING';
 
 export type EarlyReleaseGprPayload = {
   __typename?: 'EarlyReleaseGprPayload';
@@ -1139,6 +1171,31 @@ export type Membership = {
   slice?: Maybe<Slice>;
 };
 
+/** A moment in a GPR's life a notification channel can be told of. */
+export type Milestone =
+  /** It or an extension waits for an admin, or an admin decided. */
+  | 'APPROVAL'
+  /** Its promised or expected start moved by more than the channel's threshold. */
+  | 'ESTIMATE_MOVED'
+  /** Its window ends soon. */
+  | 'EXIT_WARNING'
+  /** Provisioning failed. */
+  | 'FAILED'
+  /** A higher-priority GPR took its nodes. */
+  | 'PREEMPTED'
+  /** A quarter of its window has passed. */
+  | 'PROGRESS_25'
+  /** Half of its window has passed. */
+  | 'PROGRESS_50'
+  /** Three quarters of its window have passed. */
+  | 'PROGRESS_75'
+  /** Its nodes are the slice's. */
+  | 'PROVISIONED'
+  /** It joined the queue. */
+  | 'QUEUED'
+  /** Its nodes went back (the window ended, it was released early or went idle). */
+  | 'RELEASED';
+
 export type Mutation = {
   __typename?: 'Mutation';
   /**
@@ -1163,6 +1220,11 @@ export type Mutation = {
   createGpr: CreateGprPayload;
   /** Creates a GPR template (admin). */
   createGprTemplate: CreateGprTemplatePayload;
+  /**
+   * Makes a notification channel: yours (milestones of the GPRs you ask for), or a slice's
+   * (all its GPRs; slice owners). A JSON webhook's signing key is in the payload, once.
+   */
+  createNotificationChannel: NotificationChannelPayload;
   /** Creates a slice with namespaces, members and a policy (admin). */
   createSlice: CreateSlicePayload;
   /** Issues a token. Admins issue any; users issue USER tokens for themselves within their roles. */
@@ -1171,6 +1233,8 @@ export type Mutation = {
   createUser: CreateUserPayload;
   /** Deletes a GPR template (admin); refused while a slice's auto-GPR uses it. */
   deleteGprTemplate: DeleteGprTemplatePayload;
+  /** Deletes a channel; what it had not sent yet goes with it. */
+  deleteNotificationChannel: DeleteNotificationChannelPayload;
   /** Deletes a slice and its history (admin); refused while it has unfinished GPRs. */
   deleteSlice: DeleteSlicePayload;
   /** Gives a provisioned GPR's nodes back before its window ends (slice editors). */
@@ -1240,12 +1304,18 @@ export type Mutation = {
    * slice's owners), revoking the one issued before.
    */
   sliceKubeconfig: SliceKubeconfigPayload;
+  /**
+   * Sends a test message through a channel now and says whether it arrived (recorded on the
+   * channel like any delivery).
+   */
+  testNotificationChannel: TestNotificationChannelPayload;
   /** Renames a cluster or changes its cloud and region (admin). */
   updateCluster: UpdateClusterPayload;
   /** Edits a pending GPR (slice editors), given the version you read. */
   updateGpr: UpdateGprPayload;
   /** Changes a GPR template (admin); GPRs already made from it keep what they asked for. */
   updateGprTemplate: UpdateGprTemplatePayload;
+  updateNotificationChannel: NotificationChannelPayload;
   /** Renames a slice, changes its description or the clusters it may use (admin). */
   updateSlice: UpdateSlicePayload;
   /**
@@ -1287,6 +1357,11 @@ export type MutationCreateGprTemplateArgs = {
 };
 
 
+export type MutationCreateNotificationChannelArgs = {
+  input: CreateNotificationChannelInput;
+};
+
+
 export type MutationCreateSliceArgs = {
   input: CreateSliceInput;
 };
@@ -1304,6 +1379,11 @@ export type MutationCreateUserArgs = {
 
 export type MutationDeleteGprTemplateArgs = {
   input: DeleteGprTemplateInput;
+};
+
+
+export type MutationDeleteNotificationChannelArgs = {
+  input: NotificationChannelRef;
 };
 
 
@@ -1397,6 +1477,11 @@ export type MutationSliceKubeconfigArgs = {
 };
 
 
+export type MutationTestNotificationChannelArgs = {
+  input: NotificationChannelRef;
+};
+
+
 export type MutationUpdateClusterArgs = {
   input: UpdateClusterInput;
 };
@@ -1409,6 +1494,11 @@ export type MutationUpdateGprArgs = {
 
 export type MutationUpdateGprTemplateArgs = {
   input: UpdateGprTemplateInput;
+};
+
+
+export type MutationUpdateNotificationChannelArgs = {
+  input: UpdateNotificationChannelInput;
 };
 
 
@@ -1491,6 +1581,93 @@ export type NodeState =
   | 'DRAINING'
   /** Held by a provisioned GPR. */
   | 'RESERVED';
+
+export type NotificationChannel = {
+  __typename?: 'NotificationChannel';
+  createdAt: Scalars['DateTime']['output'];
+  /** Its newest deliveries (at most 100), kept a week. */
+  deliveries: Array<NotificationDelivery>;
+  enabled: Scalars['Boolean']['output'];
+  /** For `ESTIMATE_MOVED`: moves of at least this many minutes (30 when `null`). */
+  estimateMovedMinutes?: Maybe<Scalars['Int']['output']>;
+  /** Whether its last delivery was given up. */
+  failing: Scalars['Boolean']['output'];
+  /** Deliveries given up since the last one that arrived. */
+  failuresInARow: Scalars['Int']['output'];
+  id: Scalars['ID']['output'];
+  kind: NotificationKind;
+  lastDeliveredAt?: Maybe<Scalars['DateTime']['output']>;
+  /** Why the last delivery that was given up failed. */
+  lastError?: Maybe<Scalars['String']['output']>;
+  lastFailedAt?: Maybe<Scalars['DateTime']['output']>;
+  milestones: Array<Milestone>;
+  name: Scalars['String']['output'];
+  /** Whether its bodies carry `X-EGS-Signature` (JSON webhooks). */
+  signed: Scalars['Boolean']['output'];
+  /** The slice whose GPRs it hears of; `null` for a user's own channel (their GPRs). */
+  slice?: Maybe<Slice>;
+  /**
+   * Where it sends: the address of an e-mail channel; the scheme and host of a URL (its
+   * path may be a secret, so it is never shown again).
+   */
+  target: Scalars['String']['output'];
+};
+
+
+export type NotificationChannelDeliveriesArgs = {
+  first?: Scalars['Int']['input'];
+};
+
+/** A channel made or changed. */
+export type NotificationChannelPayload = {
+  __typename?: 'NotificationChannelPayload';
+  channel?: Maybe<NotificationChannel>;
+  /**
+   * The key a JSON webhook's bodies are signed with (`X-EGS-Signature`): only here, when the
+   * channel is made or the key rotated. EGS shows it no other time.
+   */
+  signingSecret?: Maybe<Scalars['String']['output']>;
+  userErrors: Array<UserError>;
+};
+
+export type NotificationChannelRef = {
+  id: Scalars['ID']['input'];
+};
+
+export type NotificationDelivery = {
+  __typename?: 'NotificationDelivery';
+  attempts: Scalars['Int']['output'];
+  createdAt: Scalars['DateTime']['output'];
+  deliveredAt?: Maybe<Scalars['DateTime']['output']>;
+  /** The GPR it was about, when the caller may still see it. */
+  gpr?: Maybe<Gpr>;
+  id: Scalars['ID']['output'];
+  lastError?: Maybe<Scalars['String']['output']>;
+  milestone: Scalars['String']['output'];
+  /** When it is tried next, while pending. */
+  nextAttemptAt?: Maybe<Scalars['DateTime']['output']>;
+  state: DeliveryState;
+};
+
+/** Where a notification channel sends. */
+export type NotificationKind =
+  /** An e-mail address, through the gateway's SMTP server (`EGS_SMTP_URL`). */
+  | 'EMAIL'
+  /** A Slack incoming webhook (`https://hooks.slack.com/services/…`). */
+  | 'SLACK'
+  /** Any HTTPS endpoint: a JSON body signed with the channel's key (`X-EGS-Signature`). */
+  | 'WEBHOOK';
+
+/** What this gateway can send. */
+export type NotificationOptions = {
+  __typename?: 'NotificationOptions';
+  /** What a channel made without choosing hears of. */
+  defaultMilestones: Array<Milestone>;
+  /** Whether e-mail channels can be made (the operator set an SMTP server). */
+  email: Scalars['Boolean']['output'];
+  /** Whether URLs must be public https ones (the operator did not allow private targets). */
+  publicTargetsOnly: Scalars['Boolean']['output'];
+};
 
 /** Information about pagination in a connection */
 export type PageInfo = {
@@ -1678,6 +1855,13 @@ export type Query = {
   node: Node;
   /** GPU nodes across clusters, filtered. */
   nodes: GpuNodeConnection;
+  notificationChannel: NotificationChannel;
+  /**
+   * The channels the caller manages: their own and those of the slices they own; with
+   * `sliceId`, that slice's (its owners).
+   */
+  notificationChannels: Array<NotificationChannel>;
+  notificationOptions: NotificationOptions;
   /** Pools (cluster × instance type × GPU shape) with total, free, reserved and unavailable nodes. */
   pools: Array<Pool>;
   /** The queue in order (admins): every waiting GPR, or those of one slice or one pool. */
@@ -1786,6 +1970,16 @@ export type QueryNodesArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   filter?: InputMaybe<NodeFilter>;
   first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryNotificationChannelArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type QueryNotificationChannelsArgs = {
+  sliceId?: InputMaybe<Scalars['ID']['input']>;
 };
 
 
@@ -2318,6 +2512,18 @@ export type SubscriptionQueueChangedArgs = {
   sliceId?: InputMaybe<Scalars['ID']['input']>;
 };
 
+/** What came of a test message. */
+export type TestNotificationChannelPayload = {
+  __typename?: 'TestNotificationChannelPayload';
+  /** The channel, with the outcome recorded. */
+  channel?: Maybe<NotificationChannel>;
+  /** Whether the receiver took it. */
+  delivered: Scalars['Boolean']['output'];
+  /** Why not, when it did not. */
+  error?: Maybe<Scalars['String']['output']>;
+  userErrors: Array<UserError>;
+};
+
 /** Where a threshold in force comes from. */
 export type ThresholdSource =
   /** EGS's default: 87 °C, and the power limit of the GPU model when EGS knows it. */
@@ -2402,6 +2608,19 @@ export type UpdateGprTemplatePayload = {
   template?: Maybe<GprTemplate>;
   /** Problems with the input that the caller can fix; empty on success. */
   userErrors: Array<UserError>;
+};
+
+/** Omitted fields keep their value. */
+export type UpdateNotificationChannelInput = {
+  enabled?: InputMaybe<Scalars['Boolean']['input']>;
+  /** `null` goes back to the default (30). */
+  estimateMovedMinutes?: InputMaybe<Scalars['Int']['input']>;
+  id: Scalars['ID']['input'];
+  milestones?: InputMaybe<Array<Milestone>>;
+  name?: InputMaybe<Scalars['String']['input']>;
+  /** A new signing key for a JSON webhook (the old one stops at once). */
+  rotateSigningSecret?: Scalars['Boolean']['input'];
+  target?: InputMaybe<Scalars['String']['input']>;
 };
 
 export type UpdateSliceInput = {
@@ -2685,6 +2904,39 @@ export type HomeAlertsSubscriptionVariables = Exact<{ [key: string]: never; }>;
 
 
 export type HomeAlertsSubscription = { __typename?: 'Subscription', alerts: { __typename?: 'Alert', id: string, kind: AlertKind, severity: AlertSeverity, message: string, open: boolean, raisedAt: string, slice?: { __typename?: 'Slice', id: string, name: string } | null, gpr?: { __typename?: 'Gpr', id: string, name: string } | null, node?: { __typename?: 'GpuNode', id: string, name: string } | null } };
+
+export type NotificationsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type NotificationsQuery = { __typename?: 'Query', notificationOptions: { __typename?: 'NotificationOptions', email: boolean, publicTargetsOnly: boolean, defaultMilestones: Array<Milestone> }, notificationChannels: Array<{ __typename?: 'NotificationChannel', id: string, name: string, kind: NotificationKind, target: string, milestones: Array<Milestone>, estimateMovedMinutes?: number | null, enabled: boolean, signed: boolean, failing: boolean, failuresInARow: number, lastError?: string | null, lastDeliveredAt?: string | null, lastFailedAt?: string | null, slice?: { __typename?: 'Slice', id: string, name: string } | null, deliveries: Array<{ __typename?: 'NotificationDelivery', id: string, milestone: string, state: DeliveryState, attempts: number, lastError?: string | null, createdAt: string, deliveredAt?: string | null, nextAttemptAt?: string | null, gpr?: { __typename?: 'Gpr', id: string, name: string } | null }> }>, viewer: { __typename?: 'Viewer', memberships: Array<{ __typename?: 'Membership', role: SliceRole, slice?: { __typename?: 'Slice', id: string, name: string } | null }> }, slices: { __typename?: 'SliceConnection', nodes: Array<{ __typename?: 'Slice', id: string, name: string }> } };
+
+export type CreateNotificationChannelMutationVariables = Exact<{
+  input: CreateNotificationChannelInput;
+}>;
+
+
+export type CreateNotificationChannelMutation = { __typename?: 'Mutation', createNotificationChannel: { __typename?: 'NotificationChannelPayload', signingSecret?: string | null, channel?: { __typename?: 'NotificationChannel', id: string, name: string } | null, userErrors: Array<{ __typename?: 'UserError', field: Array<string>, message: string }> } };
+
+export type UpdateNotificationChannelMutationVariables = Exact<{
+  input: UpdateNotificationChannelInput;
+}>;
+
+
+export type UpdateNotificationChannelMutation = { __typename?: 'Mutation', updateNotificationChannel: { __typename?: 'NotificationChannelPayload', channel?: { __typename?: 'NotificationChannel', id: string, enabled: boolean } | null, userErrors: Array<{ __typename?: 'UserError', field: Array<string>, message: string }> } };
+
+export type DeleteNotificationChannelMutationVariables = Exact<{
+  input: NotificationChannelRef;
+}>;
+
+
+export type DeleteNotificationChannelMutation = { __typename?: 'Mutation', deleteNotificationChannel: { __typename?: 'DeleteNotificationChannelPayload', channel?: { __typename?: 'NotificationChannel', id: string } | null, userErrors: Array<{ __typename?: 'UserError', message: string }> } };
+
+export type TestNotificationChannelMutationVariables = Exact<{
+  input: NotificationChannelRef;
+}>;
+
+
+export type TestNotificationChannelMutation = { __typename?: 'Mutation', testNotificationChannel: { __typename?: 'TestNotificationChannelPayload', delivered: boolean, error?: string | null, userErrors: Array<{ __typename?: 'UserError', message: string }> } };
 
 export type QueueSlicesQueryVariables = Exact<{ [key: string]: never; }>;
 
@@ -2972,6 +3224,11 @@ export const GpuDashboardLiveDocument = {"kind":"Document","definitions":[{"kind
 export const GpusTableDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"GpusTable"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"first"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"Int"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"after"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gpus"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"orderBy"},"value":{"kind":"EnumValue","value":"HOT_SPOTS_FIRST"}},{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"Variable","name":{"kind":"Name","value":"first"}}},{"kind":"Argument","name":{"kind":"Name","value":"after"},"value":{"kind":"Variable","name":{"kind":"Name","value":"after"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"totalCount"}},{"kind":"Field","name":{"kind":"Name","value":"pageInfo"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"hasNextPage"}},{"kind":"Field","name":{"kind":"Name","value":"endCursor"}}]}},{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"index"}},{"kind":"Field","name":{"kind":"Name","value":"uuid"}},{"kind":"Field","name":{"kind":"Name","value":"model"}},{"kind":"Field","name":{"kind":"Name","value":"memoryMib"}},{"kind":"Field","name":{"kind":"Name","value":"latestSample"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"time"}},{"kind":"Field","name":{"kind":"Name","value":"util"}},{"kind":"Field","name":{"kind":"Name","value":"memUtil"}},{"kind":"Field","name":{"kind":"Name","value":"memUsedMib"}},{"kind":"Field","name":{"kind":"Name","value":"temperature"}},{"kind":"Field","name":{"kind":"Name","value":"power"}}]}},{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"gpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"health"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"temperatureThresholdCelsius"}},{"kind":"Field","name":{"kind":"Name","value":"powerThresholdWatts"}},{"kind":"Field","name":{"kind":"Name","value":"cluster"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"allocatedGpr"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"slice"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}}]}}]}}]}}]} as unknown as DocumentNode<GpusTableQuery, GpusTableQueryVariables>;
 export const HomeOverviewDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"HomeOverview"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"slices"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"100"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"viewerRole"}},{"kind":"Field","name":{"kind":"Name","value":"gpuSummary"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gpuCount"}},{"kind":"Field","name":{"kind":"Name","value":"averageUtilization"}}]}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"gprs"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"100"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"totalCount"}},{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"phase"}},{"kind":"Field","name":{"kind":"Name","value":"priority"}},{"kind":"Field","name":{"kind":"Name","value":"nodeCount"}},{"kind":"Field","name":{"kind":"Name","value":"gpusPerNode"}},{"kind":"Field","name":{"kind":"Name","value":"gpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"assignedGpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"queuePosition"}},{"kind":"Field","name":{"kind":"Name","value":"estimatedStartAt"}},{"kind":"Field","name":{"kind":"Name","value":"exitAt"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"requester"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"slice"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"gpusPerNode"}}]}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"alerts"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"open"},"value":{"kind":"BooleanValue","value":true}},{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"100"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"kind"}},{"kind":"Field","name":{"kind":"Name","value":"severity"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"open"}},{"kind":"Field","name":{"kind":"Name","value":"raisedAt"}},{"kind":"Field","name":{"kind":"Name","value":"slice"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"gpr"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}}]}}]} as unknown as DocumentNode<HomeOverviewQuery, HomeOverviewQueryVariables>;
 export const HomeAlertsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"HomeAlerts"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"alerts"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"kind"}},{"kind":"Field","name":{"kind":"Name","value":"severity"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"open"}},{"kind":"Field","name":{"kind":"Name","value":"raisedAt"}},{"kind":"Field","name":{"kind":"Name","value":"slice"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"gpr"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}}]} as unknown as DocumentNode<HomeAlertsSubscription, HomeAlertsSubscriptionVariables>;
+export const NotificationsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"Notifications"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"notificationOptions"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"email"}},{"kind":"Field","name":{"kind":"Name","value":"publicTargetsOnly"}},{"kind":"Field","name":{"kind":"Name","value":"defaultMilestones"}}]}},{"kind":"Field","name":{"kind":"Name","value":"notificationChannels"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"kind"}},{"kind":"Field","name":{"kind":"Name","value":"target"}},{"kind":"Field","name":{"kind":"Name","value":"milestones"}},{"kind":"Field","name":{"kind":"Name","value":"estimateMovedMinutes"}},{"kind":"Field","name":{"kind":"Name","value":"enabled"}},{"kind":"Field","name":{"kind":"Name","value":"signed"}},{"kind":"Field","name":{"kind":"Name","value":"failing"}},{"kind":"Field","name":{"kind":"Name","value":"failuresInARow"}},{"kind":"Field","name":{"kind":"Name","value":"lastError"}},{"kind":"Field","name":{"kind":"Name","value":"lastDeliveredAt"}},{"kind":"Field","name":{"kind":"Name","value":"lastFailedAt"}},{"kind":"Field","name":{"kind":"Name","value":"slice"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"deliveries"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"10"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"milestone"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"attempts"}},{"kind":"Field","name":{"kind":"Name","value":"lastError"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"deliveredAt"}},{"kind":"Field","name":{"kind":"Name","value":"nextAttemptAt"}},{"kind":"Field","name":{"kind":"Name","value":"gpr"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"viewer"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"memberships"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"role"}},{"kind":"Field","name":{"kind":"Name","value":"slice"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"slices"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"100"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}}]} as unknown as DocumentNode<NotificationsQuery, NotificationsQueryVariables>;
+export const CreateNotificationChannelDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"CreateNotificationChannel"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"CreateNotificationChannelInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"createNotificationChannel"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"channel"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"signingSecret"}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<CreateNotificationChannelMutation, CreateNotificationChannelMutationVariables>;
+export const UpdateNotificationChannelDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"UpdateNotificationChannel"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"UpdateNotificationChannelInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"updateNotificationChannel"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"channel"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"enabled"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<UpdateNotificationChannelMutation, UpdateNotificationChannelMutationVariables>;
+export const DeleteNotificationChannelDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"DeleteNotificationChannel"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"NotificationChannelRef"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"deleteNotificationChannel"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"channel"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<DeleteNotificationChannelMutation, DeleteNotificationChannelMutationVariables>;
+export const TestNotificationChannelDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"TestNotificationChannel"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"NotificationChannelRef"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"testNotificationChannel"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"delivered"}},{"kind":"Field","name":{"kind":"Name","value":"error"}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<TestNotificationChannelMutation, TestNotificationChannelMutationVariables>;
 export const QueueSlicesDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"QueueSlices"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"slices"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"100"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"viewerRole"}}]}}]}}]}}]} as unknown as DocumentNode<QueueSlicesQuery, QueueSlicesQueryVariables>;
 export const QueueLiveDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"QueueLive"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"sliceId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"queueChanged"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"sliceId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"sliceId"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"phase"}},{"kind":"Field","name":{"kind":"Name","value":"version"}},{"kind":"Field","name":{"kind":"Name","value":"priority"}},{"kind":"Field","name":{"kind":"Name","value":"nodeCount"}},{"kind":"Field","name":{"kind":"Name","value":"gpusPerNode"}},{"kind":"Field","name":{"kind":"Name","value":"gpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"instanceType"}},{"kind":"Field","name":{"kind":"Name","value":"duration"}},{"kind":"Field","name":{"kind":"Name","value":"queuePosition"}},{"kind":"Field","name":{"kind":"Name","value":"estimatedStartAt"}},{"kind":"Field","name":{"kind":"Name","value":"startNoLaterThan"}},{"kind":"Field","name":{"kind":"Name","value":"requester"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}}]} as unknown as DocumentNode<QueueLiveSubscription, QueueLiveSubscriptionVariables>;
 export const QueueOthersDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"QueueOthers"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"sliceId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gprs"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"filter"},"value":{"kind":"ObjectValue","fields":[{"kind":"ObjectField","name":{"kind":"Name","value":"sliceId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"sliceId"}}},{"kind":"ObjectField","name":{"kind":"Name","value":"phases"},"value":{"kind":"ListValue","values":[{"kind":"EnumValue","value":"PENDING_APPROVAL"},{"kind":"EnumValue","value":"PROVISIONING"},{"kind":"EnumValue","value":"PROVISIONED"},{"kind":"EnumValue","value":"RELEASING"}]}}]}},{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"100"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"phase"}},{"kind":"Field","name":{"kind":"Name","value":"version"}},{"kind":"Field","name":{"kind":"Name","value":"priority"}},{"kind":"Field","name":{"kind":"Name","value":"nodeCount"}},{"kind":"Field","name":{"kind":"Name","value":"gpusPerNode"}},{"kind":"Field","name":{"kind":"Name","value":"gpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"instanceType"}},{"kind":"Field","name":{"kind":"Name","value":"assignedGpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"assignedInstanceType"}},{"kind":"Field","name":{"kind":"Name","value":"duration"}},{"kind":"Field","name":{"kind":"Name","value":"approvalReason"}},{"kind":"Field","name":{"kind":"Name","value":"provisionedAt"}},{"kind":"Field","name":{"kind":"Name","value":"exitAt"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"assignedCluster"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"requester"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}}]}}]} as unknown as DocumentNode<QueueOthersQuery, QueueOthersQueryVariables>;
