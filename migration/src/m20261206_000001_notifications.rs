@@ -46,8 +46,20 @@ impl MigrationTrait for Migration {
                     .to_owned(),
             )
             .await?;
-        manager.create_index(Index::create().name("ix_notification_channels_user").table(NotificationChannels::Table).col(NotificationChannels::UserId).to_owned()).await?;
-        manager.create_index(Index::create().name("ix_notification_channels_slice").table(NotificationChannels::Table).col(NotificationChannels::SliceId).to_owned()).await?;
+        manager
+            .create_index(
+                Index::create().name("ix_notification_channels_user").table(NotificationChannels::Table).col(NotificationChannels::UserId).to_owned(),
+            )
+            .await?;
+        manager
+            .create_index(
+                Index::create()
+                    .name("ix_notification_channels_slice")
+                    .table(NotificationChannels::Table)
+                    .col(NotificationChannels::SliceId)
+                    .to_owned(),
+            )
+            .await?;
         manager
             .create_table(
                 Table::create()
@@ -76,21 +88,27 @@ impl MigrationTrait for Migration {
             .await?;
         manager
             .create_index(
-                Index::create().name("ix_notification_deliveries_due").table(NotificationDeliveries::Table).col(NotificationDeliveries::State).col(NotificationDeliveries::NextAttemptAt).to_owned(),
+                Index::create()
+                    .name("ix_notification_deliveries_due")
+                    .table(NotificationDeliveries::Table)
+                    .col(NotificationDeliveries::State)
+                    .col(NotificationDeliveries::NextAttemptAt)
+                    .to_owned(),
             )
             .await?;
         manager
             .create_index(
-                Index::create().name("ix_notification_deliveries_channel").table(NotificationDeliveries::Table).col(NotificationDeliveries::ChannelId).col(NotificationDeliveries::Id).to_owned(),
+                Index::create()
+                    .name("ix_notification_deliveries_channel")
+                    .table(NotificationDeliveries::Table)
+                    .col(NotificationDeliveries::ChannelId)
+                    .col(NotificationDeliveries::Id)
+                    .to_owned(),
             )
             .await?;
         manager
             .create_table(
-                Table::create()
-                    .table(Cursors::Table)
-                    .col(string_len(Cursors::Name, 64).primary_key())
-                    .col(big_integer(Cursors::Position))
-                    .to_owned(),
+                Table::create().table(Cursors::Table).col(string_len(Cursors::Name, 64).primary_key()).col(big_integer(Cursors::Position)).to_owned(),
             )
             .await?;
         manager.alter_table(Table::alter().table(GprEvents::Table).add_column(big_integer_null(GprEvents::EstimateMovedSecs)).to_owned()).await?;

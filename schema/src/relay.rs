@@ -55,7 +55,9 @@ impl RelayQuery {
                 Node::GprEvent(GprEvent(event))
             }
             Kind::Alert => Node::Alert(Alert(crate::alerts::reads::find_alert(db, caller, row).await?)),
-            Kind::Project | Kind::SliceNamespace | Kind::GprTemplate | Kind::NotificationChannel | Kind::NotificationDelivery => return Err(Error::NotFound("object")),
+            Kind::Project | Kind::SliceNamespace | Kind::GprTemplate | Kind::NotificationChannel | Kind::NotificationDelivery => {
+                return Err(Error::NotFound("object"));
+            }
         })
     }
 }

@@ -72,7 +72,8 @@ async fn the_example_scripts_work_against_the_demo() {
         std::process::Command::new("jq").arg("--version").output().is_ok_and(|o| o.status.success()),
         "the shell example needs jq (apt-get install jq)"
     );
-    let python = tokio::task::spawn_blocking(|| egs_tests::python_venv("examples-venv", "gql", &["gql[requests]>=3.5,<4"])).await.expect("the venv is made");
+    let python =
+        tokio::task::spawn_blocking(|| egs_tests::python_venv("examples-venv", "gql", &["gql[requests]>=3.5,<4"])).await.expect("the venv is made");
     let demo = Demo::start().await;
     let bash = PathBuf::from("bash");
 

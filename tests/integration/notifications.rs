@@ -71,7 +71,9 @@ async fn wait_posts(seen: &Seen, what: &str, done: impl Fn(&[Post]) -> bool) -> 
 const CHANNEL: &str = "id name kind target milestones enabled signed failing failuresInARow lastError lastDeliveredAt slice { name }";
 
 fn create_channel_op() -> String {
-    format!("mutation($input: CreateNotificationChannelInput!) {{ createNotificationChannel(input: $input) {{ channel {{ {CHANNEL} }} signingSecret userErrors {{ field message code }} }} }}")
+    format!(
+        "mutation($input: CreateNotificationChannelInput!) {{ createNotificationChannel(input: $input) {{ channel {{ {CHANNEL} }} signingSecret userErrors {{ field message code }} }} }}"
+    )
 }
 
 async fn create_channel(app: &TestApp, token: &str, input: Value) -> Value {
@@ -94,7 +96,12 @@ async fn a_users_webhook_hears_each_milestone_of_their_gprs_once_signed_across_r
     let replica = app.spawn_replica().await;
     let two = two_slices(&app).await;
     let (url, seen) = receiver(vec![]).await;
-    let made = create_channel(&app, &two.token_a, json!({ "kind": "WEBHOOK", "name": "my gprs", "target": url, "milestones": ["QUEUED", "PROVISIONED", "RELEASED"] })).await;
+    let made = create_channel(
+        &app,
+        &two.token_a,
+        json!({ "kind": "WEBHOOK", "name": "my gprs", "target": url, "milestones": ["QUEUED", "PROVISIONED", "RELEASED"] }),
+    )
+    .await;
     let secret = made["signingSecret"].as_str().expect("the signing key, shown once").to_owned();
     let channel = &made["channel"];
     assert_eq!(channel["target"], url.rsplit_once("/hook").map(|(origin, _)| origin).unwrap_or_default(), "the path is never shown: {channel}");
@@ -126,11 +133,18 @@ async fn a_users_webhook_hears_each_milestone_of_their_gprs_once_signed_across_r
     let distinct: std::collections::HashSet<&str> = posted.iter().map(|p| p.delivery.as_str()).collect();
     assert_eq!(distinct.len(), posted.len());
     let page = app
-        .ok(&two.token_a, "query { notificationChannels { name lastDeliveredAt failing deliveries { milestone state attempts gpr { name } } } }", json!({}))
+        .ok(
+            &two.token_a,
+            "query { notificationChannels { name lastDeliveredAt failing deliveries { milestone state attempts gpr { name } } } }",
+            json!({}),
+        )
         .await;
     let deliveries = &page["notificationChannels"][0]["deliveries"];
     assert_eq!(deliveries.as_array().map(Vec::len), Some(3), "{page}");
-    assert!(deliveries.as_array().into_iter().flatten().all(|d| d["state"] == "DELIVERED" && d["attempts"] == 1 && d["gpr"]["name"] == "alices"), "{page}");
+    assert!(
+        deliveries.as_array().into_iter().flatten().all(|d| d["state"] == "DELIVERED" && d["attempts"] == 1 && d["gpr"]["name"] == "alices"),
+        "{page}"
+    );
     assert_eq!(page["notificationChannels"][0]["failing"], false);
     replica.finish().await;
     app.finish().await;
@@ -213,7 +227,11 @@ async fn failures_are_retried_then_given_up_and_shown_to_the_owner() {
         .map(id_of)
         .expect("the channel");
     let tried = app.mutate(&two.token_a, "testNotificationChannel", test, json!({ "id": gone_id })).await;
-    assert_eq!((tried["delivered"].as_bool(), tried["channel"]["failuresInARow"].as_i64()), (Some(true), Some(0)), "the receiver answers 200 now: {tried}");
+    assert_eq!(
+        (tried["delivered"].as_bool(), tried["channel"]["failuresInARow"].as_i64()),
+        (Some(true), Some(0)),
+        "the receiver answers 200 now: {tried}"
+    );
     let test_post = posts(&gone_seen).pop().expect("the test message");
     assert!(test_post.body["text"].as_str().unwrap_or_default().contains("Test message for channel `gone`"), "{:#?}", test_post.body);
     // Each test is a POST someone receives: at most 30 an hour.
@@ -258,7 +276,9 @@ async fn bad_channels_are_refused_and_change_nothing() {
     assert_eq!(over["userErrors"][0]["code"], "LIMIT_EXCEEDED", "{over}");
     let update = "mutation($input: UpdateNotificationChannelInput!) { updateNotificationChannel(input: $input) { channel { name milestones } userErrors { field code } } }";
     let first = app.ok(&two.token_a, "query { notificationChannels { id } }", json!({})).await["notificationChannels"][0].clone();
-    let bad = app.ok(&two.token_a, update, json!({ "input": { "id": id_of(&first), "name": "ok", "milestones": [] } })).await["updateNotificationChannel"].clone();
+    let bad =
+        app.ok(&two.token_a, update, json!({ "input": { "id": id_of(&first), "name": "ok", "milestones": [] } })).await["updateNotificationChannel"]
+            .clone();
     assert_eq!(bad["userErrors"][0]["field"], json!(["input", "milestones"]), "{bad}");
     let after = app.ok(&two.token_a, "query($id: ID!) { notificationChannel(id: $id) { name } }", json!({ "id": id_of(&first) })).await;
     assert_eq!(after["notificationChannel"]["name"], "c0", "a refused change changes nothing");
@@ -303,7 +323,8 @@ struct SmtpServer {
 
 impl SmtpServer {
     async fn start() -> Self {
-        let python = tokio::task::spawn_blocking(|| egs_tests::python_venv("smtp-venv", "aiosmtpd", &["aiosmtpd>=1.4,<2"])).await.expect("the venv is made");
+        let python =
+            tokio::task::spawn_blocking(|| egs_tests::python_venv("smtp-venv", "aiosmtpd", &["aiosmtpd>=1.4,<2"])).await.expect("the venv is made");
         let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port");
         let maildir = std::env::temp_dir().join(format!("egs-maildir-{}-{port}", std::process::id()));
         let child = tokio::process::Command::new(python)
@@ -332,9 +353,12 @@ async fn email_channels_send_through_the_smtp_server() {
     let url = format!("smtp://127.0.0.1:{}", smtp.port);
     let app = TestApp::spawn_with(|s| s.notify.smtp_url = Some(url.into())).await;
     let two = two_slices(&app).await;
-    let bad = try_create_channel(&app, &two.token_a, json!({ "kind": "EMAIL", "name": "mail", "target": "ada@example.com\r\nBcc: eve@example.com" })).await;
+    let bad =
+        try_create_channel(&app, &two.token_a, json!({ "kind": "EMAIL", "name": "mail", "target": "ada@example.com\r\nBcc: eve@example.com" })).await;
     assert_eq!(bad["userErrors"][0]["field"], json!(["input", "target"]), "one plain address: {bad}");
-    let made = create_channel(&app, &two.token_a, json!({ "kind": "EMAIL", "name": "mail", "target": "alice@example.com", "milestones": ["PROVISIONED"] })).await;
+    let made =
+        create_channel(&app, &two.token_a, json!({ "kind": "EMAIL", "name": "mail", "target": "alice@example.com", "milestones": ["PROVISIONED"] }))
+            .await;
     assert_eq!(made["channel"]["target"], "alice@example.com", "{made}");
     let test = "mutation($input: NotificationChannelRef!) { testNotificationChannel(input: $input) { delivered error userErrors { message } } }";
     let tried = app.mutate(&two.token_a, "testNotificationChannel", test, json!({ "id": id_of(&made["channel"]) })).await;

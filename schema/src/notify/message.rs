@@ -126,9 +126,10 @@ impl Message {
                 "provisionedAt": g.provisioned_at, "exitAt": g.exit_at, "startNoLaterThan": g.start_no_later_than,
             })
         });
-        let event = self.event.as_ref().map(|e| {
-            json!({ "id": e.id, "kind": e.kind.as_str(), "actor": e.actor, "estimateMovedSeconds": e.estimate_moved_secs })
-        });
+        let event = self
+            .event
+            .as_ref()
+            .map(|e| json!({ "id": e.id, "kind": e.kind.as_str(), "actor": e.actor, "estimateMovedSeconds": e.estimate_moved_secs }));
         json!({
             "delivery": self.delivery,
             "milestone": self.milestone,

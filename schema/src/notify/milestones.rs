@@ -57,10 +57,7 @@ pub fn decode(stored: &str) -> Vec<Milestone> {
 /// The Kubernetes Event's reason (`GPRProvisioned`, …) and whether it is a warning.
 pub fn kubernetes_reason(kind: GprEventKind) -> (String, bool) {
     let words: String = kind.as_str().split('_').map(|w| format!("{}{}", &w[..1], w[1..].to_lowercase())).collect();
-    let warning = matches!(
-        kind,
-        GprEventKind::Preempted | GprEventKind::Failed | GprEventKind::Rejected | GprEventKind::ExitWarning
-    );
+    let warning = matches!(kind, GprEventKind::Preempted | GprEventKind::Failed | GprEventKind::Rejected | GprEventKind::ExitWarning);
     (format!("GPR{words}"), warning)
 }
 

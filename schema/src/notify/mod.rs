@@ -179,7 +179,11 @@ impl NotificationQuery {
         let (caller, _) = session(ctx)?;
         caller.require_person()?;
         let notifier = &ctx.data_unchecked::<crate::Services>().notifier;
-        Ok(NotificationOptions { email: notifier.can_mail(), public_targets_only: notifier.guarded(), default_milestones: milestones::DEFAULT.to_vec() })
+        Ok(NotificationOptions {
+            email: notifier.can_mail(),
+            public_targets_only: notifier.guarded(),
+            default_milestones: milestones::DEFAULT.to_vec(),
+        })
     }
 }
 
@@ -233,7 +237,9 @@ pub struct NotificationChannelPayload {
 impl NotificationChannelPayload {
     fn from_result(result: Result<service::Saved>) -> async_graphql::Result<Self> {
         match result {
-            Ok(saved) => Ok(Self { channel: Some(NotificationChannel(saved.channel)), signing_secret: saved.signing_secret, user_errors: Vec::new() }),
+            Ok(saved) => {
+                Ok(Self { channel: Some(NotificationChannel(saved.channel)), signing_secret: saved.signing_secret, user_errors: Vec::new() })
+            }
             Err(crate::error::Error::User(user_errors)) => Ok(Self { channel: None, signing_secret: None, user_errors }),
             Err(other) => Err(other.into()),
         }
@@ -265,7 +271,11 @@ pub struct NotificationMutation;
 impl NotificationMutation {
     /// Makes a notification channel: yours (milestones of the GPRs you ask for), or a slice's
     /// (all its GPRs; slice owners). A JSON webhook's signing key is in the payload, once.
-    async fn create_notification_channel(&self, ctx: &Context<'_>, input: CreateNotificationChannelInput) -> async_graphql::Result<NotificationChannelPayload> {
+    async fn create_notification_channel(
+        &self,
+        ctx: &Context<'_>,
+        input: CreateNotificationChannelInput,
+    ) -> async_graphql::Result<NotificationChannelPayload> {
         let (caller, db) = session(ctx)?;
         let notifier = &ctx.data_unchecked::<crate::Services>().notifier;
         let result = async {
@@ -283,7 +293,11 @@ impl NotificationMutation {
         NotificationChannelPayload::from_result(result.await)
     }
 
-    async fn update_notification_channel(&self, ctx: &Context<'_>, input: UpdateNotificationChannelInput) -> async_graphql::Result<NotificationChannelPayload> {
+    async fn update_notification_channel(
+        &self,
+        ctx: &Context<'_>,
+        input: UpdateNotificationChannelInput,
+    ) -> async_graphql::Result<NotificationChannelPayload> {
         let (caller, db) = session(ctx)?;
         let notifier = &ctx.data_unchecked::<crate::Services>().notifier;
         let result = async {
@@ -306,21 +320,32 @@ impl NotificationMutation {
     }
 
     /// Deletes a channel; what it had not sent yet goes with it.
-    async fn delete_notification_channel(&self, ctx: &Context<'_>, input: NotificationChannelRef) -> async_graphql::Result<DeleteNotificationChannelPayload> {
+    async fn delete_notification_channel(
+        &self,
+        ctx: &Context<'_>,
+        input: NotificationChannelRef,
+    ) -> async_graphql::Result<DeleteNotificationChannelPayload> {
         let (caller, db) = session(ctx)?;
-        let result = async { service::delete_channel(db, caller, ids::decode("id", &input.id, Kind::NotificationChannel)?).await.map(NotificationChannel) };
+        let result =
+            async { service::delete_channel(db, caller, ids::decode("id", &input.id, Kind::NotificationChannel)?).await.map(NotificationChannel) };
         DeleteNotificationChannelPayload::from_result(result.await)
     }
 
     /// Sends a test message through a channel now and says whether it arrived (recorded on the
     /// channel like any delivery).
-    async fn test_notification_channel(&self, ctx: &Context<'_>, input: NotificationChannelRef) -> async_graphql::Result<TestNotificationChannelPayload> {
+    async fn test_notification_channel(
+        &self,
+        ctx: &Context<'_>,
+        input: NotificationChannelRef,
+    ) -> async_graphql::Result<TestNotificationChannelPayload> {
         let (caller, db) = session(ctx)?;
         let notifier = &ctx.data_unchecked::<crate::Services>().notifier;
         let found = async { service::find_channel(db, caller, ids::decode("id", &input.id, Kind::NotificationChannel)?).await };
         let found = match found.await {
             Ok(found) => found,
-            Err(crate::error::Error::User(user_errors)) => return Ok(TestNotificationChannelPayload { delivered: false, error: None, channel: None, user_errors }),
+            Err(crate::error::Error::User(user_errors)) => {
+                return Ok(TestNotificationChannelPayload { delivered: false, error: None, channel: None, user_errors });
+            }
             Err(other) => return Err(other.into()),
         };
         if !notifier.allow_test(caller.record.user_id.unwrap_or_default()) {

@@ -84,7 +84,16 @@ impl Notifier {
         config: NotifierConfig,
     ) -> anyhow::Result<Arc<Self>> {
         let http = if config.allow_private_targets { outbound::Client::open()? } else { outbound::Client::guarded()? };
-        Ok(Arc::new(Self { db, events, http, mailer, kube, config, wake: Notify::new(), tests: crate::limits::HourlyCounter::new(MAX_TESTS_PER_HOUR) }))
+        Ok(Arc::new(Self {
+            db,
+            events,
+            http,
+            mailer,
+            kube,
+            config,
+            wake: Notify::new(),
+            tests: crate::limits::HourlyCounter::new(MAX_TESTS_PER_HOUR),
+        }))
     }
 
     /// Whether users' URLs must be public https ones.
@@ -165,7 +174,11 @@ impl Notifier {
         }
         let start = self.events.published();
         let row = cursor::ActiveModel { name: Set(CURSOR.to_owned()), position: Set(start) };
-        cursor::Entity::insert(row).on_conflict(OnConflict::column(cursor::Column::Name).do_nothing().to_owned()).try_insert().exec_without_returning(&self.db).await?;
+        cursor::Entity::insert(row)
+            .on_conflict(OnConflict::column(cursor::Column::Name).do_nothing().to_owned())
+            .try_insert()
+            .exec_without_returning(&self.db)
+            .await?;
         Ok(cursor::Entity::find_by_id(CURSOR).one(&self.db).await?.map_or(start, |c| c.position))
     }
 
@@ -473,7 +486,6 @@ impl Notifier {
         };
         update.exec(&self.db).await.map(drop)
     }
-
 
     async fn prune(&self) -> Result<(), DbErr> {
         delivery::Entity::delete_many()

@@ -111,7 +111,10 @@ pub async fn create_channel(db: &DatabaseConnection, notifier: &Notifier, caller
         let whose = if spec.slice_id.is_some() { "a slice" } else { "you" };
         return Err(Error::User(vec![UserError {
             field: Vec::new(),
-            message: format!("{whose} already keep{} {MAX_CHANNELS} notification channels, the most there may be; delete one first", if spec.slice_id.is_some() { "s" } else { "" }),
+            message: format!(
+                "{whose} already keep{} {MAX_CHANNELS} notification channels, the most there may be; delete one first",
+                if spec.slice_id.is_some() { "s" } else { "" }
+            ),
             code: ErrorCode::LimitExceeded,
         }]));
     }
@@ -215,7 +218,8 @@ fn check_target(notifier: &Notifier, kind: NotificationKind, target: &str, error
         }
         NotificationKind::Email => {
             if !notifier.can_mail() {
-                errors.push(UserError::invalid("kind", "this gateway sends no e-mail (its operator has not set EGS_SMTP_URL); use Slack or a webhook"));
+                errors
+                    .push(UserError::invalid("kind", "this gateway sends no e-mail (its operator has not set EGS_SMTP_URL); use Slack or a webhook"));
             } else if !is_address(target) {
                 errors.push(UserError::invalid("target", format!("give one e-mail address (name@example.com), at most {MAX_ADDRESS} characters")));
             }
