@@ -25,6 +25,7 @@ pub mod notify;
 pub mod operation;
 pub mod outbound;
 pub mod pagination;
+pub mod per_hour;
 pub mod ports;
 pub mod redaction;
 pub mod relay;

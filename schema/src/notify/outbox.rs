@@ -69,7 +69,7 @@ pub struct Notifier {
     config: NotifierConfig,
     wake: Notify,
     /// Test messages per user and hour: each is a POST (or an e-mail) to an address they chose.
-    tests: crate::limits::HourlyCounter,
+    tests: crate::per_hour::HourlyCounter,
 }
 
 /// Test messages one user may send per hour.
@@ -92,7 +92,7 @@ impl Notifier {
             kube,
             config,
             wake: Notify::new(),
-            tests: crate::limits::HourlyCounter::new(MAX_TESTS_PER_HOUR),
+            tests: crate::per_hour::HourlyCounter::new(MAX_TESTS_PER_HOUR),
         }))
     }
 

@@ -417,7 +417,7 @@ pub async fn find_new_member(db: &DatabaseConnection, caller: &Caller, slice_id:
 const MAX_MEMBER_MISSES: u32 = 20;
 
 /// Misses per caller in the current hour.
-static MEMBER_MISSES: crate::limits::HourlyCounter = crate::limits::HourlyCounter::new(MAX_MEMBER_MISSES);
+static MEMBER_MISSES: crate::per_hour::HourlyCounter = crate::per_hour::HourlyCounter::new(MAX_MEMBER_MISSES);
 
 /// Adds a member or changes their role (admins and slice owners).
 pub async fn add_slice_member(
