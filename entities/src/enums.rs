@@ -194,6 +194,8 @@ string_enum! {
         NodeFailure = "NODE_FAILURE",
         /// An admin released it.
         Admin = "ADMIN",
+        /// An admin evicted it (or drained its node): it goes back to the queue at its priority.
+        Evicted = "EVICTED",
     }
 }
 
@@ -247,6 +249,8 @@ string_enum! {
         ExtensionRequested = "EXTENSION_REQUESTED",
         /// An admin refused a requested extension; the window stays as it was.
         ExtensionRejected = "EXTENSION_REJECTED",
+        /// An admin evicted it (or drained its node): released, then queued again.
+        Evicted = "EVICTED",
     }
 }
 

@@ -28,6 +28,10 @@ pub struct Model {
     /// The node has an RDMA network (InfiniBand or RoCE) to its pool's other nodes.
     pub rdma: bool,
     pub last_heartbeat_at: Option<DateTimeUtc>,
+    /// Set while an admin has the node out of scheduling (`cordonNode`, `drainNode`).
+    pub cordoned_at: Option<DateTimeUtc>,
+    pub cordon_reason: Option<String>,
+    pub cordoned_by: Option<String>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

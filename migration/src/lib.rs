@@ -18,6 +18,7 @@ mod m20261203_000001_gpr_extensions;
 mod m20261204_000001_template_catalogue;
 mod m20261205_000001_workload_hints;
 mod m20261206_000001_notifications;
+mod m20261207_000001_node_maintenance;
 
 pub struct Migrator;
 
@@ -40,6 +41,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261204_000001_template_catalogue::Migration),
             Box::new(m20261205_000001_workload_hints::Migration),
             Box::new(m20261206_000001_notifications::Migration),
+            Box::new(m20261207_000001_node_maintenance::Migration),
         ]
     }
 }

@@ -75,6 +75,7 @@ pub struct Mutation(
     template::TemplateMutation,
     slice::kubeconfig::SliceKubeconfigMutation,
     notify::NotificationMutation,
+    inventory::MaintenanceMutation,
 );
 
 #[derive(MergedSubscription, Default)]

@@ -410,6 +410,9 @@ fn tick_cost(seed: u64, live: &Config) {
                         cuda_version: None,
                         rdma: false,
                         last_heartbeat_at: None,
+                        cordoned_at: None,
+                        cordon_reason: None,
+                        cordoned_by: None,
                         created_at: now,
                         updated_at: now,
                     });

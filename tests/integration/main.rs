@@ -29,6 +29,7 @@ mod kubernetes_both;
 mod lifecycle;
 mod limits;
 mod live_inventory;
+mod maintenance;
 mod metrics;
 mod notifications;
 mod operations;

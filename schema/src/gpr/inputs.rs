@@ -109,6 +109,15 @@ pub struct GprActionInput {
 }
 
 #[derive(InputObject)]
+pub struct EvictGprInput {
+    pub id: ID,
+    /// Why (1–500 characters): its owner reads it.
+    pub reason: String,
+    /// When given, refused if the GPR changed since this version.
+    pub version: Option<i32>,
+}
+
+#[derive(InputObject)]
 pub struct SetGprPriorityInput {
     pub id: ID,
     pub priority: i32,

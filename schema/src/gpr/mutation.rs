@@ -1,6 +1,6 @@
 //! Changing GPRs: create, edit, cancel, release early, priority, approval.
 
-use super::inputs::{CreateGprInput, ExtendGprInput, GprActionInput, GprDecisionInput, SetGprPriorityInput, UpdateGprInput};
+use super::inputs::{CreateGprInput, EvictGprInput, ExtendGprInput, GprActionInput, GprDecisionInput, SetGprPriorityInput, UpdateGprInput};
 use super::service;
 use super::types::Gpr;
 use crate::ids::{self, Kind};
@@ -15,6 +15,7 @@ payload!(ExtendGprPayload, gpr: Gpr);
 payload!(SetGprPriorityPayload, gpr: Gpr);
 payload!(ApproveGprPayload, gpr: Gpr);
 payload!(RejectGprPayload, gpr: Gpr);
+payload!(EvictGprPayload, gpr: Gpr);
 
 #[derive(Default)]
 pub struct GprMutation;
@@ -57,6 +58,16 @@ impl GprMutation {
         let (caller, db) = session(ctx)?;
         EarlyReleaseGprPayload::after_change(ctx, async {
             service::early_release_gpr(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, input.version).await.map(Gpr)
+        })
+        .await
+    }
+
+    /// Takes a provisioned GPR's nodes back and puts it in the queue again at its priority
+    /// (admins); its owner sees `reason` on the GPR and in its events (`EVICTED`, `REQUEUED`).
+    async fn evict_gpr(&self, ctx: &Context<'_>, input: EvictGprInput) -> async_graphql::Result<EvictGprPayload> {
+        let (caller, db) = session(ctx)?;
+        EvictGprPayload::after_change(ctx, async {
+            service::evict_gpr(db, caller, ids::decode("id", &input.id, Kind::Gpr)?, &input.reason, input.version).await.map(Gpr)
         })
         .await
     }

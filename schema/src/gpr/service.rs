@@ -276,6 +276,51 @@ async fn early_release_gpr_once(db: &DatabaseConnection, caller: &Caller, id: i6
     Ok(updated)
 }
 
+/// Takes a provisioned GPR's nodes back and puts it in the queue again at its priority (admins):
+/// for maintenance, or to make room. The owner sees `reason` on the GPR and in its events.
+pub async fn evict_gpr(db: &DatabaseConnection, caller: &Caller, id: i64, reason: &str, version: Option<i32>) -> Result<gpr::Model> {
+    caller.require_admin()?;
+    let reason = eviction_reason(reason)?;
+    unless_raced(version, || async {
+        let found = gpr::Entity::find_by_id(id).one(db).await?.ok_or(Error::NotFound("GPR"))?;
+        check_version(&found, version)?;
+        let txn = db.begin().await?;
+        let updated = evict_in(&txn, &found, &reason, caller.actor()).await?;
+        txn.commit().await?;
+        Ok(updated)
+    })
+    .await
+}
+
+/// A reason the owner will read: 1 to 500 characters.
+pub(crate) fn eviction_reason(reason: &str) -> Result<String> {
+    let reason = reason.trim();
+    if reason.is_empty() || reason.chars().count() > 500 || reason.chars().any(|c| c.is_control() && c != '\n') {
+        return Err(Error::invalid("reason", "say why in 1 to 500 characters: the GPR's owner reads it"));
+    }
+    Ok(reason.to_owned())
+}
+
+/// Starts the release of `found` (PROVISIONED) as an eviction: when its nodes are back it is
+/// QUEUED again (`REQUEUED`), not completed.
+pub(crate) async fn evict_in(txn: &sea_orm::DatabaseTransaction, found: &gpr::Model, reason: &str, actor: &str) -> Result<gpr::Model> {
+    if found.phase != GprPhase::Provisioned {
+        return Err(phase_error(found, "evict", "PROVISIONED GPRs can be evicted"));
+    }
+    let said = format!("evicted by {actor}: {reason}");
+    let model = gpr::ActiveModel {
+        phase: Set(GprPhase::Releasing),
+        release_reason: Set(Some(ReleaseReason::Evicted)),
+        reason: Set(Some(said.clone())),
+        ..Default::default()
+    };
+    let updated = save_versioned(txn, found, model).await?;
+    let message = format!("{said}; it goes back to the queue at priority {} once its nodes are released", found.priority);
+    record_event(txn, &updated, GprEventKind::Evicted, message, actor).await?;
+    record_event(txn, &updated, GprEventKind::Releasing, "releasing its nodes", actor).await?;
+    Ok(updated)
+}
+
 /// Admins move a GPR in the queue by changing its priority.
 pub async fn set_gpr_priority(db: &DatabaseConnection, caller: &Caller, id: i64, priority: i32, version: Option<i32>) -> Result<gpr::Model> {
     unless_raced(version, || set_gpr_priority_once(db, caller, id, priority, version)).await

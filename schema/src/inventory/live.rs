@@ -220,6 +220,9 @@ mod tests {
             cuda_version: None,
             rdma: false,
             last_heartbeat_at: Some(t),
+            cordoned_at: None,
+            cordon_reason: None,
+            cordoned_by: None,
             created_at: t,
             updated_at: t,
         }

@@ -4,6 +4,7 @@
 pub mod catalog;
 pub mod live;
 pub mod liveness;
+pub mod maintenance;
 pub mod service;
 
 use crate::auth::Caller;
@@ -57,8 +58,20 @@ impl GpuNode {
     async fn health(&self) -> Health {
         crate::metrics::node_health(&self.0)
     }
+    /// `CORDONED`: out of scheduling; `DRAINING`: cordoned while a GPR still holds it.
     async fn state(&self) -> NodeState {
         self.0.state
+    }
+    /// Since when an admin has kept it out of scheduling (`cordonNode`, `drainNode`).
+    async fn cordoned_at(&self) -> Option<chrono::DateTime<chrono::Utc>> {
+        self.0.cordoned_at
+    }
+    /// Why, as the admin said.
+    async fn cordon_reason(&self) -> Option<&str> {
+        self.0.cordon_reason.as_deref()
+    }
+    async fn cordoned_by(&self) -> Option<&str> {
+        self.0.cordoned_by.as_deref()
     }
     /// The GPR holding this node, when the caller may see it.
     async fn allocated_gpr(&self, ctx: &Context<'_>) -> Result<Option<Gpr>> {
@@ -487,6 +500,76 @@ impl InventoryMutation {
             crate::inventory_changed(ctx);
         }
         RemoveNodePayload::from_result(result)
+    }
+}
+
+#[derive(InputObject)]
+pub struct CordonNodeInput {
+    pub id: ID,
+    /// Why (1–500 characters): shown on the node, and to the owner of a GPR it evicts.
+    pub reason: String,
+}
+
+#[derive(InputObject)]
+pub struct DrainNodeInput {
+    pub id: ID,
+    /// Why (1–500 characters): shown on the node, and to the owner of a GPR it evicts.
+    pub reason: String,
+    /// Evict the GPR holding the node now (it is requeued at its priority) instead of letting
+    /// its window run out.
+    #[graphql(default)]
+    pub evict: bool,
+}
+
+#[derive(InputObject)]
+pub struct UncordonNodeInput {
+    pub id: ID,
+}
+
+payload!(CordonNodePayload, node: GpuNode);
+payload!(DrainNodePayload, node: GpuNode);
+payload!(UncordonNodePayload, node: GpuNode);
+
+#[derive(Default)]
+pub struct MaintenanceMutation;
+
+#[Object]
+impl MaintenanceMutation {
+    /// Keeps a node out of scheduling (admins): no new GPR gets it; a GPR holding it keeps it
+    /// until its window ends, then the node reads `CORDONED`.
+    async fn cordon_node(&self, ctx: &Context<'_>, input: CordonNodeInput) -> async_graphql::Result<CordonNodePayload> {
+        let (caller, db) = session(ctx)?;
+        let result = async {
+            let id = ids::decode("id", &input.id, Kind::GpuNode)?;
+            maintenance::cordon_node(db, caller, id, &input.reason, maintenance::Drain::No).await.map(GpuNode)
+        };
+        let result = result.await;
+        crate::inventory_changed(ctx);
+        CordonNodePayload::after_change(ctx, async { result }).await
+    }
+
+    /// Cordons a node and empties it (admins): with `evict`, the GPR holding it is evicted now
+    /// and requeued at its priority; without, it runs out its window (the node reads
+    /// `DRAINING` until then).
+    async fn drain_node(&self, ctx: &Context<'_>, input: DrainNodeInput) -> async_graphql::Result<DrainNodePayload> {
+        let (caller, db) = session(ctx)?;
+        let result = async {
+            let id = ids::decode("id", &input.id, Kind::GpuNode)?;
+            let drain = if input.evict { maintenance::Drain::Evict } else { maintenance::Drain::Wait };
+            maintenance::cordon_node(db, caller, id, &input.reason, drain).await.map(GpuNode)
+        };
+        let result = result.await;
+        crate::inventory_changed(ctx);
+        DrainNodePayload::after_change(ctx, async { result }).await
+    }
+
+    /// Puts a cordoned or drained node back in the pool (admins).
+    async fn uncordon_node(&self, ctx: &Context<'_>, input: UncordonNodeInput) -> async_graphql::Result<UncordonNodePayload> {
+        let (caller, db) = session(ctx)?;
+        let result = async { maintenance::uncordon_node(db, caller, ids::decode("id", &input.id, Kind::GpuNode)?).await.map(GpuNode) };
+        let result = result.await;
+        crate::inventory_changed(ctx);
+        UncordonNodePayload::after_change(ctx, async { result }).await
     }
 }
 

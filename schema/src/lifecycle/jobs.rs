@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::events::record_event;
 use crate::ports::{ClusterProvider, NodeJob, ProviderError};
 use chrono::{Duration, Utc};
-use egs_entities::{GprEventKind, GprPhase, Health, NodeState, ReleaseReason, StepOperation, cluster, gpr, gpr_node, node, slice, slice_namespace};
+use egs_entities::{GprEventKind, GprPhase, Health, ReleaseReason, StepOperation, cluster, gpr, gpr_node, node, slice, slice_namespace};
 use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, DatabaseTransaction, EntityTrait, QueryFilter, Set};
 use std::sync::Arc;
@@ -211,8 +211,9 @@ impl Lifecycle {
         if current.phase != GprPhase::Releasing {
             return Ok(());
         }
-        let requeue = current.release_reason == Some(ReleaseReason::Preempted)
-            && slice::Entity::find_by_id(current.slice_id).one(&txn).await?.is_some_and(|s| s.policy.requeue_on_eviction);
+        let requeue = current.release_reason == Some(ReleaseReason::Evicted)
+            || current.release_reason == Some(ReleaseReason::Preempted)
+                && slice::Entity::find_by_id(current.slice_id).one(&txn).await?.is_some_and(|s| s.policy.requeue_on_eviction);
         self.give_back(&txn, &current, requeue, "").await?;
         self.commit(txn).await?;
         Ok(())
@@ -225,7 +226,7 @@ impl Lifecycle {
         let links = gpr_node::Entity::find().filter(gpr_node::Column::GprId.eq(g.id)).all(txn).await?;
         let node_ids: Vec<i64> = links.iter().map(|l| l.node_id).collect();
         node::Entity::update_many()
-            .col_expr(node::Column::State, Expr::value(NodeState::Available))
+            .col_expr(node::Column::State, crate::inventory::maintenance::freed_state())
             .col_expr(node::Column::AllocatedGprId, Expr::value(Option::<i64>::None))
             .filter(node::Column::Id.is_in(node_ids))
             .filter(node::Column::AllocatedGprId.eq(g.id))
@@ -241,7 +242,11 @@ impl Lifecycle {
         let (kind, message) = if requeue {
             gpr_node::Entity::delete_many().filter(gpr_node::Column::GprId.eq(g.id)).exec(txn).await?;
             changes.phase = Set(GprPhase::Queued);
-            changes.reason = Set(Some(if failure.is_empty() { "requeued after preemption".into() } else { format!("requeued: {failure}") }));
+            changes.reason = Set(Some(match (failure.is_empty(), g.release_reason) {
+                (false, _) => format!("requeued: {failure}"),
+                (true, Some(ReleaseReason::Evicted)) => g.reason.clone().unwrap_or_else(|| "evicted by an admin".into()),
+                (true, _) => "requeued after preemption".into(),
+            }));
             changes.assigned_cluster_id = Set(None);
             changes.assigned_instance_type = Set(None);
             changes.assigned_gpu_shape = Set(None);
@@ -250,7 +255,7 @@ impl Lifecycle {
             changes.provisioned_at = Set(None);
             changes.exit_at = Set(None);
             changes.milestones_done = Set(0);
-            (GprEventKind::Requeued, "back in the queue".to_owned())
+            (GprEventKind::Requeued, format!("back in the queue at priority {}", g.priority))
         } else if !failure.is_empty() {
             changes.phase = Set(GprPhase::Failed);
             changes.reason = Set(Some(failure.to_owned()));

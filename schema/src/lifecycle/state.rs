@@ -187,7 +187,8 @@ impl Snapshot {
     /// Whether the core should count each node as capacity. A node under a provisioned GPR
     /// counts until it fails (a short silence is not a failure); a failed one counts until
     /// [`Snapshot::failed_links`] reports it, so that the core replaces it. Any other node
-    /// counts when healthy, not silent and not cordoned or draining.
+    /// counts when healthy, not silent and not cordoned or draining (a cordoned node under a GPR
+    /// stays its holder's until the window ends, then leaves the pool).
     pub fn usable(&self) -> HashMap<i64, bool> {
         self.usable_among(&self.provisioned_holders())
     }
@@ -199,7 +200,10 @@ impl Snapshot {
                 let usable = if holders.contains_key(&n.id) {
                     true
                 } else {
-                    n.health != Health::Unhealthy && !self.stale.contains(&n.id) && !matches!(n.state, NodeState::Cordoned | NodeState::Draining)
+                    n.health != Health::Unhealthy
+                        && !self.stale.contains(&n.id)
+                        && n.cordoned_at.is_none()
+                        && !matches!(n.state, NodeState::Cordoned | NodeState::Draining)
                 };
                 (n.id, usable)
             })

@@ -245,7 +245,7 @@ impl Lifecycle {
             return Ok(None);
         }
         node::Entity::update_many()
-            .col_expr(node::Column::State, Expr::value(NodeState::Available))
+            .col_expr(node::Column::State, crate::inventory::maintenance::freed_state())
             .col_expr(node::Column::AllocatedGprId, Expr::value(Option::<i64>::None))
             .filter(node::Column::Id.eq(failed))
             .filter(node::Column::AllocatedGprId.eq(g.id))

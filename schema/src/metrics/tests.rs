@@ -32,6 +32,9 @@ fn node() -> node::Model {
         cuda_version: None,
         rdma: false,
         last_heartbeat_at: None,
+        cordoned_at: None,
+        cordon_reason: None,
+        cordoned_by: None,
         created_at: now,
         updated_at: now,
     }

@@ -83,7 +83,7 @@ impl Message {
         use GprEventKind as K;
         match self.event.as_ref().map(|e| e.kind) {
             Some(K::Provisioned) => (":white_check_mark:", "#2e7d32"),
-            Some(K::Preempted | K::Failed | K::Rejected | K::ExtensionRejected) => (":red_circle:", "#c62828"),
+            Some(K::Preempted | K::Evicted | K::Failed | K::Rejected | K::ExtensionRejected) => (":red_circle:", "#c62828"),
             Some(K::ExitWarning | K::ApprovalRequired | K::ExtensionRequested) => (":warning:", "#f9a825"),
             Some(K::Completed) => (":checkered_flag:", "#546e7a"),
             _ => (":information_source:", "#1565c0"),

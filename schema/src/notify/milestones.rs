@@ -24,7 +24,7 @@ pub fn of(kind: GprEventKind) -> Option<Milestone> {
         K::ExitWarning => Milestone::ExitWarning,
         // The end of every release (early, idle, expired, preempted): the nodes are back.
         K::Completed => Milestone::Released,
-        K::Preempted => Milestone::Preempted,
+        K::Preempted | K::Evicted => Milestone::Preempted,
         K::EstimateChanged => Milestone::EstimateMoved,
         K::Failed => Milestone::Failed,
         K::ApprovalRequired | K::Approved | K::Rejected | K::ExtensionRequested | K::ExtensionRejected => Milestone::Approval,
@@ -57,7 +57,8 @@ pub fn decode(stored: &str) -> Vec<Milestone> {
 /// The Kubernetes Event's reason (`GPRProvisioned`, …) and whether it is a warning.
 pub fn kubernetes_reason(kind: GprEventKind) -> (String, bool) {
     let words: String = kind.as_str().split('_').map(|w| format!("{}{}", &w[..1], w[1..].to_lowercase())).collect();
-    let warning = matches!(kind, GprEventKind::Preempted | GprEventKind::Failed | GprEventKind::Rejected | GprEventKind::ExitWarning);
+    let warning =
+        matches!(kind, GprEventKind::Preempted | GprEventKind::Evicted | GprEventKind::Failed | GprEventKind::Rejected | GprEventKind::ExitWarning);
     (format!("GPR{words}"), warning)
 }
 
@@ -71,6 +72,7 @@ pub fn headline(kind: GprEventKind, reason: Option<ReleaseReason>) -> &'static s
             Some(ReleaseReason::Preempted) => "was preempted; its nodes are back in the pool",
             Some(ReleaseReason::NodeFailure) => "lost its nodes to a failure",
             Some(ReleaseReason::Admin) => "was released by an admin; its nodes are back in the pool",
+            Some(ReleaseReason::Evicted) => "was evicted by an admin; its nodes are back in the pool",
             Some(ReleaseReason::Expired) | None => "has ended; its nodes are back in the pool",
         },
         K::Queued => "is queued",
@@ -81,6 +83,7 @@ pub fn headline(kind: GprEventKind, reason: Option<ReleaseReason>) -> &'static s
         K::Progress75 => "is 75 % through its window",
         K::ExitWarning => "ends soon",
         K::Preempted => "was preempted",
+        K::Evicted => "was evicted by an admin; it goes back to the queue",
         K::EstimateChanged => "has a new start estimate",
         K::Failed => "failed",
         K::ApprovalRequired => "waits for an admin's approval",

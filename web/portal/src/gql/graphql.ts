@@ -239,6 +239,19 @@ export type ClusterProvider =
   /** An in-process simulation (demo, tests, benchmarks). */
   | 'SIMULATED';
 
+export type CordonNodeInput = {
+  id: Scalars['ID']['input'];
+  /** Why (1–500 characters): shown on the node, and to the owner of a GPR it evicts. */
+  reason: Scalars['String']['input'];
+};
+
+export type CordonNodePayload = {
+  __typename?: 'CordonNodePayload';
+  node?: Maybe<GpuNode>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
 export type CreateGprInput = {
   /** The strict reserved window, e.g. `6h` or `PT6H`; required without a template. */
   duration?: InputMaybe<Scalars['Duration']['input']>;
@@ -442,6 +455,24 @@ export type DeliveryState =
   /** Waiting to be sent, or to be tried again. */
   | 'PENDING';
 
+export type DrainNodeInput = {
+  /**
+   * Evict the GPR holding the node now (it is requeued at its priority) instead of letting
+   * its window run out.
+   */
+  evict?: Scalars['Boolean']['input'];
+  id: Scalars['ID']['input'];
+  /** Why (1–500 characters): shown on the node, and to the owner of a GPR it evicts. */
+  reason: Scalars['String']['input'];
+};
+
+export type DrainNodePayload = {
+  __typename?: 'DrainNodePayload';
+  node?: Maybe<GpuNode>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
 export type EarlyReleaseGprPayload = {
   __typename?: 'EarlyReleaseGprPayload';
   gpr?: Maybe<Gpr>;
@@ -487,6 +518,21 @@ export type EstimateMover =
   | 'NODE_FAILURE'
   /** Running windows end later than predicted from history (never past their reserved end). */
   | 'RELEASE_LATER_THAN_PREDICTED';
+
+export type EvictGprInput = {
+  id: Scalars['ID']['input'];
+  /** Why (1–500 characters): its owner reads it. */
+  reason: Scalars['String']['input'];
+  /** When given, refused if the GPR changed since this version. */
+  version?: InputMaybe<Scalars['Int']['input']>;
+};
+
+export type EvictGprPayload = {
+  __typename?: 'EvictGprPayload';
+  gpr?: Maybe<Gpr>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
 
 export type ExtendGprInput = {
   /** How much longer the window should be, e.g. `30m` or `PT2H` (whole minutes count). */
@@ -685,6 +731,8 @@ export type GprEventKind =
   | 'EARLY_RELEASED'
   | 'EDITED'
   | 'ESTIMATE_CHANGED'
+  /** An admin evicted it (or drained its node): released, then queued again. */
+  | 'EVICTED'
   | 'EXIT_WARNING'
   /** The window was made longer (`extendGpr`, or an admin approved an extension). */
   | 'EXTENDED'
@@ -899,6 +947,11 @@ export type GpuNode = Node & {
   /** The GPR holding this node, when the caller may see it. */
   allocatedGpr?: Maybe<Gpr>;
   cluster?: Maybe<Cluster>;
+  /** Why, as the admin said. */
+  cordonReason?: Maybe<Scalars['String']['output']>;
+  /** Since when an admin has kept it out of scheduling (`cordonNode`, `drainNode`). */
+  cordonedAt?: Maybe<Scalars['DateTime']['output']>;
+  cordonedBy?: Maybe<Scalars['String']['output']>;
   /** The CUDA version the node's driver supports (`major.minor`), as its agent reports it. */
   cudaVersion?: Maybe<Scalars['String']['output']>;
   driverVersion?: Maybe<Scalars['String']['output']>;
@@ -929,6 +982,7 @@ export type GpuNode = Node & {
   powerThresholdWatts?: Maybe<Scalars['Float']['output']>;
   /** An RDMA network (InfiniBand or RoCE) to its pool's other nodes. */
   rdma: Scalars['Boolean']['output'];
+  /** `CORDONED`: out of scheduling; `DRAINING`: cordoned while a GPR still holds it. */
   state: NodeState;
   temperatureThresholdCelsius?: Maybe<Scalars['Float']['output']>;
   /**
@@ -1213,6 +1267,11 @@ export type Mutation = {
   /** Withdraws a pending GPR (slice editors). */
   cancelGpr: CancelGprPayload;
   /**
+   * Keeps a node out of scheduling (admins): no new GPR gets it; a GPR holding it keeps it
+   * until its window ends, then the node reads `CORDONED`.
+   */
+  cordonNode: CordonNodePayload;
+  /**
    * Asks for GPU nodes for a slice (slice editors). Lands `QUEUED`, or `PENDING_APPROVAL`
    * when over the slice policy. With `templateId`, starts from a template published to the
    * slice: what the input leaves out is the template's.
@@ -1237,8 +1296,19 @@ export type Mutation = {
   deleteNotificationChannel: DeleteNotificationChannelPayload;
   /** Deletes a slice and its history (admin); refused while it has unfinished GPRs. */
   deleteSlice: DeleteSlicePayload;
+  /**
+   * Cordons a node and empties it (admins): with `evict`, the GPR holding it is evicted now
+   * and requeued at its priority; without, it runs out its window (the node reads
+   * `DRAINING` until then).
+   */
+  drainNode: DrainNodePayload;
   /** Gives a provisioned GPR's nodes back before its window ends (slice editors). */
   earlyReleaseGpr: EarlyReleaseGprPayload;
+  /**
+   * Takes a provisioned GPR's nodes back and puts it in the queue again at its priority
+   * (admins); its owner sees `reason` on the GPR and in its events (`EVICTED`, `REQUEUED`).
+   */
+  evictGpr: EvictGprPayload;
   /**
    * Makes a provisioned GPR's window longer (slice editors). Within the slice's extension
    * grace it applies at once (`EXTENDED`); beyond it, it waits for an admin's decision
@@ -1309,6 +1379,8 @@ export type Mutation = {
    * channel like any delivery).
    */
   testNotificationChannel: TestNotificationChannelPayload;
+  /** Puts a cordoned or drained node back in the pool (admins). */
+  uncordonNode: UncordonNodePayload;
   /** Renames a cluster or changes its cloud and region (admin). */
   updateCluster: UpdateClusterPayload;
   /** Edits a pending GPR (slice editors), given the version you read. */
@@ -1344,6 +1416,11 @@ export type MutationApproveGprArgs = {
 
 export type MutationCancelGprArgs = {
   input: GprActionInput;
+};
+
+
+export type MutationCordonNodeArgs = {
+  input: CordonNodeInput;
 };
 
 
@@ -1392,8 +1469,18 @@ export type MutationDeleteSliceArgs = {
 };
 
 
+export type MutationDrainNodeArgs = {
+  input: DrainNodeInput;
+};
+
+
 export type MutationEarlyReleaseGprArgs = {
   input: GprActionInput;
+};
+
+
+export type MutationEvictGprArgs = {
+  input: EvictGprInput;
 };
 
 
@@ -1479,6 +1566,11 @@ export type MutationSliceKubeconfigArgs = {
 
 export type MutationTestNotificationChannelArgs = {
   input: NotificationChannelRef;
+};
+
+
+export type MutationUncordonNodeArgs = {
+  input: UncordonNodeInput;
 };
 
 
@@ -2074,6 +2166,8 @@ export type ReleaseReason =
   | 'ADMIN'
   /** The requester released the nodes early. */
   | 'EARLY_RELEASED'
+  /** An admin evicted it (or drained its node): it goes back to the queue at its priority. */
+  | 'EVICTED'
   /** The reserved window ended. */
   | 'EXPIRED'
   /** All GPUs stayed idle for the idle timeout. */
@@ -2542,6 +2636,17 @@ export type TokenScope = {
 export type TokenScopeInput = {
   role: SliceRole;
   sliceId: Scalars['ID']['input'];
+};
+
+export type UncordonNodeInput = {
+  id: Scalars['ID']['input'];
+};
+
+export type UncordonNodePayload = {
+  __typename?: 'UncordonNodePayload';
+  node?: Maybe<GpuNode>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
 };
 
 export type UpdateClusterInput = {

@@ -71,6 +71,7 @@ export const KINDS = [
   'NODE_REPLACED',
   'DEGRADED',
   'PREEMPTED',
+  'EVICTED',
   'REQUEUED',
   'RELEASING',
   'EARLY_RELEASED',

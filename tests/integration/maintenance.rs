@@ -1,0 +1,165 @@
+//! Maintenance and eviction: cordoned nodes get no new GPR and leave the pool when their holder
+//! is done, draining evicts and requeues (or waits), uncordoning puts them back, and admins evict
+//! a GPR back into the queue with a reason its owner reads.
+
+use crate::kubernetes::wait_phase;
+use egs_tests::TestApp;
+use egs_tests::fixtures::*;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const NODES: &str = "query($id: ID!) { cluster(id: $id) { nodes(first: 50) { nodes { id name state cordonedAt cordonReason cordonedBy allocatedGpr { id name } } } } }";
+const CORDON: &str =
+    "mutation($input: CordonNodeInput!) { cordonNode(input: $input) { node { name state cordonReason } userErrors { field message code } } }";
+const DRAIN: &str = "mutation($input: DrainNodeInput!) { drainNode(input: $input) { node { name state } userErrors { field message code } } }";
+const UNCORDON: &str =
+    "mutation($input: UncordonNodeInput!) { uncordonNode(input: $input) { node { name state cordonedAt } userErrors { field message code } } }";
+const EVICT: &str = "mutation($input: EvictGprInput!) { evictGpr(input: $input) { gpr { phase reason } userErrors { field message code } } }";
+
+async fn nodes(app: &TestApp, cluster: &str) -> Vec<Value> {
+    app.ok(&app.admin_token, NODES, json!({ "id": cluster })).await["cluster"]["nodes"]["nodes"].as_array().cloned().unwrap_or_default()
+}
+
+async fn node(app: &TestApp, cluster: &str, name: &str) -> Value {
+    nodes(app, cluster).await.into_iter().find(|n| n["name"] == name).unwrap_or_else(|| panic!("no node {name}"))
+}
+
+/// A cluster of `count` one-node pools' worth of H100 nodes, a slice and its editor.
+async fn setup(app: &TestApp, count: usize) -> (String, String, String) {
+    let cluster = register_cluster(app, "c1").await;
+    add_nodes(app, &cluster, "h", count, SHAPE_H100, 8).await;
+    let slice = create_slice(app, "team-a", &cluster, json!({})).await;
+    let (_, token) = member(app, "alice", &slice, "EDITOR").await;
+    (cluster, slice, token)
+}
+
+async fn holder_node(app: &TestApp, cluster: &str, gpr: &str) -> String {
+    let found = nodes(app, cluster).await.into_iter().find(|n| n["allocatedGpr"]["id"] == gpr).expect("the GPR holds a node");
+    found["name"].as_str().expect("a name").to_owned()
+}
+
+async fn wait_node_state(app: &TestApp, cluster: &str, name: &str, state: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let found = node(app, cluster, name).await;
+        if found["state"] == state {
+            return found;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "node {name} not {state}: {found}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_cordoned_node_gets_no_new_gpr_and_leaves_the_pool_when_its_holder_is_done() {
+    let app = TestApp::spawn().await;
+    let (cluster, slice, token) = setup(&app, 2).await;
+    let id_of_node = |name: &str| {
+        let cluster = cluster.clone();
+        let app = &app;
+        let name = name.to_owned();
+        async move { id_of(&node(app, &cluster, &name).await) }
+    };
+    let cordoned = app.mutate(&app.admin_token, "cordonNode", CORDON, json!({ "id": id_of_node("h-0").await, "reason": "firmware update" })).await;
+    assert_eq!(cordoned["node"], json!({ "name": "h-0", "state": "CORDONED", "cordonReason": "firmware update" }));
+    let first = id_of(&create_gpr(&app, &token, &slice, "first", json!({})).await);
+    provisioned(&app, &token, &first).await;
+    assert_eq!(holder_node(&app, &cluster, &first).await, "h-1", "not the cordoned node");
+
+    // Cordoning the held node: its GPR keeps it; nothing else may have it.
+    let held = app.mutate(&app.admin_token, "cordonNode", CORDON, json!({ "id": id_of_node("h-1").await, "reason": "fan noise" })).await;
+    assert_eq!(held["node"]["state"], "RESERVED", "{held}");
+    let second = id_of(&create_gpr(&app, &token, &slice, "second", json!({})).await);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(wait_phase(&app, &second, "QUEUED").await["phase"], "QUEUED");
+    let release = "mutation($input: GprActionInput!) { earlyReleaseGpr(input: $input) { gpr { id } userErrors { message } } }";
+    app.mutate(&token, "earlyReleaseGpr", release, json!({ "id": first })).await;
+    let h1 = wait_node_state(&app, &cluster, "h-1", "CORDONED").await;
+    assert_eq!((h1["cordonReason"].as_str(), h1["cordonedBy"].as_str()), (Some("fan noise"), Some("admin")), "{h1}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(wait_phase(&app, &second, "QUEUED").await["phase"], "QUEUED", "both nodes are cordoned");
+
+    let back = app.mutate(&app.admin_token, "uncordonNode", UNCORDON, json!({ "id": id_of_node("h-0").await })).await;
+    assert_eq!(back["node"], json!({ "name": "h-0", "state": "AVAILABLE", "cordonedAt": null }));
+    provisioned(&app, &token, &second).await;
+    assert_eq!(holder_node(&app, &cluster, &second).await, "h-0");
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn draining_evicts_and_requeues_or_waits_for_the_window() {
+    let app = TestApp::spawn().await;
+    let (cluster, slice, token) = setup(&app, 2).await;
+    let gpr = id_of(&create_gpr(&app, &token, &slice, "moved", json!({ "priority": 150 })).await);
+    provisioned(&app, &token, &gpr).await;
+    let was_on = holder_node(&app, &cluster, &gpr).await;
+    let node_id = id_of(&node(&app, &cluster, &was_on).await);
+    let drained = app.mutate(&app.admin_token, "drainNode", DRAIN, json!({ "id": node_id, "reason": "replace the NIC", "evict": true })).await;
+    assert_eq!(drained["node"]["state"], "DRAINING", "{drained}");
+    wait_node_state(&app, &cluster, &was_on, "CORDONED").await;
+    // Back in the queue at its priority, then on the other node.
+    provisioned(&app, &token, &gpr).await;
+    assert_ne!(holder_node(&app, &cluster, &gpr).await, was_on);
+    let seen = app
+        .ok(&token, "query($id: ID!) { gpr(id: $id) { priority reason events(first: 50) { nodes { kind message } } } }", json!({ "id": gpr }))
+        .await;
+    assert_eq!(seen["gpr"]["priority"], 150);
+    let events = seen["gpr"]["events"]["nodes"].as_array().cloned().unwrap_or_default();
+    let evicted = events.iter().find(|e| e["kind"] == "EVICTED").unwrap_or_else(|| panic!("no EVICTED event: {seen}"));
+    let message = evicted["message"].as_str().unwrap_or_default();
+    assert!(message.contains(&format!("node `{was_on}` is drained for maintenance: replace the NIC")), "{message}");
+    assert!(message.contains("back to the queue at priority 150"), "{message}");
+    assert!(events.iter().any(|e| e["kind"] == "REQUEUED"), "{seen}");
+
+    // Without evicting: the GPR keeps the node until it is done.
+    let now_on = holder_node(&app, &cluster, &gpr).await;
+    let now_id = id_of(&node(&app, &cluster, &now_on).await);
+    let waiting = app.mutate(&app.admin_token, "drainNode", DRAIN, json!({ "id": now_id, "reason": "reboot" })).await;
+    assert_eq!(waiting["node"]["state"], "DRAINING");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(wait_phase(&app, &gpr, "PROVISIONED").await["phase"], "PROVISIONED", "not evicted");
+    let release = "mutation($input: GprActionInput!) { earlyReleaseGpr(input: $input) { gpr { id } userErrors { message } } }";
+    app.mutate(&token, "earlyReleaseGpr", release, json!({ "id": gpr })).await;
+    wait_node_state(&app, &cluster, &now_on, "CORDONED").await;
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn admins_evict_a_gpr_back_into_the_queue_and_nobody_else_can() {
+    let app = TestApp::spawn().await;
+    let (cluster, slice, token) = setup(&app, 1).await;
+    let gpr = id_of(&create_gpr(&app, &token, &slice, "evicted", json!({})).await);
+    provisioned(&app, &token, &gpr).await;
+    let by_user = app.gql(&token, EVICT, json!({ "input": { "id": gpr, "reason": "mine" } })).await;
+    assert_eq!(by_user["errors"][0]["extensions"]["code"], "FORBIDDEN", "{by_user}");
+    let node_id = id_of(&node(&app, &cluster, "h-0").await);
+    for (mutation, input) in [(CORDON, json!({ "id": node_id, "reason": "x" })), (UNCORDON, json!({ "id": node_id }))] {
+        let refused = app.gql(&token, mutation, json!({ "input": input })).await;
+        assert_eq!(refused["errors"][0]["extensions"]["code"], "FORBIDDEN", "{refused}");
+    }
+    for reason in ["", "   ", &"x".repeat(501)] {
+        let refused = app.ok(&app.admin_token, EVICT, json!({ "input": { "id": gpr, "reason": reason } })).await["evictGpr"].clone();
+        assert_eq!(refused["userErrors"][0]["field"], json!(["input", "reason"]), "{refused}");
+    }
+    let not_a_node = app.ok(&app.admin_token, CORDON, json!({ "input": { "id": gpr, "reason": "x" } })).await["cordonNode"].clone();
+    assert_eq!(not_a_node["userErrors"][0]["field"], json!(["input", "id"]), "{not_a_node}");
+    assert_eq!(wait_phase(&app, &gpr, "PROVISIONED").await["phase"], "PROVISIONED", "refusals changed nothing");
+
+    let evicted = app.mutate(&app.admin_token, "evictGpr", EVICT, json!({ "id": gpr, "reason": "a higher-priority demo" })).await;
+    assert_eq!(evicted["gpr"]["phase"], "RELEASING");
+    // Alone on its node's pool, it is provisioned again once the node is free.
+    provisioned(&app, &token, &gpr).await;
+    let told = app.ok(&token, "query($id: ID!) { gpr(id: $id) { events(first: 50) { nodes { kind message actor } } } }", json!({ "id": gpr })).await;
+    let events = told["gpr"]["events"]["nodes"].as_array().cloned().unwrap_or_default();
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["kind"].as_str()).collect();
+    let from = kinds.iter().position(|k| *k == "EVICTED").unwrap_or_else(|| panic!("no EVICTED: {kinds:?}"));
+    let order: Vec<&str> = kinds[from..].iter().copied().filter(|k| ["EVICTED", "REQUEUED", "PROVISIONED"].contains(k)).collect();
+    assert_eq!(order, ["EVICTED", "REQUEUED", "PROVISIONED"]);
+    assert!(events[from]["message"].as_str().unwrap_or_default().starts_with("evicted by admin: a higher-priority demo"), "{told}");
+    assert_eq!(events[from]["actor"], "admin");
+    // A GPR that is not running cannot be evicted.
+    let queued = id_of(&create_gpr(&app, &token, &slice, "waiting", json!({})).await);
+    let refused = app.ok(&app.admin_token, EVICT, json!({ "input": { "id": queued, "reason": "x" } })).await["evictGpr"].clone();
+    assert_eq!(refused["userErrors"][0]["code"], "CONFLICT", "{refused}");
+    app.finish().await;
+}
