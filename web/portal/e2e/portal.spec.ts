@@ -353,6 +353,39 @@ test('admin: dashboard, inventory with the schedule timeline, slices, tokens, ap
   await expect(page.getByRole('table', { name: 'Global queue' })).toContainText('detector-large');
 });
 
+test('admin: a node is drained with its GPR evicted and requeued, then uncordoned', async ({ page }) => {
+  await signIn(page, 'admin');
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Clusters' }).click();
+  await page.getByRole('button', { name: 'gpu-east' }).click();
+  const table = page.getByRole('table', { name: 'Nodes of gpu-east' });
+  const held = table.locator('tbody tr').filter({ has: page.getByRole('link', { name: 'e2e-finetune' }) }).first();
+  const nodeName = (await held.locator('td').first().innerText()).split('\n')[0].trim();
+  await held.getByRole('button', { name: 'Drain' }).click();
+  const form = page.getByRole('form', { name: `Drain ${nodeName}` });
+  await form.getByLabel('Reason').fill('e2e: replace a NIC');
+  await form.getByLabel('evict e2e-finetune now (it is requeued)').check();
+  await form.getByRole('button', { name: `Drain ${nodeName}` }).click();
+  const row = table.locator('tbody tr').filter({ hasText: nodeName });
+  await expect(row).toContainText('e2e: replace a NIC (admin)');
+  await expect(row.getByRole('button', { name: 'Uncordon' })).toBeVisible();
+  // Its owner is told why, and the GPR is back in the queue (or already on other nodes).
+  const id = await gprId('e2e-finetune');
+  await expect
+    .poll(async () => {
+      const seen = await gateway.graphql<{ gpr: { events: { nodes: { kind: string; message: string }[] } } }>(
+        'alice',
+        'query($id: ID!) { gpr(id: $id) { events(first: 100) { nodes { kind message } } } }',
+        { id },
+      );
+      return seen.gpr.events.nodes.filter((e) => e.kind === 'EVICTED' || e.kind === 'REQUEUED').map((e) => e.kind);
+    })
+    .toEqual(['EVICTED', 'REQUEUED']);
+  await expect(row).toContainText('cordoned');
+  await shot(page, 'admin-maintenance');
+  await row.getByRole('button', { name: 'Uncordon' }).click();
+  await expect(row.getByRole('button', { name: 'Cordon' })).toBeVisible();
+});
+
 test('after a gateway restart the portal reconnects and the timeline resumes with nothing lost', async ({ page }) => {
   await signIn(page, 'carol');
   const id = await gprId('vit-pretrain');

@@ -11,6 +11,7 @@ import { Card, Empty, ErrorBox, Loading, Time, useNow } from '../../components/u
 import { parseIsoDuration } from '../../lib/time';
 import { grandTotal, totalsBy } from './pools';
 import { ms } from './timeline';
+import { NodeMaintenance } from './NodeMaintenance';
 import { ScheduleTimeline, type ScheduleItem } from './ScheduleTimeline';
 import { Percent, UsageBar, UsageLegend } from './UsageBar';
 import { useAfterFirst, useThrottled } from './hooks';
@@ -64,6 +65,9 @@ const DetailQuery = graphql(`
           gpuMemoryMib
           health
           state
+          cordonedAt
+          cordonReason
+          cordonedBy
           zone
           utilization
           lastHeartbeatAt
@@ -276,6 +280,7 @@ function ClusterDetail({ id }: { id: string }) {
                   <th scope="col">Allocated to</th>
                   <th scope="col" className="num">Utilisation</th>
                   <th scope="col">Last heartbeat</th>
+                  <th scope="col">Maintenance</th>
                 </tr>
               </thead>
               <tbody>
@@ -310,6 +315,9 @@ function ClusterDetail({ id }: { id: string }) {
                     </td>
                     <td>
                       <Time at={n.lastHeartbeatAt} now={now} />
+                    </td>
+                    <td>
+                      <NodeMaintenance node={n} onDone={refresh} />
                     </td>
                   </tr>
                 ))}

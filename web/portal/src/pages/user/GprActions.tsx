@@ -4,6 +4,7 @@ import { useState } from 'react';
 import { useMutation, type CombinedError } from 'urql';
 import { graphql } from '../../gql';
 import { ConfirmButton, ErrorBox, UserErrors } from '../../components/ui';
+import { useSession } from '../../session';
 import { PENDING_PHASES } from './format';
 import { ExtendGpr } from './ExtendGpr';
 
@@ -42,7 +43,63 @@ const EarlyReleaseDocument = graphql(`
   }
 `);
 
+const EvictDocument = graphql(`
+  mutation AdminEvictGpr($input: EvictGprInput!) {
+    evictGpr(input: $input) {
+      gpr {
+        id
+        phase
+        version
+        reason
+      }
+      userErrors {
+        field
+        message
+        code
+      }
+    }
+  }
+`);
+
 type Problem = { field?: readonly string[] | null; message: string };
+
+/** Admins: take the nodes back and requeue the GPR at its priority, saying why. */
+function EvictGpr({ gpr, onDone }: { gpr: { id: string; name: string }; onDone?: () => void }) {
+  const [open, setOpen] = useState(false);
+  const [reason, setReason] = useState('');
+  const [result, evict] = useMutation(EvictDocument);
+  if (!open) {
+    return (
+      <button type="button" className="danger" onClick={() => setOpen(true)}>
+        Evict and requeue
+      </button>
+    );
+  }
+  return (
+    <form
+      className="actions inline"
+      aria-label={`Evict ${gpr.name}`}
+      onSubmit={async (e) => {
+        e.preventDefault();
+        const r = await evict({ input: { id: gpr.id, reason } });
+        if (r.data?.evictGpr.userErrors.length === 0) {
+          setOpen(false);
+          onDone?.();
+        }
+      }}
+    >
+      <input aria-label="Why (the owner reads it)" required maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} />
+      <button type="submit" className="danger" disabled={result.fetching}>
+        Evict {gpr.name}
+      </button>
+      <button type="button" onClick={() => setOpen(false)}>
+        Keep
+      </button>
+      <ErrorBox error={result.error} />
+      <UserErrors errors={result.data?.evictGpr.userErrors} />
+    </form>
+  );
+}
 
 export function GprActions({
   gpr,
@@ -55,6 +112,7 @@ export function GprActions({
   /** More buttons (e.g. Edit), shown first. */
   children?: React.ReactNode;
 }) {
+  const { viewer } = useSession();
   const [, cancel] = useMutation(CancelDocument);
   const [, release] = useMutation(EarlyReleaseDocument);
   const [errors, setErrors] = useState<readonly Problem[]>([]);
@@ -98,6 +156,7 @@ export function GprActions({
           </ConfirmButton>
         )}
       </div>
+      {provisioned && viewer?.role === 'ADMIN' && <EvictGpr gpr={gpr} onDone={onDone} />}
       {provisioned && <ExtendGpr gpr={gpr} onDone={onDone} />}
       <ErrorBox error={error} />
       <UserErrors errors={errors} />
