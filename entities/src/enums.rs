@@ -269,6 +269,9 @@ string_enum! {
         NodeStale = "NODE_STALE",
         /// A provisioned GPR's GPUs sit idle.
         GprIdle = "GPR_IDLE",
+        /// A provisioned GPR's GPUs averaged under the slice policy's utilisation floor for its
+        /// period: held, but under-used.
+        GprUnderused = "GPR_UNDERUSED",
     }
 }
 
@@ -358,6 +361,11 @@ pub struct SlicePolicy {
     /// Seconds a GPR's window may be extended in all without an admin's approval (always only
     /// while no waiting GPR's promise moves later).
     pub extension_grace_secs: i64,
+    /// Warn (`GPR_UNDERUSED`) when a provisioned GPR's GPUs average under this utilisation, in
+    /// percent, over `underuse_period_secs`; `None`: no such warning.
+    pub underuse_below_percent: Option<i32>,
+    /// The period the utilisation is averaged over.
+    pub underuse_period_secs: i64,
 }
 
 impl Default for SlicePolicy {
@@ -380,6 +388,8 @@ impl Default for SlicePolicy {
             kubeconfig_secrets_and_exec: false,
             // "A small grace period" (seed 001): half an hour without asking anyone.
             extension_grace_secs: 30 * 60,
+            underuse_below_percent: None,
+            underuse_period_secs: 3600,
         }
     }
 }

@@ -360,6 +360,51 @@ async fn an_idle_gpr_is_warned_before_its_idle_release_and_the_warning_ends_with
 }
 
 #[tokio::test]
+async fn a_gpr_that_holds_gpus_it_barely_uses_is_warned_by_its_slice_policy() {
+    let app = TestApp::spawn_with(|s| s.alerts.sweep_interval_ms = 100).await;
+    let two = two_slices(&app).await;
+    let policy = "mutation($input: SetSlicePolicyInput!) { setSlicePolicy(input: $input) { slice { policy { underuseBelowPercent underusePeriod } } userErrors { field code } } }";
+    for (bad, field) in [(json!({ "underuseBelowPercent": 0 }), "underuseBelowPercent"), (json!({ "underusePeriod": "1m" }), "underusePeriod")] {
+        let refused = app.ok(&app.admin_token, policy, json!({ "input": { "sliceId": two.slice_a, "policy": bad } })).await["setSlicePolicy"].clone();
+        assert_eq!(refused["userErrors"][0]["field"], json!(["input", "policy", field]), "{refused}");
+    }
+    let set = app
+        .mutate(
+            &app.admin_token,
+            "setSlicePolicy",
+            policy,
+            json!({ "sliceId": two.slice_a, "policy": { "underuseBelowPercent": 20, "underusePeriod": "1h" } }),
+        )
+        .await;
+    assert_eq!(set["slice"]["policy"], json!({ "underuseBelowPercent": 20, "underusePeriod": "PT1H" }));
+    let created = create_gpr(&app, &two.token_a, &two.slice_a, "lazy", json!({ "nodeCount": 1, "duration": "8h" })).await;
+    let gpr = created["id"].as_str().expect("id").to_owned();
+    let (node_id, _, uuids) = provisioned_node(&app, &two.token_a, &gpr).await;
+    // A little ahead, as in the idle test: after the lifecycle clock's provisioning time.
+    let busy = |util: f64| -> Vec<Value> { uuids.iter().map(|uuid| gpu_sample(uuid, Utc::now() + chrono::Duration::seconds(2), util)).collect() };
+    report(&app, &node_id, busy(5.0)).await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let kind = json!({ "kind": "GPR_UNDERUSED" });
+    assert_eq!(alerts(&app, &app.admin_token, kind.clone()).await, Vec::<Value>::new(), "not a whole period yet");
+
+    // An hour at 5 %: warned, in its slice only.
+    app.clock.advance(Duration::from_secs(61 * 60));
+    let warned = wait_for_alerts(&app, &two.token_a, kind.clone(), |a| !a.is_empty()).await;
+    assert_eq!((warned.len(), warned[0]["severity"].as_str(), warned[0]["threshold"].as_f64()), (1, Some("WARNING"), Some(20.0)), "{warned:#?}");
+    assert_eq!(warned[0]["value"], 5.0);
+    assert!(warned[0]["message"].as_str().unwrap_or_default().contains("averaged 5.0 % busy over the last 1h"), "{}", warned[0]);
+    assert_eq!(alerts(&app, &two.token_b, kind.clone()).await, Vec::<Value>::new(), "not another slice's business");
+
+    // Busy for the next hour: it clears.
+    report(&app, &node_id, busy(90.0)).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.clock.advance(Duration::from_secs(61 * 60));
+    let cleared = wait_for_alerts(&app, &two.token_a, kind, |a| a.first().is_some_and(|a| a["open"] == false)).await;
+    assert!(cleared[0]["resolution"].as_str().unwrap_or_default().contains("averaged 90.0 %"), "{}", cleared[0]);
+    app.finish().await;
+}
+
+#[tokio::test]
 async fn the_database_keeps_one_open_alert_per_kind_and_subject() {
     use egs_entities::{AlertKind, AlertSeverity};
     use egs_schema::alerts::service::{NewAlert, clear, gpu_subject, raise};

@@ -162,7 +162,7 @@ impl GpuState {
             AlertKind::OverPower => Some(&mut self.over_power),
             AlertKind::XidError => Some(&mut self.xid),
             AlertKind::EccError => Some(&mut self.ecc),
-            AlertKind::NodeStale | AlertKind::GprIdle => None,
+            AlertKind::NodeStale | AlertKind::GprIdle | AlertKind::GprUnderused => None,
         }
     }
 }
@@ -412,8 +412,75 @@ pub fn gpr_idleness(now: DateTime<Utc>, idle_timeout_secs: i64, idle_since: Opti
     }
 }
 
+/// Utilisation a GPR's GPUs averaged, sampled by the sweeper: `(when, mean %)`, oldest first.
+pub type UtilisationWindow = std::collections::VecDeque<(DateTime<Utc>, f64)>;
+
+/// Points above the floor by this much clear a `GPR_UNDERUSED` warning (so it does not flap).
+pub const UNDERUSE_HYSTERESIS_PERCENT: f64 = 5.0;
+
+/// `GPR_UNDERUSED`: the time-weighted mean of `window` over the last `period_secs` (once it covers
+/// that long) under `below` percent raises a warning; at `below` + 5 or more it clears.
+pub fn gpr_underuse(now: DateTime<Utc>, window: &UtilisationWindow, below: f64, period_secs: i64, open: bool) -> Option<Decision> {
+    let from = now - chrono::Duration::seconds(period_secs);
+    let (first, _) = *window.front()?;
+    if first > from {
+        return None;
+    }
+    // Each sample holds until the next (the last until now); only the part inside the period counts.
+    let mut weighted = 0.0;
+    let mut covered = 0.0;
+    for (i, (at, mean)) in window.iter().enumerate() {
+        let until = window.get(i + 1).map_or(now, |next| next.0);
+        let start = (*at).max(from);
+        if until <= start {
+            continue;
+        }
+        let secs = (until - start).num_milliseconds() as f64 / 1000.0;
+        weighted += mean * secs;
+        covered += secs;
+    }
+    if covered <= 0.0 {
+        return None;
+    }
+    let mean = weighted / covered;
+    match open {
+        false if mean < below => Some(Decision::Raise {
+            kind: AlertKind::GprUnderused,
+            severity: AlertSeverity::Warning,
+            value: Some((mean * 10.0).round() / 10.0),
+            threshold: Some(below),
+            detail: format!(
+                "holds GPUs that averaged {:.1} % busy over the last {}, under its slice's {below:.0} %: release what it does not use, or make it work",
+                mean,
+                format_human(period_secs)
+            ),
+        }),
+        true if mean >= below + UNDERUSE_HYSTERESIS_PERCENT => Some(Decision::Clear {
+            kind: AlertKind::GprUnderused,
+            resolution: format!("its GPUs averaged {mean:.1} % over the last {}", format_human(period_secs)),
+        }),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn under_use_is_a_time_weighted_mean_over_the_whole_period() {
+        let at = |secs: i64| DateTime::<Utc>::from_timestamp(T0 + secs, 0).unwrap_or_default();
+        let window: UtilisationWindow = [(at(0), 2.0), (at(1800), 30.0), (at(3000), 4.0)].into_iter().collect();
+        assert!(gpr_underuse(at(3500), &window, 10.0, 3600, false).is_none(), "not an hour of samples yet");
+        // Over 0–3600: 2 % for 30 min, 30 % for 20 min, 4 % for 10 min = 11.7 %.
+        assert!(gpr_underuse(at(3600), &window, 10.0, 3600, false).is_none());
+        match gpr_underuse(at(3600), &window, 15.0, 3600, false) {
+            Some(Decision::Raise { kind: AlertKind::GprUnderused, value: Some(v), .. }) => assert!((v - 11.7).abs() < 0.05, "{v}"),
+            other => panic!("{other:?}"),
+        }
+        // Later, only the last hour counts: 600–1800 at 2 %, 1800–3000 at 30 %, 3000–4200 at 4 % = 12 %.
+        assert!(gpr_underuse(at(4200), &window, 15.0, 3600, true).is_none(), "still under 15 + 5");
+        assert!(matches!(gpr_underuse(at(4200), &window, 7.0, 3600, true), Some(Decision::Clear { .. })), "12 % ≥ 7 + 5");
+    }
     use super::*;
 
     const T0: i64 = 1_800_000_000;

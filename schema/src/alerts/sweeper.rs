@@ -1,4 +1,4 @@
-//! The time-driven rules every replica runs: stale nodes, idle GPRs, quiet XID and ECC alerts,
+//! The time-driven rules every replica runs: stale nodes, idle and under-used GPRs, quiet XID and ECC alerts,
 //! subjects gone or handed over; and forgetting old transitions.
 
 use super::rules::{self, GPU_KINDS};
@@ -6,7 +6,7 @@ use super::service::{CHANGE_RETENTION_SECS, Target, Writer, gpr_subject, node_su
 use crate::error::Result;
 use crate::inventory::liveness::STALE_AFTER_SECS;
 use chrono::{DateTime, Duration, Utc};
-use egs_entities::{AlertKind, GprPhase, alert, alert_change, gpr, gpr_node, gpu, node};
+use egs_entities::{AlertKind, GprPhase, alert, alert_change, gpr, gpr_node, gpu, node, slice};
 use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 /// with), `GPR_IDLE` (on `clock`, the lifecycle's, which the idle release itself reads), quiet
 /// XID and ECC alerts, and alerts whose subject went away or whose node changed hands.
 /// Returns how many transitions it stored.
-pub async fn sweep(db: &DatabaseConnection, wall: DateTime<Utc>, clock: DateTime<Utc>) -> Result<usize> {
+pub async fn sweep(db: &DatabaseConnection, wall: DateTime<Utc>, clock: DateTime<Utc>, windows: &mut Windows) -> Result<usize> {
     let open = alert::Entity::find().filter(alert::Column::ClearedAt.is_null()).order_by_asc(alert::Column::Id).all(db).await?;
     let mut writer = Writer::new(db, open.clone());
 
@@ -66,7 +66,73 @@ pub async fn sweep(db: &DatabaseConnection, wall: DateTime<Utc>, clock: DateTime
     }
 
     sweep_idle_gprs(db, &mut writer, &open, clock).await?;
+    sweep_underused_gprs(db, &mut writer, &open, windows, clock).await?;
     Ok(writer.stored)
+}
+
+/// Each watched GPR's utilisation as this replica sampled it, kept from sweep to sweep (a
+/// replica that starts anew waits a whole period before it judges).
+pub type Windows = HashMap<i64, rules::UtilisationWindow>;
+
+/// `GPR_UNDERUSED`: samples the mean utilisation of every provisioned GPR whose slice policy
+/// sets a floor, and judges its window.
+async fn sweep_underused_gprs(
+    db: &DatabaseConnection,
+    writer: &mut Writer<'_>,
+    open: &[alert::Model],
+    windows: &mut Windows,
+    clock: DateTime<Utc>,
+) -> Result<()> {
+    let provisioned = gpr::Entity::find().filter(gpr::Column::Phase.eq(GprPhase::Provisioned)).all(db).await?;
+    let slice_ids: HashSet<i64> = provisioned.iter().map(|g| g.slice_id).collect();
+    let policies: HashMap<i64, (f64, i64)> = if slice_ids.is_empty() {
+        HashMap::new()
+    } else {
+        slice::Entity::find()
+            .filter(slice::Column::Id.is_in(slice_ids))
+            .all(db)
+            .await?
+            .into_iter()
+            .filter_map(|s| s.policy.underuse_below_percent.map(|below| (s.id, (f64::from(below), s.policy.underuse_period_secs))))
+            .collect()
+    };
+    let watched: Vec<&gpr::Model> = provisioned.iter().filter(|g| policies.contains_key(&g.slice_id)).collect();
+    let watched_ids: HashSet<i64> = watched.iter().map(|g| g.id).collect();
+    windows.retain(|id, _| watched_ids.contains(id));
+    if !watched.is_empty() {
+        let links = gpr_node::Entity::find().filter(gpr_node::Column::GprId.is_in(watched_ids.iter().copied())).all(db).await?;
+        let gpus = gpu::Entity::find().filter(gpu::Column::NodeId.is_in(links.iter().map(|l| l.node_id).collect::<HashSet<_>>())).all(db).await?;
+        for g in &watched {
+            let (below, period) = policies[&g.slice_id];
+            let nodes: HashSet<i64> = links.iter().filter(|l| l.gpr_id == g.id).map(|l| l.node_id).collect();
+            // GPUs that reported since the GPR got them; none yet, no verdict.
+            let utils: Vec<f64> = gpus
+                .iter()
+                .filter(|gpu| nodes.contains(&gpu.node_id) && gpu.last_sample_at.zip(g.provisioned_at).is_some_and(|(at, since)| at >= since))
+                .filter_map(|gpu| gpu.latest_util)
+                .collect();
+            if utils.is_empty() {
+                continue;
+            }
+            let window = windows.entry(g.id).or_default();
+            window.push_back((clock, utils.iter().sum::<f64>() / utils.len() as f64));
+            // Keep the last sample before the period starts: it holds until the next.
+            let from = clock - Duration::seconds(period);
+            while window.len() >= 2 && window[1].0 <= from {
+                window.pop_front();
+            }
+            let is_open = writer.open.contains_key(&(AlertKind::GprUnderused, gpr_subject(g.id)));
+            if let Some(decision) = rules::gpr_underuse(clock, window, below, period, is_open) {
+                writer.apply(decision, &Target::Gpr(g), clock).await?;
+            }
+        }
+    }
+    for a in open.iter().filter(|a| a.kind == AlertKind::GprUnderused && a.gpr_id.is_none_or(|id| !watched_ids.contains(&id))) {
+        writer
+            .clear(AlertKind::GprUnderused, &a.subject, "the GPR is no longer provisioned, or its slice no longer watches under-use", clock)
+            .await?;
+    }
+    Ok(())
 }
 
 async fn sweep_idle_gprs(db: &DatabaseConnection, writer: &mut Writer<'_>, open: &[alert::Model], clock: DateTime<Utc>) -> Result<()> {
@@ -130,12 +196,13 @@ pub async fn run_sweeper(
 ) {
     tokio::pin!(stop);
     let mut last_prune: Option<std::time::Instant> = None;
+    let mut windows = Windows::new();
     loop {
         tokio::select! {
             _ = &mut stop => return,
             _ = tokio::time::sleep(every) => {}
         }
-        match sweep(&db, Utc::now(), clock.now()).await {
+        match sweep(&db, Utc::now(), clock.now(), &mut windows).await {
             Ok(0) => {}
             Ok(_) => hub.changed(),
             Err(error) => tracing::warn!(error = ?error, "the alert sweep failed; retrying at the next one"),

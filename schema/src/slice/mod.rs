@@ -194,6 +194,14 @@ impl SlicePolicyView {
     async fn extension_grace(&self) -> Duration {
         Duration(self.0.extension_grace_secs)
     }
+    /// A provisioned GPR whose GPUs average under this utilisation (percent) over
+    /// `underusePeriod` raises `GPR_UNDERUSED`; `null`: no such warning.
+    async fn underuse_below_percent(&self) -> Option<i32> {
+        self.0.underuse_below_percent
+    }
+    async fn underuse_period(&self) -> Duration {
+        Duration(self.0.underuse_period_secs)
+    }
 }
 
 /// Changes to a slice policy: omitted fields keep their value, `null` removes a limit.
@@ -216,6 +224,10 @@ pub struct SlicePolicyInput {
     pub kubeconfig_secrets_and_exec: Option<bool>,
     /// `0` sends every extension to an admin.
     pub extension_grace: Option<Duration>,
+    /// 1–100; `null` turns the under-use warning off.
+    pub underuse_below_percent: MaybeUndefined<i32>,
+    /// 5 minutes to 7 days.
+    pub underuse_period: Option<Duration>,
 }
 
 impl SlicePolicyInput {
@@ -241,6 +253,8 @@ impl SlicePolicyInput {
         set(&mut policy.quota_period_secs, self.quota_period.map(Duration::secs));
         set(&mut policy.kubeconfig_secrets_and_exec, self.kubeconfig_secrets_and_exec);
         set(&mut policy.extension_grace_secs, self.extension_grace.map(Duration::secs));
+        self.underuse_below_percent.update_to(&mut policy.underuse_below_percent);
+        set(&mut policy.underuse_period_secs, self.underuse_period.map(Duration::secs));
     }
 }
 

@@ -99,6 +99,10 @@ pub fn check_policy(policy: &SlicePolicy, errors: &mut Vec<UserError>) {
         errors.push(UserError::invalid(&at("gpuHourQuota"), "must not be negative"));
     }
     validate::range(&at("extensionGrace"), policy.extension_grace_secs, 0, MAX_EXTENSION_GRACE_SECS, errors);
+    if let Some(percent) = policy.underuse_below_percent {
+        validate::range(&at("underuseBelowPercent"), percent.into(), 1, 100, errors);
+    }
+    validate::range(&at("underusePeriod"), policy.underuse_period_secs, 300, 7 * 24 * 3600, errors);
     if policy.quota_period_secs < 3600 {
         errors.push(UserError::invalid(&at("quotaPeriod"), "must be at least one hour"));
     }

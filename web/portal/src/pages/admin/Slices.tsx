@@ -44,6 +44,8 @@ graphql(`
       defaultIdleTimeout
       autoEviction
       requeueOnEviction
+      underuseBelowPercent
+      underusePeriod
     }
   }
 `);
@@ -224,6 +226,12 @@ function PolicyFields({ prefix, value, onChange, shapes }: { prefix: string; val
         </Field>
         <Field id={`${prefix}-idle`} label="Default idle timeout (minutes)" hint="Empty: none">
           <input id={`${prefix}-idle`} type="number" min={0} step="any" value={value.defaultIdleTimeout} onChange={(e) => set('defaultIdleTimeout', e.target.value)} />
+        </Field>
+        <Field id={`${prefix}-underuse`} label="Warn when GPUs average under (%)" hint="Empty: no under-use warning">
+          <input id={`${prefix}-underuse`} type="number" min={1} max={100} value={value.underuseBelowPercent} onChange={(e) => set('underuseBelowPercent', e.target.value)} />
+        </Field>
+        <Field id={`${prefix}-underuse-period`} label="…over (minutes)">
+          <input id={`${prefix}-underuse-period`} type="number" min={5} value={value.underusePeriod} onChange={(e) => set('underusePeriod', e.target.value)} />
         </Field>
       </div>
       <div className="checks" style={{ marginTop: '0.75rem' }}>

@@ -27,8 +27,18 @@ describe('slice policy form', () => {
         defaultIdleTimeout: '45m',
         autoEviction: true,
         requeueOnEviction: true,
+        underuseBelowPercent: null,
+        underusePeriod: '1h',
       },
     });
+  });
+
+  it('sets the under-use warning in percent over minutes', () => {
+    const f = policyForm({ allowedShapes: [], priorityMin: 1, priorityMax: 200, autoEviction: true, requeueOnEviction: true, underuseBelowPercent: 15, underusePeriod: 'PT2H' });
+    expect(f).toMatchObject({ underuseBelowPercent: '15', underusePeriod: '120' });
+    expect(policyInput(f)).toMatchObject({ input: { underuseBelowPercent: 15, underusePeriod: '2h' } });
+    const bad = policyInput({ ...f, underuseBelowPercent: '0', underusePeriod: '2' });
+    expect('errors' in bad && bad.errors.map((e) => e.field[0])).toEqual(['underuseBelowPercent', 'underusePeriod']);
   });
 
   it('reports bad numbers per field', () => {

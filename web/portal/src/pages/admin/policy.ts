@@ -12,6 +12,10 @@ export interface PolicyForm {
   defaultIdleTimeout: string;
   autoEviction: boolean;
   requeueOnEviction: boolean;
+  /** Percent; empty: no under-use warning. */
+  underuseBelowPercent: string;
+  /** Minutes. */
+  underusePeriod: string;
 }
 
 export const DEFAULT_POLICY: PolicyForm = {
@@ -23,6 +27,8 @@ export const DEFAULT_POLICY: PolicyForm = {
   defaultIdleTimeout: '',
   autoEviction: true,
   requeueOnEviction: true,
+  underuseBelowPercent: '',
+  underusePeriod: '60',
 };
 
 const num = (n: number) => String(Math.round(n * 100) / 100);
@@ -36,9 +42,12 @@ export function policyForm(p: {
   defaultIdleTimeout?: string | null;
   autoEviction: boolean;
   requeueOnEviction: boolean;
+  underuseBelowPercent?: number | null;
+  underusePeriod?: string | null;
 }): PolicyForm {
   const hours = parseIsoDuration(p.maxDuration);
   const idle = parseIsoDuration(p.defaultIdleTimeout);
+  const underuse = parseIsoDuration(p.underusePeriod);
   return {
     allowedShapes: [...p.allowedShapes],
     maxNodesPerGpr: p.maxNodesPerGpr == null ? '' : String(p.maxNodesPerGpr),
@@ -48,6 +57,8 @@ export function policyForm(p: {
     defaultIdleTimeout: idle == null ? '' : num(idle / 60),
     autoEviction: p.autoEviction,
     requeueOnEviction: p.requeueOnEviction,
+    underuseBelowPercent: p.underuseBelowPercent == null ? '' : String(p.underuseBelowPercent),
+    underusePeriod: underuse == null ? '60' : num(underuse / 60),
   };
 }
 
@@ -60,6 +71,8 @@ export interface PolicyInputOut {
   defaultIdleTimeout: string | null;
   autoEviction: boolean;
   requeueOnEviction: boolean;
+  underuseBelowPercent: number | null;
+  underusePeriod?: string;
 }
 
 /** The form as input (empty limits removed with `null`), or the problems with it. */
@@ -87,6 +100,8 @@ export function policyInput(f: PolicyForm): { input: PolicyInputOut } | { errors
   if (priorityMin != null && priorityMax != null && priorityMin > priorityMax) errors.push({ field: ['priorityMin'], message: 'must not be above the maximum' });
   const maxDuration = positive('maxDuration', f.maxDuration, (h) => durationInput(h));
   const defaultIdleTimeout = positive('defaultIdleTimeout', f.defaultIdleTimeout, (m) => durationInput(0, m));
+  const underuseBelowPercent = int('underuseBelowPercent', f.underuseBelowPercent, 1, 100);
+  const periodMinutes = int('underusePeriod', f.underusePeriod, 5, 7 * 24 * 60);
   if (errors.length) return { errors };
   return {
     input: {
@@ -98,6 +113,8 @@ export function policyInput(f: PolicyForm): { input: PolicyInputOut } | { errors
       defaultIdleTimeout,
       autoEviction: f.autoEviction,
       requeueOnEviction: f.requeueOnEviction,
+      underuseBelowPercent,
+      ...(periodMinutes != null && { underusePeriod: durationInput(0, periodMinutes) ?? undefined }),
     },
   };
 }
