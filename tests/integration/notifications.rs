@@ -410,3 +410,38 @@ async fn a_user_removed_from_the_slice_hears_no_more_of_its_gprs() {
     assert_eq!(milestones_of(&posts(&seen)), ["QUEUED"], "nothing after the removal");
     app.finish().await;
 }
+
+#[tokio::test]
+async fn a_promise_that_moves_by_more_than_the_threshold_is_news() {
+    let app = TestApp::spawn().await;
+    let cluster = register_cluster(&app, "c1").await;
+    add_nodes(&app, &cluster, "h", 1, SHAPE_H100, 8).await;
+    let slice = create_slice(&app, "team-a", &cluster, json!({})).await;
+    let (_, token) = member(&app, "alice", &slice, "EDITOR").await;
+    let (url, seen) = receiver(vec![]).await;
+    let input = json!({ "kind": "WEBHOOK", "name": "moves", "target": url, "milestones": ["ESTIMATE_MOVED"], "estimateMovedMinutes": 30 });
+    create_channel(&app, &token, input).await;
+    // The only node is A's for two hours; B waits for it, and C for B.
+    let a = id_of(&create_gpr(&app, &token, &slice, "a", json!({ "duration": "2h" })).await);
+    provisioned(&app, &token, &a).await;
+    let b = id_of(&create_gpr(&app, &token, &slice, "b", json!({ "duration": "1h" })).await);
+    let c = id_of(&create_gpr(&app, &token, &slice, "c", json!({ "duration": "1h" })).await);
+    let promise = "query($id: ID!) { gpr(id: $id) { startNoLaterThan } }";
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while app.ok(&token, promise, json!({ "id": c })).await["gpr"]["startNoLaterThan"].is_null() {
+        assert!(tokio::time::Instant::now() < deadline, "C never got a promise");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Small moves (none so far) are not news; A's early release moves C's promise two hours earlier.
+    assert!(posts(&seen).is_empty(), "{:#?}", posts(&seen));
+    let release = "mutation($input: GprActionInput!) { earlyReleaseGpr(input: $input) { gpr { id } userErrors { message } } }";
+    app.mutate(&token, "earlyReleaseGpr", release, json!({ "id": a })).await;
+    provisioned(&app, &token, &b).await;
+    let posted = wait_posts(&seen, "C's promise moved", |p| p.iter().any(|p| p.body["gpr"]["id"] == c.as_str())).await;
+    let moved = posted.iter().find(|p| p.body["gpr"]["id"] == c.as_str()).expect("C's news");
+    assert_eq!(moved.body["milestone"], "ESTIMATE_MOVED");
+    let secs = moved.body["event"]["estimateMovedSeconds"].as_i64().unwrap_or_default();
+    assert!(secs <= -30 * 60, "earlier by more than the threshold: {:#?}", moved.body);
+    assert!(moved.body["headline"].as_str().unwrap_or_default().contains("has a new start estimate"), "{:#?}", moved.body);
+    app.finish().await;
+}
