@@ -466,3 +466,28 @@ string_enum! {
         Failed = "FAILED",
     }
 }
+
+string_enum! {
+    /// Where a user's request for a workspace (slice) stands.
+    WorkspaceRequestState {
+        /// Waiting for an admin.
+        Pending = "PENDING",
+        /// An admin approved it: the slice exists, with the requester as its owner.
+        Approved = "APPROVED",
+        /// An admin refused it, saying why.
+        Rejected = "REJECTED",
+        /// The requester took it back.
+        Withdrawn = "WITHDRAWN",
+    }
+}
+
+/// Namespaces a workspace request asks for, one per cluster and name.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, FromJsonQueryResult)]
+pub struct RequestedNamespaces(pub Vec<RequestedNamespace>);
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestedNamespace {
+    pub cluster_id: i64,
+    pub name: String,
+}

@@ -29,5 +29,6 @@ pub mod slice_cluster;
 pub mod slice_member;
 pub mod slice_namespace;
 pub mod user;
+pub mod workspace_request;
 
 pub use enums::*;

@@ -19,6 +19,7 @@ mod m20261204_000001_template_catalogue;
 mod m20261205_000001_workload_hints;
 mod m20261206_000001_notifications;
 mod m20261207_000001_node_maintenance;
+mod m20261208_000001_workspace_requests;
 
 pub struct Migrator;
 
@@ -42,6 +43,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261205_000001_workload_hints::Migration),
             Box::new(m20261206_000001_notifications::Migration),
             Box::new(m20261207_000001_node_maintenance::Migration),
+            Box::new(m20261208_000001_workspace_requests::Migration),
         ]
     }
 }

@@ -22,6 +22,7 @@ pub enum Kind {
     GprTemplate,
     NotificationChannel,
     NotificationDelivery,
+    WorkspaceRequest,
 }
 
 impl Kind {
@@ -41,11 +42,12 @@ impl Kind {
             Self::GprTemplate => "GprTemplate",
             Self::NotificationChannel => "NotificationChannel",
             Self::NotificationDelivery => "NotificationDelivery",
+            Self::WorkspaceRequest => "WorkspaceRequest",
         }
     }
 
     /// Every kind, in the order ids are checked.
-    pub const ALL: [Kind; 14] = [
+    pub const ALL: [Kind; 15] = [
         Self::Project,
         Self::User,
         Self::AccessToken,
@@ -60,6 +62,7 @@ impl Kind {
         Self::GprTemplate,
         Self::NotificationChannel,
         Self::NotificationDelivery,
+        Self::WorkspaceRequest,
     ];
 }
 

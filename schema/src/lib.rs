@@ -59,6 +59,7 @@ pub struct Query(
     workloads::WorkloadQuery,
     template::TemplateQuery,
     notify::NotificationQuery,
+    slice::requests::WorkspaceRequestQuery,
 );
 
 #[derive(MergedObject, Default)]
@@ -76,6 +77,7 @@ pub struct Mutation(
     slice::kubeconfig::SliceKubeconfigMutation,
     notify::NotificationMutation,
     inventory::MaintenanceMutation,
+    slice::requests::WorkspaceRequestMutation,
 );
 
 #[derive(MergedSubscription, Default)]

@@ -55,7 +55,12 @@ impl RelayQuery {
                 Node::GprEvent(GprEvent(event))
             }
             Kind::Alert => Node::Alert(Alert(crate::alerts::reads::find_alert(db, caller, row).await?)),
-            Kind::Project | Kind::SliceNamespace | Kind::GprTemplate | Kind::NotificationChannel | Kind::NotificationDelivery => {
+            Kind::Project
+            | Kind::SliceNamespace
+            | Kind::GprTemplate
+            | Kind::NotificationChannel
+            | Kind::NotificationDelivery
+            | Kind::WorkspaceRequest => {
                 return Err(Error::NotFound("object"));
             }
         })

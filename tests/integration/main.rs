@@ -43,3 +43,4 @@ mod templates;
 mod websocket;
 mod workload_hints;
 mod workloads;
+mod workspace_requests;

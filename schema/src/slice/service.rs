@@ -111,7 +111,7 @@ pub fn check_policy(policy: &SlicePolicy, errors: &mut Vec<UserError>) {
     }
 }
 
-async fn ensure_slice_name_free(db: &impl ConnectionTrait, project_id: i64, name: &str, except: Option<i64>) -> Result<()> {
+pub(super) async fn ensure_slice_name_free(db: &impl ConnectionTrait, project_id: i64, name: &str, except: Option<i64>) -> Result<()> {
     let mut query = slice::Entity::find().filter(slice::Column::ProjectId.eq(project_id)).filter(slice::Column::Name.eq(name));
     if let Some(id) = except {
         query = query.filter(slice::Column::Id.ne(id));
@@ -122,7 +122,7 @@ async fn ensure_slice_name_free(db: &impl ConnectionTrait, project_id: i64, name
     Ok(())
 }
 
-async fn ensure_clusters_exist(db: &impl ConnectionTrait, field: &str, ids: &BTreeSet<i64>) -> Result<()> {
+pub(super) async fn ensure_clusters_exist(db: &impl ConnectionTrait, field: &str, ids: &BTreeSet<i64>) -> Result<()> {
     let found = cluster::Entity::find().filter(cluster::Column::Id.is_in(ids.iter().copied())).count(db).await?;
     if found as usize != ids.len() {
         return Err(Error::invalid(field, "names a cluster that does not exist"));
@@ -132,7 +132,7 @@ async fn ensure_clusters_exist(db: &impl ConnectionTrait, field: &str, ids: &BTr
 
 /// Namespaces the cluster itself uses: a slice handed one could run pods beside the control
 /// plane or read what the cluster keeps there.
-fn refuse_reserved(field: &str, name: &str, errors: &mut Vec<UserError>) {
+pub(super) fn refuse_reserved(field: &str, name: &str, errors: &mut Vec<UserError>) {
     if name == "default" || name.starts_with("kube-") {
         errors.push(UserError::invalid(
             field,
