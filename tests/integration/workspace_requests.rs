@@ -41,6 +41,9 @@ async fn a_user_asks_for_a_workspace_and_an_admin_approves_it_with_edits() {
     let cluster = register_cluster(&app, "c1").await;
     let dana = user(&app, "dana").await;
     let eve = user(&app, "eve").await;
+    // A user in no slice yet still sees where a workspace can be asked for.
+    let choices = app.ok(&dana, "query { workspaceClusters { id name } }", json!({})).await;
+    assert_eq!(choices["workspaceClusters"], json!([{ "id": cluster, "name": "c1" }]));
     let asked = app.mutate(&dana, "requestWorkspace", REQUEST, ask(&cluster, "dana-ft")).await["request"].clone();
     assert_eq!(
         (asked["state"].as_str(), asked["requester"].as_str(), asked["namespaces"][0]["clusterName"].as_str()),

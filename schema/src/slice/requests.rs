@@ -291,6 +291,22 @@ impl WorkspaceRequestQuery {
         let (caller, db) = session(ctx)?;
         Ok(list_requests(db, caller, state).await?.into_iter().map(WorkspaceRequest).collect())
     }
+
+    /// The clusters a workspace may be asked on (ids and names only: a user who belongs to no
+    /// slice yet sees no cluster elsewhere).
+    async fn workspace_clusters(&self, ctx: &Context<'_>) -> Result<Vec<ClusterChoice>> {
+        let (caller, db) = session(ctx)?;
+        caller.require_person()?;
+        let clusters = cluster::Entity::find().order_by_asc(cluster::Column::Name).all(db).await?;
+        Ok(clusters.into_iter().map(|c| ClusterChoice { id: ids::encode(Kind::Cluster, c.id), name: c.name }).collect())
+    }
+}
+
+/// A cluster to ask for namespaces on.
+#[derive(SimpleObject)]
+pub struct ClusterChoice {
+    pub id: ID,
+    pub name: String,
 }
 
 #[derive(InputObject)]

@@ -386,6 +386,28 @@ test('admin: a node is drained with its GPR evicted and requeued, then uncordone
   await expect(row.getByRole('button', { name: 'Cordon' })).toBeVisible();
 });
 
+test('a user asks for a workspace; an admin approves it renamed; the user owns the new slice', async ({ page, browser }) => {
+  await signIn(page, 'dave');
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Workspaces' }).click();
+  const form = page.getByRole('form', { name: 'Ask for a workspace' });
+  await form.getByLabel('Slice name').fill('e2e-ws');
+  await form.getByLabel('Purpose').fill('evaluate a new model');
+  await form.getByRole('button', { name: 'Send request' }).click();
+  await expect(page.getByRole('article', { name: 'Request e2e-ws' })).toContainText('pending');
+
+  const admin = await signedIn(browser, 'admin');
+  await admin.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Requests' }).click();
+  const request = admin.getByRole('article', { name: 'Request e2e-ws' });
+  await request.getByLabel('Slice name for e2e-ws').fill('e2e-eval');
+  await request.getByRole('button', { name: 'Approve' }).click();
+  await expect(request).toContainText('approved');
+  await expect(request).toContainText('Slice: e2e-eval');
+  const me = await gateway.graphql<{ viewer: { memberships: { role: string; slice: { name: string } }[] } }>('dave', '{ viewer { memberships { role slice { name } } } }');
+  expect(me.viewer.memberships).toContainEqual({ role: 'OWNER', slice: { name: 'e2e-eval' } });
+  await page.reload();
+  await expect(page.getByRole('article', { name: 'Request e2e-ws' })).toContainText('Slice: e2e-eval');
+});
+
 test('after a gateway restart the portal reconnects and the timeline resumes with nothing lost', async ({ page }) => {
   await signIn(page, 'carol');
   const id = await gprId('vit-pretrain');

@@ -9,6 +9,7 @@ import { GprDetail } from './pages/GprDetail';
 import { Workloads } from './pages/Workloads';
 import { Events } from './pages/Events';
 import { Notifications } from './pages/Notifications';
+import { Workspaces } from './pages/Workspaces';
 import { Gpus } from './pages/Gpus';
 import { GpuDashboard } from './pages/GpuDashboard';
 import { AdminDashboard } from './pages/admin/Dashboard';
@@ -40,6 +41,7 @@ export function App() {
         <Route path="workloads" element={<Workloads />} />
         <Route path="events" element={<Events />} />
         <Route path="notifications" element={<Notifications />} />
+        <Route path="workspaces" element={<Workspaces />} />
         <Route path="gpus" element={<Gpus />} />
         <Route path="gpus/:gpuId" element={<GpuDashboard />} />
         <Route path="admin" element={<AdminOnly><AdminDashboard /></AdminOnly>} />

@@ -12,12 +12,14 @@ const USER_LINKS: [string, string][] = [
   ['/gpus', 'GPUs'],
   ['/events', 'Events'],
   ['/notifications', 'Notifications'],
+  ['/workspaces', 'Workspaces'],
 ];
 const ADMIN_LINKS: [string, string][] = [
   ['/admin', 'Dashboard'],
   ['/admin/clusters', 'Clusters'],
   ['/admin/slices', 'Slices'],
   ['/admin/queue', 'Global queue'],
+  ['/workspaces', 'Requests'],
   ['/admin/tokens', 'Tokens'],
   ['/gpus', 'GPUs'],
   ['/events', 'Events'],

@@ -196,6 +196,17 @@ export type ApproveGprPayload = {
   userErrors: Array<UserError>;
 };
 
+/** An approval; fields given replace what was asked. */
+export type ApproveWorkspaceRequestInput = {
+  gpuHourQuota?: InputMaybe<Scalars['Int']['input']>;
+  id: Scalars['ID']['input'];
+  maxNodesPerGpr?: InputMaybe<Scalars['Int']['input']>;
+  name?: InputMaybe<Scalars['String']['input']>;
+  namespaces?: InputMaybe<Array<RequestedNamespaceInput>>;
+  /** A note to the requester. */
+  reason?: InputMaybe<Scalars['String']['input']>;
+};
+
 export type CancelGprPayload = {
   __typename?: 'CancelGprPayload';
   gpr?: Maybe<Gpr>;
@@ -235,6 +246,13 @@ export type ClusterNodesArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   filter?: InputMaybe<NodeFilter>;
   first?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** A cluster to ask for namespaces on. */
+export type ClusterChoice = {
+  __typename?: 'ClusterChoice';
+  id: Scalars['ID']['output'];
+  name: Scalars['String']['output'];
 };
 
 /** How EGS reaches a cluster. */
@@ -1269,6 +1287,11 @@ export type Mutation = {
    * GPR, approves its requested extension (refused if a promise made since is in the way).
    */
   approveGpr: ApproveGprPayload;
+  /**
+   * Approves a request (admins), with edits where given: creates the slice with the requester
+   * as its owner.
+   */
+  approveWorkspaceRequest: WorkspaceRequestPayload;
   /** Withdraws a pending GPR (slice editors). */
   cancelGpr: CancelGprPayload;
   /**
@@ -1334,6 +1357,8 @@ export type Mutation = {
    * extension (the window stays).
    */
   rejectGpr: RejectGprPayload;
+  /** Refuses a request (admins), saying why. */
+  rejectWorkspaceRequest: WorkspaceRequestPayload;
   /** Removes a cluster with its nodes and slice namespaces (admin); refused while GPRs hold nodes there. */
   removeCluster: RemoveClusterPayload;
   /**
@@ -1357,6 +1382,8 @@ export type Mutation = {
    * all or nothing. Agents send it when the mapping changes and at least every minute.
    */
   reportGpuWorkloads: ReportGpuWorkloadsPayload;
+  /** Asks the admins for a workspace (at most 3 waiting per user). */
+  requestWorkspace: WorkspaceRequestPayload;
   /** Revokes a token at once (admins any, users their own). */
   revokeToken: RevokeTokenPayload;
   /**
@@ -1401,6 +1428,8 @@ export type Mutation = {
    * left out keep their values on existing nodes.
    */
   upsertNodes: UpsertNodesPayload;
+  /** Takes back a waiting request (its requester). */
+  withdrawWorkspaceRequest: WorkspaceRequestPayload;
 };
 
 
@@ -1416,6 +1445,11 @@ export type MutationAddSliceNamespaceArgs = {
 
 export type MutationApproveGprArgs = {
   input: GprDecisionInput;
+};
+
+
+export type MutationApproveWorkspaceRequestArgs = {
+  input: ApproveWorkspaceRequestInput;
 };
 
 
@@ -1509,6 +1543,11 @@ export type MutationRejectGprArgs = {
 };
 
 
+export type MutationRejectWorkspaceRequestArgs = {
+  input: RejectWorkspaceRequestInput;
+};
+
+
 export type MutationRemoveClusterArgs = {
   input: RemoveClusterInput;
 };
@@ -1536,6 +1575,11 @@ export type MutationReportGpuSamplesArgs = {
 
 export type MutationReportGpuWorkloadsArgs = {
   input: ReportGpuWorkloadsInput;
+};
+
+
+export type MutationRequestWorkspaceArgs = {
+  input: RequestWorkspaceInput;
 };
 
 
@@ -1606,6 +1650,11 @@ export type MutationUpdateSliceArgs = {
 
 export type MutationUpsertNodesArgs = {
   input: UpsertNodesInput;
+};
+
+
+export type MutationWithdrawWorkspaceRequestArgs = {
+  input: WorkspaceRequestRef;
 };
 
 export type NamespaceInput = {
@@ -1984,6 +2033,13 @@ export type Query = {
    * node was handed to the slice. `NOT_FOUND` for a slice you may not see.
    */
   workloads: Array<GpuPod>;
+  /**
+   * The clusters a workspace may be asked on (ids and names only: a user who belongs to no
+   * slice yet sees no cluster elsewhere).
+   */
+  workspaceClusters: Array<ClusterChoice>;
+  /** Workspace requests, newest first: every one for admins, your own for others. */
+  workspaceRequests: Array<WorkspaceRequest>;
 };
 
 
@@ -2122,6 +2178,11 @@ export type QueryWorkloadsArgs = {
   sliceId: Scalars['ID']['input'];
 };
 
+
+export type QueryWorkspaceRequestsArgs = {
+  state?: InputMaybe<WorkspaceRequestState>;
+};
+
 export type RegisterClusterInput = {
   cloud?: InputMaybe<Scalars['String']['input']>;
   /** KUBERNETES: use the service account of the pod EGS runs in instead of a kubeconfig. */
@@ -2163,6 +2224,12 @@ export type RejectGprPayload = {
   gpr?: Maybe<Gpr>;
   /** Problems with the input that the caller can fix; empty on success. */
   userErrors: Array<UserError>;
+};
+
+export type RejectWorkspaceRequestInput = {
+  id: Scalars['ID']['input'];
+  /** Why (1–500 characters): the requester reads it. */
+  reason: Scalars['String']['input'];
 };
 
 /** Why a GPR's nodes were taken back. */
@@ -2251,6 +2318,32 @@ export type ReportGpuWorkloadsPayload = {
   processes: Scalars['Int']['output'];
   /** Problems with the input; when there are any, nothing was stored. */
   userErrors: Array<UserError>;
+};
+
+export type RequestWorkspaceInput = {
+  /** The size: GPU-hours per quota period. */
+  gpuHourQuota?: InputMaybe<Scalars['Int']['input']>;
+  /** The size: most nodes one GPR may take. */
+  maxNodesPerGpr?: InputMaybe<Scalars['Int']['input']>;
+  /** The slice name (a DNS label, unique). */
+  name: Scalars['String']['input'];
+  /** 1–8 namespaces, on the clusters where the work runs. */
+  namespaces: Array<RequestedNamespaceInput>;
+  /** What it is for (1–2,000 characters). */
+  purpose: Scalars['String']['input'];
+};
+
+export type RequestedNamespaceInput = {
+  clusterId: Scalars['ID']['input'];
+  name: Scalars['String']['input'];
+};
+
+/** A namespace a request asks for. */
+export type RequestedNamespaceView = {
+  __typename?: 'RequestedNamespaceView';
+  clusterId: Scalars['ID']['output'];
+  clusterName?: Maybe<Scalars['String']['output']>;
+  name: Scalars['String']['output'];
 };
 
 export type RevokeTokenInput = {
@@ -2878,6 +2971,49 @@ export type WorkloadKind =
   | 'INTERACTIVE'
   | 'TRAINING';
 
+export type WorkspaceRequest = {
+  __typename?: 'WorkspaceRequest';
+  createdAt: Scalars['DateTime']['output'];
+  decidedAt?: Maybe<Scalars['DateTime']['output']>;
+  decidedBy?: Maybe<Scalars['String']['output']>;
+  /** Why it was rejected (or what the approval said). */
+  decisionReason?: Maybe<Scalars['String']['output']>;
+  gpuHourQuota?: Maybe<Scalars['Int']['output']>;
+  id: Scalars['ID']['output'];
+  maxNodesPerGpr?: Maybe<Scalars['Int']['output']>;
+  /** The slice name asked for. */
+  name: Scalars['String']['output'];
+  namespaces: Array<RequestedNamespaceView>;
+  purpose: Scalars['String']['output'];
+  /** Who asked. */
+  requester?: Maybe<Scalars['String']['output']>;
+  /** The slice the approval created, when the caller may see it. */
+  slice?: Maybe<Slice>;
+  state: WorkspaceRequestState;
+};
+
+export type WorkspaceRequestPayload = {
+  __typename?: 'WorkspaceRequestPayload';
+  request?: Maybe<WorkspaceRequest>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type WorkspaceRequestRef = {
+  id: Scalars['ID']['input'];
+};
+
+/** Where a user's request for a workspace (slice) stands. */
+export type WorkspaceRequestState =
+  /** An admin approved it: the slice exists, with the requester as its owner. */
+  | 'APPROVED'
+  /** Waiting for an admin. */
+  | 'PENDING'
+  /** An admin refused it, saying why. */
+  | 'REJECTED'
+  /** The requester took it back. */
+  | 'WITHDRAWN';
+
 export type BellEventsSubscriptionVariables = Exact<{
   after?: InputMaybe<Scalars['ID']['input']>;
 }>;
@@ -3109,6 +3245,32 @@ export type WorkloadsLiveSubscriptionVariables = Exact<{
 
 
 export type WorkloadsLiveSubscription = { __typename?: 'Subscription', gpuMetrics: { __typename?: 'GpuMetricsUpdate', samples: Array<{ __typename?: 'GpuSample', gpuId: string, time: string, util: number, memUtil: number, memUsedMib: number, temperature: number, power: number }> } };
+
+export type WorkspacesQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type WorkspacesQuery = { __typename?: 'Query', workspaceRequests: Array<{ __typename?: 'WorkspaceRequest', id: string, name: string, purpose: string, state: WorkspaceRequestState, requester?: string | null, maxNodesPerGpr?: number | null, gpuHourQuota?: number | null, decidedBy?: string | null, decisionReason?: string | null, createdAt: string, namespaces: Array<{ __typename?: 'RequestedNamespaceView', clusterName?: string | null, name: string }>, slice?: { __typename?: 'Slice', id: string, name: string } | null }>, workspaceClusters: Array<{ __typename?: 'ClusterChoice', id: string, name: string }> };
+
+export type RequestWorkspaceMutationVariables = Exact<{
+  input: RequestWorkspaceInput;
+}>;
+
+
+export type RequestWorkspaceMutation = { __typename?: 'Mutation', requestWorkspace: { __typename?: 'WorkspaceRequestPayload', request?: { __typename?: 'WorkspaceRequest', id: string } | null, userErrors: Array<{ __typename?: 'UserError', field: Array<string>, message: string }> } };
+
+export type ApproveWorkspaceRequestMutationVariables = Exact<{
+  input: ApproveWorkspaceRequestInput;
+}>;
+
+
+export type ApproveWorkspaceRequestMutation = { __typename?: 'Mutation', approveWorkspaceRequest: { __typename?: 'WorkspaceRequestPayload', request?: { __typename?: 'WorkspaceRequest', id: string, state: WorkspaceRequestState } | null, userErrors: Array<{ __typename?: 'UserError', field: Array<string>, message: string }> } };
+
+export type RejectWorkspaceRequestMutationVariables = Exact<{
+  input: RejectWorkspaceRequestInput;
+}>;
+
+
+export type RejectWorkspaceRequestMutation = { __typename?: 'Mutation', rejectWorkspaceRequest: { __typename?: 'WorkspaceRequestPayload', request?: { __typename?: 'WorkspaceRequest', id: string, state: WorkspaceRequestState } | null, userErrors: Array<{ __typename?: 'UserError', field: Array<string>, message: string }> } };
 
 export type AdminQueueGprFragment = { __typename?: 'Gpr', id: string, name: string, version: number, phase: GprPhase, priority: number, priorityBand: PriorityBand, queuePosition?: number | null, nodeCount: number, gpusPerNode?: number | null, gpuShape?: string | null, instanceType?: string | null, assignedGpuShape?: string | null, assignedInstanceType?: string | null, duration: string, estimatedStartAt?: string | null, startNoLaterThan?: string | null, approvalReason?: string | null, extensionRequested?: string | null, createdAt: string, provisionedAt?: string | null, exitAt?: string | null, assignedCluster?: { __typename?: 'Cluster', id: string, name: string } | null, slice?: { __typename?: 'Slice', id: string, name: string } | null, requester?: { __typename?: 'User', id: string, name: string } | null };
 
@@ -3385,6 +3547,10 @@ export const QueueUpdateDocument = {"kind":"Document","definitions":[{"kind":"Op
 export const WorkloadsSlicesDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"WorkloadsSlices"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"slices"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"100"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}}]} as unknown as DocumentNode<WorkloadsSlicesQuery, WorkloadsSlicesQueryVariables>;
 export const WorkloadsPodsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"WorkloadsPods"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"sliceId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"slice"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"sliceId"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"gpuSummary"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gpuCount"}},{"kind":"Field","name":{"kind":"Name","value":"reportingGpuCount"}},{"kind":"Field","name":{"kind":"Name","value":"idleGpuCount"}},{"kind":"Field","name":{"kind":"Name","value":"averageUtilization"}},{"kind":"Field","name":{"kind":"Name","value":"averageMemoryUtilization"}},{"kind":"Field","name":{"kind":"Name","value":"averageTemperature"}},{"kind":"Field","name":{"kind":"Name","value":"powerWatts"}},{"kind":"Field","name":{"kind":"Name","value":"memoryUsedMib"}},{"kind":"Field","name":{"kind":"Name","value":"newestSampleAt"}},{"kind":"Field","name":{"kind":"Name","value":"hottestGpu"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"index"}},{"kind":"Field","name":{"kind":"Name","value":"model"}},{"kind":"Field","name":{"kind":"Name","value":"latestSample"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"temperature"}}]}},{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"highestPowerGpu"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"index"}},{"kind":"Field","name":{"kind":"Name","value":"model"}},{"kind":"Field","name":{"kind":"Name","value":"latestSample"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"power"}}]}},{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"workloads"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"sliceId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"sliceId"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"uid"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"namespace"}},{"kind":"Field","name":{"kind":"Name","value":"containers"}},{"kind":"Field","name":{"kind":"Name","value":"reportedAt"}},{"kind":"Field","name":{"kind":"Name","value":"usedMemoryMib"}},{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"gpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"temperatureThresholdCelsius"}},{"kind":"Field","name":{"kind":"Name","value":"powerThresholdWatts"}},{"kind":"Field","name":{"kind":"Name","value":"cluster"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"allocatedGpr"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"workload"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"model"}},{"kind":"Field","name":{"kind":"Name","value":"kind"}}]}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"gpus"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"index"}},{"kind":"Field","name":{"kind":"Name","value":"uuid"}},{"kind":"Field","name":{"kind":"Name","value":"model"}},{"kind":"Field","name":{"kind":"Name","value":"memoryMib"}},{"kind":"Field","name":{"kind":"Name","value":"latestSample"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gpuId"}},{"kind":"Field","name":{"kind":"Name","value":"time"}},{"kind":"Field","name":{"kind":"Name","value":"util"}},{"kind":"Field","name":{"kind":"Name","value":"memUtil"}},{"kind":"Field","name":{"kind":"Name","value":"memUsedMib"}},{"kind":"Field","name":{"kind":"Name","value":"temperature"}},{"kind":"Field","name":{"kind":"Name","value":"power"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"processes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"pid"}},{"kind":"Field","name":{"kind":"Name","value":"usedMemoryMib"}},{"kind":"Field","name":{"kind":"Name","value":"pod"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"container"}}]}}]}}]}}]}}]} as unknown as DocumentNode<WorkloadsPodsQuery, WorkloadsPodsQueryVariables>;
 export const WorkloadsLiveDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"WorkloadsLive"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"sliceId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gpuMetrics"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"sliceId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"sliceId"}}},{"kind":"Argument","name":{"kind":"Name","value":"interval"},"value":{"kind":"StringValue","value":"PT2S","block":false}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"samples"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gpuId"}},{"kind":"Field","name":{"kind":"Name","value":"time"}},{"kind":"Field","name":{"kind":"Name","value":"util"}},{"kind":"Field","name":{"kind":"Name","value":"memUtil"}},{"kind":"Field","name":{"kind":"Name","value":"memUsedMib"}},{"kind":"Field","name":{"kind":"Name","value":"temperature"}},{"kind":"Field","name":{"kind":"Name","value":"power"}}]}}]}}]}}]} as unknown as DocumentNode<WorkloadsLiveSubscription, WorkloadsLiveSubscriptionVariables>;
+export const WorkspacesDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"Workspaces"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"workspaceRequests"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"purpose"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"requester"}},{"kind":"Field","name":{"kind":"Name","value":"maxNodesPerGpr"}},{"kind":"Field","name":{"kind":"Name","value":"gpuHourQuota"}},{"kind":"Field","name":{"kind":"Name","value":"decidedBy"}},{"kind":"Field","name":{"kind":"Name","value":"decisionReason"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"namespaces"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"clusterName"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"slice"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"workspaceClusters"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]} as unknown as DocumentNode<WorkspacesQuery, WorkspacesQueryVariables>;
+export const RequestWorkspaceDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"RequestWorkspace"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"RequestWorkspaceInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"requestWorkspace"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"request"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<RequestWorkspaceMutation, RequestWorkspaceMutationVariables>;
+export const ApproveWorkspaceRequestDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"ApproveWorkspaceRequest"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ApproveWorkspaceRequestInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"approveWorkspaceRequest"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"request"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"state"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<ApproveWorkspaceRequestMutation, ApproveWorkspaceRequestMutationVariables>;
+export const RejectWorkspaceRequestDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"RejectWorkspaceRequest"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"RejectWorkspaceRequestInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"rejectWorkspaceRequest"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"request"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"state"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<RejectWorkspaceRequestMutation, RejectWorkspaceRequestMutationVariables>;
 export const AdminQueueDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"AdminQueue"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"clusterId"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"gpuShape"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"queue"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"clusterId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"clusterId"}}},{"kind":"Argument","name":{"kind":"Name","value":"gpuShape"},"value":{"kind":"Variable","name":{"kind":"Name","value":"gpuShape"}}},{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"500"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"AdminQueueGpr"}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"AdminQueueGpr"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Gpr"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"version"}},{"kind":"Field","name":{"kind":"Name","value":"phase"}},{"kind":"Field","name":{"kind":"Name","value":"priority"}},{"kind":"Field","name":{"kind":"Name","value":"priorityBand"}},{"kind":"Field","name":{"kind":"Name","value":"queuePosition"}},{"kind":"Field","name":{"kind":"Name","value":"nodeCount"}},{"kind":"Field","name":{"kind":"Name","value":"gpusPerNode"}},{"kind":"Field","name":{"kind":"Name","value":"gpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"instanceType"}},{"kind":"Field","name":{"kind":"Name","value":"assignedGpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"assignedInstanceType"}},{"kind":"Field","name":{"kind":"Name","value":"assignedCluster"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"slice"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"requester"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"duration"}},{"kind":"Field","name":{"kind":"Name","value":"estimatedStartAt"}},{"kind":"Field","name":{"kind":"Name","value":"startNoLaterThan"}},{"kind":"Field","name":{"kind":"Name","value":"approvalReason"}},{"kind":"Field","name":{"kind":"Name","value":"extensionRequested"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"provisionedAt"}},{"kind":"Field","name":{"kind":"Name","value":"exitAt"}}]}}]} as unknown as DocumentNode<AdminQueueQuery, AdminQueueQueryVariables>;
 export const AdminQueueSideDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"AdminQueueSide"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"clusters"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"pools"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gpuShape"}}]}},{"kind":"Field","alias":{"kind":"Name","value":"pending"},"name":{"kind":"Name","value":"gprs"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"filter"},"value":{"kind":"ObjectValue","fields":[{"kind":"ObjectField","name":{"kind":"Name","value":"awaitingDecision"},"value":{"kind":"BooleanValue","value":true}}]}},{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"100"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"totalCount"}},{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"AdminQueueGpr"}}]}}]}},{"kind":"Field","alias":{"kind":"Name","value":"running"},"name":{"kind":"Name","value":"gprs"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"filter"},"value":{"kind":"ObjectValue","fields":[{"kind":"ObjectField","name":{"kind":"Name","value":"phases"},"value":{"kind":"ListValue","values":[{"kind":"EnumValue","value":"PROVISIONED"}]}}]}},{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"100"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"totalCount"}},{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"AdminQueueGpr"}}]}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"AdminQueueGpr"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Gpr"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"version"}},{"kind":"Field","name":{"kind":"Name","value":"phase"}},{"kind":"Field","name":{"kind":"Name","value":"priority"}},{"kind":"Field","name":{"kind":"Name","value":"priorityBand"}},{"kind":"Field","name":{"kind":"Name","value":"queuePosition"}},{"kind":"Field","name":{"kind":"Name","value":"nodeCount"}},{"kind":"Field","name":{"kind":"Name","value":"gpusPerNode"}},{"kind":"Field","name":{"kind":"Name","value":"gpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"instanceType"}},{"kind":"Field","name":{"kind":"Name","value":"assignedGpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"assignedInstanceType"}},{"kind":"Field","name":{"kind":"Name","value":"assignedCluster"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"slice"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"requester"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"duration"}},{"kind":"Field","name":{"kind":"Name","value":"estimatedStartAt"}},{"kind":"Field","name":{"kind":"Name","value":"startNoLaterThan"}},{"kind":"Field","name":{"kind":"Name","value":"approvalReason"}},{"kind":"Field","name":{"kind":"Name","value":"extensionRequested"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"provisionedAt"}},{"kind":"Field","name":{"kind":"Name","value":"exitAt"}}]}}]} as unknown as DocumentNode<AdminQueueSideQuery, AdminQueueSideQueryVariables>;
 export const AdminQueueLiveDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"AdminQueueLive"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"clusterId"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"gpuShape"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"queueChanged"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"clusterId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"clusterId"}}},{"kind":"Argument","name":{"kind":"Name","value":"gpuShape"},"value":{"kind":"Variable","name":{"kind":"Name","value":"gpuShape"}}},{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"500"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"AdminQueueGpr"}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"AdminQueueGpr"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Gpr"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"version"}},{"kind":"Field","name":{"kind":"Name","value":"phase"}},{"kind":"Field","name":{"kind":"Name","value":"priority"}},{"kind":"Field","name":{"kind":"Name","value":"priorityBand"}},{"kind":"Field","name":{"kind":"Name","value":"queuePosition"}},{"kind":"Field","name":{"kind":"Name","value":"nodeCount"}},{"kind":"Field","name":{"kind":"Name","value":"gpusPerNode"}},{"kind":"Field","name":{"kind":"Name","value":"gpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"instanceType"}},{"kind":"Field","name":{"kind":"Name","value":"assignedGpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"assignedInstanceType"}},{"kind":"Field","name":{"kind":"Name","value":"assignedCluster"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"slice"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"requester"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"duration"}},{"kind":"Field","name":{"kind":"Name","value":"estimatedStartAt"}},{"kind":"Field","name":{"kind":"Name","value":"startNoLaterThan"}},{"kind":"Field","name":{"kind":"Name","value":"approvalReason"}},{"kind":"Field","name":{"kind":"Name","value":"extensionRequested"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"provisionedAt"}},{"kind":"Field","name":{"kind":"Name","value":"exitAt"}}]}}]} as unknown as DocumentNode<AdminQueueLiveSubscription, AdminQueueLiveSubscriptionVariables>;
