@@ -87,7 +87,7 @@ pub fn load_signing_key(storage: &StorageArgs) -> anyhow::Result<TokenKeys> {
         Ok(key) => key.trim().to_owned(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let bytes: [u8; 32] = rand::rng().random();
-            let key: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            let key = hex::encode(bytes);
             write_private_file(&path, &key)?;
             key
         }

@@ -274,7 +274,7 @@ pub struct NotifyArgs {
     #[arg(long = "smtp-url-file", env = "EGS_SMTP_URL_FILE")]
     pub smtp_url_file: Option<std::path::PathBuf>,
     /// The sender of notification e-mails.
-    #[arg(long = "smtp-from", env = "EGS_SMTP_FROM", default_value = "EGS <egs@localhost>")]
+    #[arg(long = "smtp-from", env = "EGS_SMTP_FROM", default_value = NotifyArgs::DEFAULT_FROM)]
     pub smtp_from: String,
     /// Let users' webhooks name loopback and private addresses and plain http (receivers inside
     /// your network). Off, only public https URLs are posted to, so no user can make the gateway
@@ -282,11 +282,14 @@ pub struct NotifyArgs {
     #[arg(long = "notify-private-targets", env = "EGS_NOTIFY_PRIVATE_TARGETS")]
     pub allow_private_targets: bool,
     /// Wait before a failed notification's second attempt, in ms; it doubles each time.
-    #[arg(long = "notify-first-retry-ms", env = "EGS_NOTIFY_FIRST_RETRY_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(10..=3_600_000), hide = true)]
+    #[arg(long = "notify-first-retry-ms", env = "EGS_NOTIFY_FIRST_RETRY_MS", default_value_t = NotifyArgs::DEFAULT_FIRST_RETRY_MS, value_parser = clap::value_parser!(u64).range(10..=3_600_000), hide = true)]
     pub first_retry_ms: u64,
 }
 
 impl NotifyArgs {
+    pub const DEFAULT_FROM: &str = "EGS <egs@localhost>";
+    pub const DEFAULT_FIRST_RETRY_MS: u64 = 10_000;
+
     pub fn smtp_url(&self) -> anyhow::Result<Option<Secret>> {
         secret_setting(&self.smtp_url, self.smtp_url_file.as_deref(), "EGS_SMTP_URL", "the SMTP URL")
     }
@@ -294,7 +297,13 @@ impl NotifyArgs {
 
 impl Default for NotifyArgs {
     fn default() -> Self {
-        Self { smtp_url: None, smtp_url_file: None, smtp_from: "EGS <egs@localhost>".into(), allow_private_targets: false, first_retry_ms: 10_000 }
+        Self {
+            smtp_url: None,
+            smtp_url_file: None,
+            smtp_from: Self::DEFAULT_FROM.into(),
+            allow_private_targets: false,
+            first_retry_ms: Self::DEFAULT_FIRST_RETRY_MS,
+        }
     }
 }
 

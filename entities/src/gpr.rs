@@ -76,3 +76,13 @@ pub struct Model {
 pub enum Relation {}
 
 impl ActiveModelBehavior for ActiveModel {}
+
+impl Model {
+    /// The namespace and name of the `GPUProvisioningRequest` this GPR came from, when it lives
+    /// in cluster `cluster` (`source_ref` is `<cluster>/<namespace>/<name>`).
+    pub fn source_resource_in(&self, cluster: &str) -> Option<(&str, &str)> {
+        let mut parts = self.source_ref.as_deref()?.splitn(3, '/');
+        let (from, ns, name) = (parts.next()?, parts.next()?, parts.next()?);
+        (from == cluster).then_some((ns, name))
+    }
+}

@@ -65,12 +65,12 @@ fn derive(secret: &[u8], label: &[u8]) -> [u8; 32] {
 /// (`/kubernetes/clusters/<name>/mutate/<key>`): only the API server it was configured in
 /// knows it, so nobody else can ask which slice owns a namespace. 32 hex digits.
 pub fn webhook_key(keys: &TokenKeys, name: &str) -> String {
-    derive(&keys.webhook_key, name.as_bytes()).iter().take(16).map(|b| format!("{b:02x}")).collect()
+    hex::encode(&derive(&keys.webhook_key, name.as_bytes())[..16])
 }
 
 /// 16 hex digits of a derivation: a one-way fingerprint of the key.
 fn deployment_of(secret: &[u8]) -> String {
-    derive(secret, b"egs deployment").iter().take(8).map(|b| format!("{b:02x}")).collect()
+    hex::encode(&derive(secret, b"egs deployment")[..8])
 }
 
 impl TokenKeys {

@@ -400,6 +400,16 @@ pub(crate) mod validate {
         }
     }
 
+    /// A reason someone else reads (an eviction, a cordon, a rejection): 1 to 500 characters,
+    /// no control characters but line breaks; trimmed.
+    pub fn reason(field: &str, value: &str, who_reads: &str) -> crate::error::Result<String> {
+        let value = value.trim();
+        if value.is_empty() || value.chars().count() > 500 || value.chars().any(|c| c.is_control() && c != '\n') {
+            return Err(crate::error::Error::invalid(field, format!("say why in 1 to 500 characters: {who_reads} reads it")));
+        }
+        Ok(value.to_owned())
+    }
+
     /// Fails with all collected problems at once.
     pub fn finish(errors: Vec<UserError>) -> crate::error::Result<()> {
         if errors.is_empty() { Ok(()) } else { Err(crate::error::Error::User(errors)) }

@@ -175,13 +175,7 @@ impl KubeAccess for KubeClusters {
         let client = self.client(cluster_id).await?;
         let object = match &event.resource {
             Some(name) => provision::resource_ref(namespace, name),
-            None => k8s_openapi::api::core::v1::ObjectReference {
-                api_version: Some("v1".into()),
-                kind: Some("Namespace".into()),
-                name: Some(namespace.into()),
-                namespace: Some(namespace.into()),
-                ..Default::default()
-            },
+            None => provision::namespace_ref(namespace),
         };
         let kind = if event.warning { "Warning" } else { "Normal" };
         provision::emit(&client, object, &event.reason, &event.message, kind).await

@@ -451,6 +451,16 @@ fn node_ref(name: &str) -> ObjectReference {
     ObjectReference { api_version: Some("v1".into()), kind: Some("Node".into()), name: Some(name.into()), ..Default::default() }
 }
 
+pub(crate) fn namespace_ref(ns: &str) -> ObjectReference {
+    ObjectReference {
+        api_version: Some("v1".into()),
+        kind: Some("Namespace".into()),
+        name: Some(ns.into()),
+        namespace: Some(ns.into()),
+        ..Default::default()
+    }
+}
+
 pub(crate) fn resource_ref(ns: &str, name: &str) -> ObjectReference {
     ObjectReference {
         api_version: Some("egs.io/v1alpha1".into()),

@@ -465,22 +465,6 @@ pub fn gpr_underuse(now: DateTime<Utc>, window: &UtilisationWindow, below: f64, 
 
 #[cfg(test)]
 mod tests {
-
-    #[test]
-    fn under_use_is_a_time_weighted_mean_over_the_whole_period() {
-        let at = |secs: i64| DateTime::<Utc>::from_timestamp(T0 + secs, 0).unwrap_or_default();
-        let window: UtilisationWindow = [(at(0), 2.0), (at(1800), 30.0), (at(3000), 4.0)].into_iter().collect();
-        assert!(gpr_underuse(at(3500), &window, 10.0, 3600, false).is_none(), "not an hour of samples yet");
-        // Over 0–3600: 2 % for 30 min, 30 % for 20 min, 4 % for 10 min = 11.7 %.
-        assert!(gpr_underuse(at(3600), &window, 10.0, 3600, false).is_none());
-        match gpr_underuse(at(3600), &window, 15.0, 3600, false) {
-            Some(Decision::Raise { kind: AlertKind::GprUnderused, value: Some(v), .. }) => assert!((v - 11.7).abs() < 0.05, "{v}"),
-            other => panic!("{other:?}"),
-        }
-        // Later, only the last hour counts: 600–1800 at 2 %, 1800–3000 at 30 %, 3000–4200 at 4 % = 12 %.
-        assert!(gpr_underuse(at(4200), &window, 15.0, 3600, true).is_none(), "still under 15 + 5");
-        assert!(matches!(gpr_underuse(at(4200), &window, 7.0, 3600, true), Some(Decision::Clear { .. })), "12 % ≥ 7 + 5");
-    }
     use super::*;
 
     const T0: i64 = 1_800_000_000;
@@ -636,5 +620,21 @@ mod tests {
         );
         assert_eq!(gpr_idleness(at(1500), timeout, Some(at(0)), true), None, "raised once");
         assert!(matches!(gpr_idleness(at(1500), timeout, Some(at(1400)), true), Some(Decision::Clear { kind: AlertKind::GprIdle, .. })));
+    }
+
+    #[test]
+    fn under_use_is_a_time_weighted_mean_over_the_whole_period() {
+        let at = |secs: i64| DateTime::<Utc>::from_timestamp(T0 + secs, 0).unwrap_or_default();
+        let window: UtilisationWindow = [(at(0), 2.0), (at(1800), 30.0), (at(3000), 4.0)].into_iter().collect();
+        assert!(gpr_underuse(at(3500), &window, 10.0, 3600, false).is_none(), "not an hour of samples yet");
+        // Over 0–3600: 2 % for 30 min, 30 % for 20 min, 4 % for 10 min = 11.7 %.
+        assert!(gpr_underuse(at(3600), &window, 10.0, 3600, false).is_none());
+        match gpr_underuse(at(3600), &window, 15.0, 3600, false) {
+            Some(Decision::Raise { kind: AlertKind::GprUnderused, value: Some(v), .. }) => assert!((v - 11.7).abs() < 0.05, "{v}"),
+            other => panic!("{other:?}"),
+        }
+        // Later, only the last hour counts: 600–1800 at 2 %, 1800–3000 at 30 %, 3000–4200 at 4 % = 12 %.
+        assert!(gpr_underuse(at(4200), &window, 15.0, 3600, true).is_none(), "still under 15 + 5");
+        assert!(matches!(gpr_underuse(at(4200), &window, 7.0, 3600, true), Some(Decision::Clear { .. })), "12 % ≥ 7 + 5");
     }
 }

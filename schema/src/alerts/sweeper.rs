@@ -65,112 +65,129 @@ pub async fn sweep(db: &DatabaseConnection, wall: DateTime<Utc>, clock: DateTime
         }
     }
 
-    sweep_idle_gprs(db, &mut writer, &open, clock).await?;
-    sweep_underused_gprs(db, &mut writer, &open, windows, clock).await?;
+    let provisioned = gpr::Entity::find().filter(gpr::Column::Phase.eq(GprPhase::Provisioned)).all(db).await?;
+    let floors = underuse_floors(db, &provisioned).await?;
+    let idle_watched: Vec<&gpr::Model> = provisioned.iter().filter(|g| g.idle_timeout_secs.is_some()).collect();
+    let underuse_watched: Vec<&gpr::Model> = provisioned.iter().filter(|g| floors.contains_key(&g.slice_id)).collect();
+    let held = HeldGpus::load(db, idle_watched.iter().chain(&underuse_watched).map(|g| g.id).collect()).await?;
+    sweep_idle_gprs(&mut writer, &open, &idle_watched, &held, clock).await?;
+    sweep_underused_gprs(&mut writer, &open, &underuse_watched, &floors, &held, windows, clock).await?;
     Ok(writer.stored)
+}
+
+/// The GPUs of the nodes the watched GPRs hold, read once per sweep for both GPR rules.
+struct HeldGpus {
+    gpus_of_node: HashMap<i64, Vec<gpu::Model>>,
+    nodes_of_gpr: HashMap<i64, Vec<i64>>,
+}
+
+impl HeldGpus {
+    async fn load(db: &DatabaseConnection, gpr_ids: HashSet<i64>) -> Result<Self> {
+        let mut held = Self { gpus_of_node: HashMap::new(), nodes_of_gpr: HashMap::new() };
+        if gpr_ids.is_empty() {
+            return Ok(held);
+        }
+        let links = gpr_node::Entity::find().filter(gpr_node::Column::GprId.is_in(gpr_ids)).all(db).await?;
+        for l in &links {
+            held.nodes_of_gpr.entry(l.gpr_id).or_default().push(l.node_id);
+        }
+        let node_ids: HashSet<i64> = links.iter().map(|l| l.node_id).collect();
+        for g in gpu::Entity::find().filter(gpu::Column::NodeId.is_in(node_ids)).all(db).await? {
+            held.gpus_of_node.entry(g.node_id).or_default().push(g);
+        }
+        Ok(held)
+    }
+
+    /// The GPUs of `g`'s nodes.
+    fn of(&self, g: &gpr::Model) -> impl Iterator<Item = &gpu::Model> {
+        self.nodes_of_gpr.get(&g.id).into_iter().flatten().filter_map(|n| self.gpus_of_node.get(n)).flatten()
+    }
+}
+
+/// Whether `gpu` has reported since `g` got it.
+fn reported_since_held(gpu: &gpu::Model, g: &gpr::Model) -> bool {
+    gpu.last_sample_at.zip(g.provisioned_at).is_some_and(|(at, since)| at >= since)
+}
+
+async fn sweep_idle_gprs(
+    writer: &mut Writer<'_>,
+    open: &[alert::Model],
+    watched: &[&gpr::Model],
+    held: &HeldGpus,
+    clock: DateTime<Utc>,
+) -> Result<()> {
+    for g in watched {
+        // As the idle release reads it: no verdict until every GPU reported in the window.
+        let gpus: Vec<&gpu::Model> = held.of(g).collect();
+        let idle_since = g
+            .provisioned_at
+            .filter(|_| !gpus.is_empty() && gpus.iter().all(|gpu| reported_since_held(gpu, g)))
+            .map(|since| gpus.iter().filter_map(|gpu| gpu.last_busy_at).max().unwrap_or(since).max(since));
+        let is_open = writer.open.contains_key(&(AlertKind::GprIdle, gpr_subject(g.id)));
+        if let Some(decision) = rules::gpr_idleness(clock, g.idle_timeout_secs.unwrap_or_default(), idle_since, is_open) {
+            writer.apply(decision, &Target::Gpr(g), clock).await?;
+        }
+    }
+    let ids: HashSet<i64> = watched.iter().map(|g| g.id).collect();
+    for a in open.iter().filter(|a| a.kind == AlertKind::GprIdle && a.gpr_id.is_none_or(|id| !ids.contains(&id))) {
+        writer.clear(AlertKind::GprIdle, &a.subject, "the GPR is no longer provisioned with an idle timeout", clock).await?;
+    }
+    Ok(())
 }
 
 /// Each watched GPR's utilisation as this replica sampled it, kept from sweep to sweep (a
 /// replica that starts anew waits a whole period before it judges).
 pub type Windows = HashMap<i64, rules::UtilisationWindow>;
 
+/// The under-use floor (percent) and period of each slice of `provisioned` whose policy sets one.
+async fn underuse_floors(db: &DatabaseConnection, provisioned: &[gpr::Model]) -> Result<HashMap<i64, (f64, i64)>> {
+    let slice_ids: HashSet<i64> = provisioned.iter().map(|g| g.slice_id).collect();
+    if slice_ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let slices = slice::Entity::find().filter(slice::Column::Id.is_in(slice_ids)).all(db).await?;
+    Ok(slices
+        .into_iter()
+        .filter_map(|s| s.policy.underuse_below_percent.map(|below| (s.id, (f64::from(below), s.policy.underuse_period_secs))))
+        .collect())
+}
+
 /// `GPR_UNDERUSED`: samples the mean utilisation of every provisioned GPR whose slice policy
 /// sets a floor, and judges its window.
 async fn sweep_underused_gprs(
-    db: &DatabaseConnection,
     writer: &mut Writer<'_>,
     open: &[alert::Model],
+    watched: &[&gpr::Model],
+    floors: &HashMap<i64, (f64, i64)>,
+    held: &HeldGpus,
     windows: &mut Windows,
     clock: DateTime<Utc>,
 ) -> Result<()> {
-    let provisioned = gpr::Entity::find().filter(gpr::Column::Phase.eq(GprPhase::Provisioned)).all(db).await?;
-    let slice_ids: HashSet<i64> = provisioned.iter().map(|g| g.slice_id).collect();
-    let policies: HashMap<i64, (f64, i64)> = if slice_ids.is_empty() {
-        HashMap::new()
-    } else {
-        slice::Entity::find()
-            .filter(slice::Column::Id.is_in(slice_ids))
-            .all(db)
-            .await?
-            .into_iter()
-            .filter_map(|s| s.policy.underuse_below_percent.map(|below| (s.id, (f64::from(below), s.policy.underuse_period_secs))))
-            .collect()
-    };
-    let watched: Vec<&gpr::Model> = provisioned.iter().filter(|g| policies.contains_key(&g.slice_id)).collect();
-    let watched_ids: HashSet<i64> = watched.iter().map(|g| g.id).collect();
-    windows.retain(|id, _| watched_ids.contains(id));
-    if !watched.is_empty() {
-        let links = gpr_node::Entity::find().filter(gpr_node::Column::GprId.is_in(watched_ids.iter().copied())).all(db).await?;
-        let gpus = gpu::Entity::find().filter(gpu::Column::NodeId.is_in(links.iter().map(|l| l.node_id).collect::<HashSet<_>>())).all(db).await?;
-        for g in &watched {
-            let (below, period) = policies[&g.slice_id];
-            let nodes: HashSet<i64> = links.iter().filter(|l| l.gpr_id == g.id).map(|l| l.node_id).collect();
-            // GPUs that reported since the GPR got them; none yet, no verdict.
-            let utils: Vec<f64> = gpus
-                .iter()
-                .filter(|gpu| nodes.contains(&gpu.node_id) && gpu.last_sample_at.zip(g.provisioned_at).is_some_and(|(at, since)| at >= since))
-                .filter_map(|gpu| gpu.latest_util)
-                .collect();
-            if utils.is_empty() {
-                continue;
-            }
-            let window = windows.entry(g.id).or_default();
-            window.push_back((clock, utils.iter().sum::<f64>() / utils.len() as f64));
-            // Keep the last sample before the period starts: it holds until the next.
-            let from = clock - Duration::seconds(period);
-            while window.len() >= 2 && window[1].0 <= from {
-                window.pop_front();
-            }
-            let is_open = writer.open.contains_key(&(AlertKind::GprUnderused, gpr_subject(g.id)));
-            if let Some(decision) = rules::gpr_underuse(clock, window, below, period, is_open) {
-                writer.apply(decision, &Target::Gpr(g), clock).await?;
-            }
+    let ids: HashSet<i64> = watched.iter().map(|g| g.id).collect();
+    windows.retain(|id, _| ids.contains(id));
+    for g in watched {
+        let (below, period) = floors[&g.slice_id];
+        // GPUs that reported since the GPR got them; none yet, no verdict.
+        let utils: Vec<f64> = held.of(g).filter(|gpu| reported_since_held(gpu, g)).filter_map(|gpu| gpu.latest_util).collect();
+        if utils.is_empty() {
+            continue;
         }
-    }
-    for a in open.iter().filter(|a| a.kind == AlertKind::GprUnderused && a.gpr_id.is_none_or(|id| !watched_ids.contains(&id))) {
-        writer
-            .clear(AlertKind::GprUnderused, &a.subject, "the GPR is no longer provisioned, or its slice no longer watches under-use", clock)
-            .await?;
-    }
-    Ok(())
-}
-
-async fn sweep_idle_gprs(db: &DatabaseConnection, writer: &mut Writer<'_>, open: &[alert::Model], clock: DateTime<Utc>) -> Result<()> {
-    let provisioned =
-        gpr::Entity::find().filter(gpr::Column::Phase.eq(GprPhase::Provisioned)).filter(gpr::Column::IdleTimeoutSecs.is_not_null()).all(db).await?;
-    let watched: HashSet<i64> = provisioned.iter().map(|g| g.id).collect();
-    let mut idle_since: HashMap<i64, DateTime<Utc>> = HashMap::new();
-    if !provisioned.is_empty() {
-        let links = gpr_node::Entity::find().filter(gpr_node::Column::GprId.is_in(watched.iter().copied())).all(db).await?;
-        let node_ids: HashSet<i64> = links.iter().map(|l| l.node_id).collect();
-        let gpus = gpu::Entity::find().filter(gpu::Column::NodeId.is_in(node_ids)).all(db).await?;
-        let mut by_node: HashMap<i64, Vec<&gpu::Model>> = HashMap::new();
-        for g in &gpus {
-            by_node.entry(g.node_id).or_default().push(g);
+        let window = windows.entry(g.id).or_default();
+        window.push_back((clock, utils.iter().sum::<f64>() / utils.len() as f64));
+        // Keep the last sample before the period starts: it holds until the next.
+        let from = clock - Duration::seconds(period);
+        while window.len() >= 2 && window[1].0 <= from {
+            window.pop_front();
         }
-        let mut nodes_of: HashMap<i64, Vec<i64>> = HashMap::new();
-        for l in &links {
-            nodes_of.entry(l.gpr_id).or_default().push(l.node_id);
-        }
-        for g in &provisioned {
-            let Some(since) = g.provisioned_at else { continue };
-            let gpus: Vec<&gpu::Model> = nodes_of.get(&g.id).into_iter().flatten().filter_map(|n| by_node.get(n)).flatten().copied().collect();
-            // As the idle release reads it: no verdict until every GPU reported in the window.
-            if gpus.is_empty() || gpus.iter().any(|gpu| gpu.last_sample_at.is_none_or(|t| t < since)) {
-                continue;
-            }
-            idle_since.insert(g.id, gpus.iter().filter_map(|gpu| gpu.last_busy_at).max().unwrap_or(since).max(since));
-        }
-    }
-    for g in &provisioned {
-        let subject = gpr_subject(g.id);
-        let is_open = writer.open.contains_key(&(AlertKind::GprIdle, subject));
-        if let Some(decision) = rules::gpr_idleness(clock, g.idle_timeout_secs.unwrap_or_default(), idle_since.get(&g.id).copied(), is_open) {
+        let is_open = writer.open.contains_key(&(AlertKind::GprUnderused, gpr_subject(g.id)));
+        if let Some(decision) = rules::gpr_underuse(clock, window, below, period, is_open) {
             writer.apply(decision, &Target::Gpr(g), clock).await?;
         }
     }
-    for a in open.iter().filter(|a| a.kind == AlertKind::GprIdle && a.gpr_id.is_none_or(|id| !watched.contains(&id))) {
-        writer.clear(AlertKind::GprIdle, &a.subject, "the GPR is no longer provisioned with an idle timeout", clock).await?;
+    for a in open.iter().filter(|a| a.kind == AlertKind::GprUnderused && a.gpr_id.is_none_or(|id| !ids.contains(&id))) {
+        writer
+            .clear(AlertKind::GprUnderused, &a.subject, "the GPR is no longer provisioned, or its slice no longer watches under-use", clock)
+            .await?;
     }
     Ok(())
 }

@@ -280,7 +280,7 @@ async fn early_release_gpr_once(db: &DatabaseConnection, caller: &Caller, id: i6
 /// for maintenance, or to make room. The owner sees `reason` on the GPR and in its events.
 pub async fn evict_gpr(db: &DatabaseConnection, caller: &Caller, id: i64, reason: &str, version: Option<i32>) -> Result<gpr::Model> {
     caller.require_admin()?;
-    let reason = eviction_reason(reason)?;
+    let reason = validate::reason("reason", reason, "the GPR's owner")?;
     unless_raced(version, || async {
         let found = gpr::Entity::find_by_id(id).one(db).await?.ok_or(Error::NotFound("GPR"))?;
         check_version(&found, version)?;
@@ -290,15 +290,6 @@ pub async fn evict_gpr(db: &DatabaseConnection, caller: &Caller, id: i64, reason
         Ok(updated)
     })
     .await
-}
-
-/// A reason the owner will read: 1 to 500 characters.
-pub(crate) fn eviction_reason(reason: &str) -> Result<String> {
-    let reason = reason.trim();
-    if reason.is_empty() || reason.chars().count() > 500 || reason.chars().any(|c| c.is_control() && c != '\n') {
-        return Err(Error::invalid("reason", "say why in 1 to 500 characters: the GPR's owner reads it"));
-    }
-    Ok(reason.to_owned())
 }
 
 /// Starts the release of `found` (PROVISIONED) as an eviction: when its nodes are back it is

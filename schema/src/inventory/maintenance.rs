@@ -35,7 +35,7 @@ pub enum Drain {
 /// Cordons (and drains) a node; cordoning again changes the reason.
 pub async fn cordon_node(db: &DatabaseConnection, caller: &Caller, id: i64, reason: &str, drain: Drain) -> Result<node::Model> {
     caller.require_admin()?;
-    let reason = crate::gpr::service::eviction_reason(reason)?;
+    let reason = crate::validate::reason("reason", reason, "whoever uses the node")?;
     let txn = db.begin().await?;
     let found = node::Entity::find_by_id(id).one(&txn).await?.ok_or(Error::NotFound("node"))?;
     let holder = match found.allocated_gpr_id {

@@ -476,13 +476,8 @@ impl InventoryMutation {
             let cluster_id = ids::decode("clusterId", &input.cluster_id, Kind::Cluster)?;
             Ok(service::upsert_nodes(db, caller, cluster_id, input.nodes).await?.into_iter().map(GpuNode).collect())
         };
-        let result = result.await;
-        if result.is_ok() {
-            // New nodes or changed health: the scheduler and inventory watchers look at once.
-            crate::stored_changes(ctx);
-            crate::inventory_changed(ctx);
-        }
-        UpsertNodesPayload::from_result(result)
+        // New nodes or changed health: the scheduler and inventory watchers look at once.
+        UpsertNodesPayload::from_result(nodes_changed(ctx, result.await))
     }
 
     /// Removes a GPU node and its GPUs from the inventory (admins). Refused with `CONFLICT`
@@ -494,13 +489,17 @@ impl InventoryMutation {
             let id = ids::decode("id", &input.id, Kind::GpuNode)?;
             Ok(GpuNode(service::remove_node(db, caller, id).await?))
         };
-        let result = result.await;
-        if result.is_ok() {
-            crate::stored_changes(ctx);
-            crate::inventory_changed(ctx);
-        }
-        RemoveNodePayload::from_result(result)
+        RemoveNodePayload::from_result(nodes_changed(ctx, result.await))
     }
+}
+
+/// After a change to nodes: the scheduler and inventory watchers look at once.
+fn nodes_changed<T>(ctx: &Context<'_>, result: Result<T>) -> Result<T> {
+    if result.is_ok() {
+        crate::stored_changes(ctx);
+        crate::inventory_changed(ctx);
+    }
+    result
 }
 
 #[derive(InputObject)]
@@ -543,9 +542,7 @@ impl MaintenanceMutation {
             let id = ids::decode("id", &input.id, Kind::GpuNode)?;
             maintenance::cordon_node(db, caller, id, &input.reason, maintenance::Drain::No).await.map(GpuNode)
         };
-        let result = result.await;
-        crate::inventory_changed(ctx);
-        CordonNodePayload::after_change(ctx, async { result }).await
+        CordonNodePayload::from_result(nodes_changed(ctx, result.await))
     }
 
     /// Cordons a node and empties it (admins): with `evict`, the GPR holding it is evicted now
@@ -558,18 +555,14 @@ impl MaintenanceMutation {
             let drain = if input.evict { maintenance::Drain::Evict } else { maintenance::Drain::Wait };
             maintenance::cordon_node(db, caller, id, &input.reason, drain).await.map(GpuNode)
         };
-        let result = result.await;
-        crate::inventory_changed(ctx);
-        DrainNodePayload::after_change(ctx, async { result }).await
+        DrainNodePayload::from_result(nodes_changed(ctx, result.await))
     }
 
     /// Puts a cordoned or drained node back in the pool (admins).
     async fn uncordon_node(&self, ctx: &Context<'_>, input: UncordonNodeInput) -> async_graphql::Result<UncordonNodePayload> {
         let (caller, db) = session(ctx)?;
         let result = async { maintenance::uncordon_node(db, caller, ids::decode("id", &input.id, Kind::GpuNode)?).await.map(GpuNode) };
-        let result = result.await;
-        crate::inventory_changed(ctx);
-        UncordonNodePayload::after_change(ctx, async { result }).await
+        UncordonNodePayload::from_result(nodes_changed(ctx, result.await))
     }
 }
 

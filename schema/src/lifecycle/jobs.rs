@@ -90,12 +90,8 @@ impl Lifecycle {
                 .collect(),
             None => Vec::new(),
         };
-        // `<cluster>/<namespace>/<name>`: the resource lives in the cluster it came from.
-        let resource = g.source_ref.as_deref().and_then(|r| {
-            let mut parts = r.splitn(3, '/');
-            let (from, ns, name) = (parts.next()?, parts.next()?, parts.next()?);
-            (Some(from) == cluster.as_ref().map(|c| c.name.as_str())).then(|| (ns.to_owned(), name.to_owned()))
-        });
+        // The resource lives in the cluster it came from.
+        let resource = cluster.as_ref().and_then(|c| g.source_resource_in(&c.name)).map(|(ns, name)| (ns.to_owned(), name.to_owned()));
         let job = NodeJob {
             gpr_id: g.id,
             gpr_name: g.name.clone(),

@@ -443,7 +443,6 @@ impl Lifecycle {
     }
 }
 
-/// Why a promise moved later, in words (DESIGN §4.5's causes).
 /// How far a GPR's start moved (later positive): the promise, or the expected start when
 /// neither side has a promise; `None` when the one compared was unknown on a side.
 fn estimate_moved_secs(stored: &gpr::Model, promise: Option<DateTime<Utc>>, expected: Option<DateTime<Utc>>) -> Option<i64> {
@@ -455,6 +454,7 @@ fn estimate_moved_secs(stored: &gpr::Model, promise: Option<DateTime<Utc>>, expe
     Some((after? - before?).num_seconds())
 }
 
+/// Why a promise moved later, in words (DESIGN §4.5's causes).
 fn describe_cause(cause: &crate::scheduler::Cause, snapshot: &Snapshot) -> String {
     use crate::scheduler::Cause;
     match cause {

@@ -166,7 +166,7 @@ pub fn signature_headers(secret: &str, body: &[u8], delivery: &str, at: DateTime
         mac.update(timestamp.as_bytes());
         mac.update(b".");
         mac.update(body);
-        let hex: String = mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect();
+        let hex = hex::encode(mac.finalize().into_bytes());
         headers.push(("X-EGS-Signature", format!("sha256={hex}")));
     }
     headers

@@ -261,19 +261,20 @@ impl Notifier {
                 .map(|m| (m.user_id, m.slice_id))
                 .collect()
         };
+        let chosen: Vec<Vec<Milestone>> = channels.iter().map(|c| milestones::decode(&c.milestones)).collect();
         let namespaces = self.kubernetes_namespaces(&slice_ids).await?;
         let now = Utc::now();
         let mut rows = Vec::new();
         for (event, milestone) in &wanted {
             let Some(g) = gprs.get(&event.gpr_id) else { continue };
-            for c in &channels {
+            for (c, chosen) in channels.iter().zip(&chosen) {
                 let audience = match (c.slice_id, c.user_id) {
                     (Some(slice), _) => slice == g.slice_id,
                     (None, Some(user)) => g.requester_id == Some(user) && (admins.contains(&user) || members.contains(&(user, g.slice_id))),
                     (None, None) => false,
                 };
                 let minutes = c.estimate_moved_minutes.unwrap_or(milestones::DEFAULT_ESTIMATE_MOVED_MINUTES);
-                if audience && wants(&milestones::decode(&c.milestones), minutes.into(), *milestone, event.estimate_moved_secs) {
+                if audience && wants(chosen, minutes.into(), *milestone, event.estimate_moved_secs) {
                     rows.push(new_delivery(format!("c{}:e{}", c.id, event.id), Some(c.id), None, event, *milestone, now));
                 }
             }
@@ -395,12 +396,7 @@ impl Notifier {
         }
         let (Some(cluster_id), Some(namespace)) = (d.cluster_id, d.namespace.clone()) else { return Ok(None) };
         let cluster_name = cluster::Entity::find_by_id(cluster_id).one(&self.db).await?.map(|c| c.name).unwrap_or_default();
-        // `<cluster>/<namespace>/<name>` of the GPR resource it came from.
-        let resource = g.source_ref.as_deref().and_then(|r| {
-            let mut parts = r.splitn(3, '/');
-            let (from, ns, name) = (parts.next()?, parts.next()?, parts.next()?);
-            (from == cluster_name && ns == namespace).then(|| name.to_owned())
-        });
+        let resource = g.source_resource_in(&cluster_name).filter(|(ns, _)| *ns == namespace).map(|(_, name)| name.to_owned());
         let (reason, warning) = milestones::kubernetes_reason(event.kind);
         let text = format!("{}: {}", message.headline.replace('`', ""), message.details);
         let event = NamespaceEvent { reason, message: text, warning, resource };

@@ -266,7 +266,7 @@ fn check_threshold(minutes: Option<i32>, errors: &mut Vec<UserError>) {
 
 fn new_secret() -> String {
     let bytes: [u8; 24] = rand::random();
-    format!("whsec_{}", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>())
+    format!("whsec_{}", hex::encode(bytes))
 }
 
 #[cfg(test)]

@@ -34,9 +34,6 @@ async fn check_ask(db: &DatabaseConnection, ask: &Ask) -> Result<()> {
     let mut errors = Vec::new();
     validate::dns_label("name", &ask.name, 63, &mut errors);
     validate::text("purpose", &ask.purpose, 2000, &mut errors);
-    if ask.purpose.trim().is_empty() {
-        errors.push(UserError::invalid("purpose", "say what the workspace is for: an admin decides on it"));
-    }
     if ask.namespaces.is_empty() || ask.namespaces.len() > MAX_NAMESPACES {
         errors.push(UserError::invalid("namespaces", format!("ask for 1 to {MAX_NAMESPACES} namespaces")));
     }
@@ -179,7 +176,7 @@ pub async fn approve_request(db: &DatabaseConnection, caller: &Caller, id: i64, 
 /// An admin refuses a request, saying why.
 pub async fn reject_request(db: &DatabaseConnection, caller: &Caller, id: i64, reason: &str) -> Result<request::Model> {
     caller.require_admin()?;
-    let reason = crate::gpr::service::eviction_reason(reason)?;
+    let reason = validate::reason("reason", reason, "the requester")?;
     let found = find_request(db, caller, id).await?;
     still_pending(&found)?;
     decide(db, &found, State::Rejected, caller.actor(), Some(reason), None).await

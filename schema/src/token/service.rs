@@ -34,7 +34,7 @@ pub struct IssuedToken {
 
 fn new_jti() -> String {
     let bytes: [u8; 16] = rand::rng().random();
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(bytes)
 }
 
 /// Checks and issues a token; no caller checks (bootstrap, CLI, and [`create_token`]).
