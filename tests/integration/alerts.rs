@@ -381,8 +381,12 @@ async fn a_gpr_that_holds_gpus_it_barely_uses_is_warned_by_its_slice_policy() {
     let gpr = created["id"].as_str().expect("id").to_owned();
     let (node_id, _, uuids) = provisioned_node(&app, &two.token_a, &gpr).await;
     // A little ahead, as in the idle test: after the lifecycle clock's provisioning time.
-    let busy = |util: f64| -> Vec<Value> { uuids.iter().map(|uuid| gpu_sample(uuid, Utc::now() + chrono::Duration::seconds(2), util)).collect() };
-    report(&app, &node_id, busy(5.0)).await;
+    // Samples are told apart by their timestamp: the second report's are seconds after the first's.
+    let first_at = Utc::now() + chrono::Duration::seconds(2);
+    let busy = |util: f64, after: i64| -> Vec<Value> {
+        uuids.iter().map(|uuid| gpu_sample(uuid, first_at + chrono::Duration::seconds(after), util)).collect()
+    };
+    report(&app, &node_id, busy(5.0, 0)).await;
     tokio::time::sleep(Duration::from_millis(400)).await;
     let kind = json!({ "kind": "GPR_UNDERUSED" });
     assert_eq!(alerts(&app, &app.admin_token, kind.clone()).await, Vec::<Value>::new(), "not a whole period yet");
@@ -396,7 +400,7 @@ async fn a_gpr_that_holds_gpus_it_barely_uses_is_warned_by_its_slice_policy() {
     assert_eq!(alerts(&app, &two.token_b, kind.clone()).await, Vec::<Value>::new(), "not another slice's business");
 
     // Busy for the next hour: it clears.
-    report(&app, &node_id, busy(90.0)).await;
+    report(&app, &node_id, busy(90.0, 5)).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     app.clock.advance(Duration::from_secs(61 * 60));
     let cleared = wait_for_alerts(&app, &two.token_a, kind, |a| a.first().is_some_and(|a| a["open"] == false)).await;
