@@ -21,7 +21,7 @@ use egs_entities::{
     ClusterProvider, DeliveryState, Milestone, NotificationKind, Role, cluster, cursor, gpr, gpr_event, notification_channel as channel,
     notification_delivery as delivery, slice, slice_member, slice_namespace, user,
 };
-use sea_orm::sea_query::{Expr, ExprTrait, OnConflict};
+use sea_orm::sea_query::{Alias, Expr, ExprTrait, OnConflict, Query};
 use sea_orm::{ActiveModelTrait, ColumnTrait, Condition, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set};
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -336,11 +336,24 @@ impl Notifier {
     /// racing for one, one gets it.
     async fn claim(&self) -> Result<Vec<delivery::Model>, DbErr> {
         let now = Utc::now();
+        // A channel's deliveries go in order: only its oldest pending one may be taken (a
+        // Kubernetes Event, with no channel, waits for nothing).
+        let earlier = || {
+            let other = Alias::new("earlier");
+            Query::select()
+                .expr(Expr::val(1))
+                .from_as(delivery::Entity, other.clone())
+                .and_where(Expr::col((other.clone(), delivery::Column::ChannelId)).equals((delivery::Entity, delivery::Column::ChannelId)))
+                .and_where(Expr::col((other.clone(), delivery::Column::Id)).lt(Expr::col((delivery::Entity, delivery::Column::Id))))
+                .and_where(Expr::col((other, delivery::Column::State)).eq(DeliveryState::Pending.as_str()))
+                .to_owned()
+        };
         let due = || {
             Condition::all()
                 .add(delivery::Column::State.eq(DeliveryState::Pending))
                 .add(delivery::Column::NextAttemptAt.lte(now))
                 .add(Condition::any().add(delivery::Column::ClaimedUntil.is_null()).add(delivery::Column::ClaimedUntil.lt(now)))
+                .add(Expr::exists(earlier()).not())
         };
         let ids: Vec<i64> = delivery::Entity::find()
             .select_only()
