@@ -270,6 +270,7 @@ impl Application {
         ));
         let webhook = self.webhook.map(|webhook| tokio::spawn(webhook.run(until_stopped())));
         let notifier = tokio::spawn(services.notifier.clone().run(until_stopped()));
+        let usage = tokio::spawn(egs_schema::usage::run(services.db.clone(), self.clock.clone(), egs_schema::usage::EVERY, until_stopped()));
         let lifecycle = self.lifecycle.map(|lifecycle| tokio::spawn(lifecycle.run(until_stopped())));
         let demo = self.demo_telemetry.then(|| tokio::spawn(demo::telemetry::run(services.clone(), until_stopped())));
         let metrics = self.metrics.map(|(listener, router)| {
@@ -288,6 +289,7 @@ impl Application {
             let _ = webhook.await;
         }
         let _ = notifier.await;
+        let _ = usage.await;
         if let Some(demo) = demo {
             let _ = demo.await;
         }

@@ -28,6 +28,9 @@ pub mod slice;
 pub mod slice_cluster;
 pub mod slice_member;
 pub mod slice_namespace;
+pub mod usage_daily;
+pub mod usage_utilisation_daily;
+pub mod usage_wait_daily;
 pub mod user;
 pub mod workspace_request;
 

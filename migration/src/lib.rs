@@ -20,6 +20,7 @@ mod m20261205_000001_workload_hints;
 mod m20261206_000001_notifications;
 mod m20261207_000001_node_maintenance;
 mod m20261208_000001_workspace_requests;
+mod m20261209_000001_usage_rollups;
 
 pub struct Migrator;
 
@@ -44,6 +45,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261206_000001_notifications::Migration),
             Box::new(m20261207_000001_node_maintenance::Migration),
             Box::new(m20261208_000001_workspace_requests::Migration),
+            Box::new(m20261209_000001_usage_rollups::Migration),
         ]
     }
 }

@@ -34,6 +34,7 @@ pub mod scheduler;
 pub mod slice;
 pub mod template;
 pub mod token;
+pub mod usage;
 pub mod user;
 pub mod workloads;
 
@@ -60,6 +61,7 @@ pub struct Query(
     template::TemplateQuery,
     notify::NotificationQuery,
     slice::requests::WorkspaceRequestQuery,
+    usage::UsageQuery,
 );
 
 #[derive(MergedObject, Default)]
@@ -78,6 +80,7 @@ pub struct Mutation(
     notify::NotificationMutation,
     inventory::MaintenanceMutation,
     slice::requests::WorkspaceRequestMutation,
+    usage::UsageMutation,
 );
 
 #[derive(MergedSubscription, Default)]

@@ -40,6 +40,7 @@ mod slice_kubeconfig;
 mod slices;
 mod subscriptions;
 mod templates;
+mod usage;
 mod websocket;
 mod workload_hints;
 mod workloads;
