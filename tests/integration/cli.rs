@@ -59,8 +59,21 @@ async fn the_demo_seeds_clusters_slices_users_and_gprs_once() {
     assert_eq!(data["slices"]["totalCount"], 3);
     let nodes: i64 = data["pools"].as_array().expect("pools").iter().map(|p| p["totalNodes"].as_i64().unwrap_or(0)).sum();
     assert_eq!(nodes, 22);
-    assert_eq!(data["gprs"]["totalCount"], 4);
-    assert!(data["gprs"]["edges"].as_array().expect("edges").iter().any(|e| e["node"]["phase"] == "PENDING_APPROVAL"));
+    // Four live GPRs, and two weeks of finished ones from three requesters for the usage reports.
+    let history = 3 * egs_api::demo::history::DAYS;
+    assert_eq!(data["gprs"]["totalCount"], 4 + history);
+    let edges = data["gprs"]["edges"].as_array().expect("edges");
+    assert!(edges.iter().any(|e| e["node"]["phase"] == "PENDING_APPROVAL"));
+    app.ok(&app.admin_token, "mutation { refreshUsage { refreshedAt } }", json!({})).await;
+    let today = chrono::Utc::now().date_naive();
+    let range = json!({ "from": (today - chrono::Duration::days(20)).to_string(), "to": today.to_string() });
+    let usage = app
+        .ok(&app.admin_token, "query($from: String!, $to: String!) { usage(from: $from, to: $to) { days: usage(groupBy: [DAY]) { usedGpuHours } totals: usage(groupBy: []) { gprsStarted } } }", range)
+        .await;
+    let days = usage["usage"]["days"].as_array().expect("days");
+    let used_days = days.iter().filter(|d| d["usedGpuHours"].as_f64().unwrap_or(0.0) > 0.0).count();
+    assert!(used_days >= egs_api::demo::history::DAYS as usize, "{usage}");
+    assert!(usage["usage"]["totals"][0]["gprsStarted"].as_i64().unwrap_or(0) >= history, "{usage}");
 
     // The simulated agents report: samples for every GPU (busy where a GPR holds the node) and
     // one pod per held node in the slice's namespace, so the portal's charts and workloads move.

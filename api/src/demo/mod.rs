@@ -1,6 +1,7 @@
 //! `egs serve --demo`: two simulated clusters with mixed pools, three slices with members and
 //! policies, users with tokens, and a few GPRs — through the same services the API uses.
 
+pub mod history;
 pub mod telemetry;
 
 use crate::bootstrap::{schema_error, write_private_file};
@@ -193,6 +194,20 @@ pub async fn seed(services: &Services, data_dir: &Path) -> anyhow::Result<()> {
     )
     .await
     .map_err(schema_error)?;
+
+    // Two weeks of finished GPRs first, so the usage reports have history (and the scheduler's
+    // fair share and early-release predictor something to learn from).
+    let past = |slice_id, name: &'static str, cluster_id, pool: &'static PoolSpec, priority| history::Past {
+        slice_id,
+        requester_id: users[name],
+        requester: name,
+        cluster_id,
+        shape: pool.shape,
+        instance_type: pool.instance_type,
+        priority,
+    };
+    let who = [past(nlp.id, "alice", east.id, &H100, 150), past(nlp.id, "bob", west.id, &A100, 101), past(vision.id, "carol", west.id, &A100, 120)];
+    history::seed(db, &who, chrono::Utc::now()).await?;
 
     let alice = member_caller(services, data_dir, users["alice"], "alice").await?;
     let carol = member_caller(services, data_dir, users["carol"], "carol").await?;

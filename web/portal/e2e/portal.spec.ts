@@ -2,6 +2,7 @@
 // workflows end to end, live updates included, and a gateway restart in the middle of a
 // session. Screenshots of the main screens go to web/screenshots/ (shown in the README).
 import { expect, test, type Browser, type Page } from '@playwright/test';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -406,6 +407,34 @@ test('a user asks for a workspace; an admin approves it renamed; the user owns t
   expect(me.viewer.memberships).toContainEqual({ role: 'OWNER', slice: { name: 'e2e-eval' } });
   await page.reload();
   await expect(page.getByRole('article', { name: 'Request e2e-ws' })).toContainText('Slice: e2e-eval');
+});
+
+test('usage: an admin rolls up now, sees GPU-hours per day and per slice, and downloads the CSV; an owner sees their slice', async ({ page, browser }) => {
+  await signIn(page, 'admin');
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Usage' }).click();
+  await page.getByRole('button', { name: 'Roll up now' }).click();
+  const bySlice = page.getByRole('table', { name: 'Usage by slice' });
+  // The demo's provisioned GPRs have been using their nodes since it started.
+  await expect(bySlice).toContainText('nlp-research');
+  await expect(page.getByRole('img', { name: /GPU-hours per day/ })).toBeVisible();
+  await expect(page.getByRole('table', { name: 'Waits by shape and priority' })).toBeVisible();
+  const download = page.waitForEvent('download');
+  await page.getByRole('button', { name: 'Download CSV' }).click();
+  const file = await download;
+  expect(file.suggestedFilename()).toMatch(/^egs-usage-all-by-slice-.*\.csv$/);
+  const csv = readFileSync((await file.path())!, 'utf8');
+  expect(csv.split('\n')[0]).toBe('slice,reserved_gpu_hours,used_gpu_hours,waiting_gpu_hours,gprs_started');
+  expect(csv).toContain('nlp-research,');
+  await shot(page, 'admin-usage');
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Dashboard' }).click();
+  await expect(page.getByRole('img', { name: 'GPU-hours per day, last 14 days' })).toBeVisible();
+
+  const owner = await signedIn(browser, 'alice');
+  await owner.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Usage' }).click();
+  const byUser = owner.getByRole('table', { name: 'Usage by user' });
+  await expect(byUser).toBeVisible();
+  await expect(owner.getByLabel('Slice')).toHaveValue(/.+/);
+  await expect(owner.getByLabel('Slice').locator('option')).toHaveText(['nlp-research']);
 });
 
 test('after a gateway restart the portal reconnects and the timeline resumes with nothing lost', async ({ page }) => {

@@ -10,6 +10,7 @@ import { Workloads } from './pages/Workloads';
 import { Events } from './pages/Events';
 import { Notifications } from './pages/Notifications';
 import { Workspaces } from './pages/Workspaces';
+import { Usage } from './pages/Usage';
 import { Gpus } from './pages/Gpus';
 import { GpuDashboard } from './pages/GpuDashboard';
 import { AdminDashboard } from './pages/admin/Dashboard';
@@ -42,6 +43,7 @@ export function App() {
         <Route path="events" element={<Events />} />
         <Route path="notifications" element={<Notifications />} />
         <Route path="workspaces" element={<Workspaces />} />
+        <Route path="usage" element={<Usage />} />
         <Route path="gpus" element={<Gpus />} />
         <Route path="gpus/:gpuId" element={<GpuDashboard />} />
         <Route path="admin" element={<AdminOnly><AdminDashboard /></AdminOnly>} />

@@ -13,12 +13,14 @@ const USER_LINKS: [string, string][] = [
   ['/events', 'Events'],
   ['/notifications', 'Notifications'],
   ['/workspaces', 'Workspaces'],
+  ['/usage', 'Usage'],
 ];
 const ADMIN_LINKS: [string, string][] = [
   ['/admin', 'Dashboard'],
   ['/admin/clusters', 'Clusters'],
   ['/admin/slices', 'Slices'],
   ['/admin/queue', 'Global queue'],
+  ['/usage', 'Usage'],
   ['/workspaces', 'Requests'],
   ['/admin/tokens', 'Tokens'],
   ['/gpus', 'GPUs'],

@@ -1350,6 +1350,8 @@ export type Mutation = {
    * `gprTemplates` and create GPRs from it.
    */
   publishGprTemplate: PublishGprTemplatePayload;
+  /** Rolls usage up now instead of at the next minute (admins). */
+  refreshUsage: RefreshUsagePayload;
   /** Registers a cluster (admin). */
   registerCluster: RegisterClusterPayload;
   /**
@@ -2018,6 +2020,11 @@ export type Query = {
   slices: SliceConnection;
   /** Tokens: all for admins, your own for users. Newest first. */
   tokens: AccessTokenConnection;
+  /**
+   * Usage over the days `from` to `to` (YYYY-MM-DD, UTC, both included, at most 366):
+   * across slices for admins, or of one slice (`sliceId`) for its owners.
+   */
+  usage: UsageReport;
   /** All users (admin). */
   users: Array<User>;
   /** Who the token speaks for. */
@@ -2169,6 +2176,13 @@ export type QueryTokensArgs = {
 };
 
 
+export type QueryUsageArgs = {
+  from: Scalars['String']['input'];
+  sliceId?: InputMaybe<Scalars['ID']['input']>;
+  to: Scalars['String']['input'];
+};
+
+
 export type QueryWaitTimeEstimatesArgs = {
   input: WaitTimeInput;
 };
@@ -2181,6 +2195,14 @@ export type QueryWorkloadsArgs = {
 
 export type QueryWorkspaceRequestsArgs = {
   state?: InputMaybe<WorkspaceRequestState>;
+};
+
+/** The result of `refreshUsage`. */
+export type RefreshUsagePayload = {
+  __typename?: 'RefreshUsagePayload';
+  refreshedAt?: Maybe<Scalars['DateTime']['output']>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
 };
 
 export type RegisterClusterInput = {
@@ -2864,6 +2886,98 @@ export type UpsertNodesPayload = {
   userErrors: Array<UserError>;
 };
 
+/** The dimensions usage rows may be grouped by. */
+export type UsageDimension =
+  | 'CLUSTER'
+  | 'DAY'
+  | 'GPU_SHAPE'
+  | 'SLICE'
+  | 'USER';
+
+/** What a row is about; a dimension the rows were not grouped by is null. */
+export type UsageGroup = {
+  __typename?: 'UsageGroup';
+  clusterId?: Maybe<Scalars['ID']['output']>;
+  /** The cluster's name (`-` for a GPR not placed on one yet). */
+  clusterName?: Maybe<Scalars['String']['output']>;
+  /** The UTC day, as YYYY-MM-DD. */
+  day?: Maybe<Scalars['String']['output']>;
+  /** The GPU shape (`any` for a GPR that named none and was not placed). */
+  gpuShape?: Maybe<Scalars['String']['output']>;
+  priority?: Maybe<Scalars['Int']['output']>;
+  sliceId?: Maybe<Scalars['ID']['output']>;
+  sliceName?: Maybe<Scalars['String']['output']>;
+  /** The requester's name (`-` when none is known). */
+  user?: Maybe<Scalars['String']['output']>;
+};
+
+export type UsageReport = {
+  __typename?: 'UsageReport';
+  /** The first day, YYYY-MM-DD. */
+  from: Scalars['String']['output'];
+  /** When the rollups last ran (every minute; today's figures grow until the day ends). */
+  refreshedAt?: Maybe<Scalars['DateTime']['output']>;
+  sliceId?: Maybe<Scalars['ID']['output']>;
+  /** The last day, YYYY-MM-DD (included). */
+  to: Scalars['String']['output'];
+  /** GPU-hours reserved, used and waited for, grouped (no dimension: the totals). */
+  usage: Array<UsageRow>;
+  /** `usage` as CSV, for spreadsheets and billing. */
+  usageCsv: Scalars['String']['output'];
+  /** Measured utilisation (for a slice: of the GPUs it held). */
+  utilisation: Array<UtilisationRow>;
+  /** `utilisation` as CSV. */
+  utilisationCsv: Scalars['String']['output'];
+  /** How long GPRs waited for their window, by the day it began. */
+  waits: Array<WaitRow>;
+  /** `waits` as CSV. */
+  waitsCsv: Scalars['String']['output'];
+};
+
+
+export type UsageReportUsageArgs = {
+  groupBy?: Array<UsageDimension>;
+};
+
+
+export type UsageReportUsageCsvArgs = {
+  groupBy: Array<UsageDimension>;
+};
+
+
+export type UsageReportUtilisationArgs = {
+  groupBy?: Array<UtilisationDimension>;
+};
+
+
+export type UsageReportUtilisationCsvArgs = {
+  groupBy: Array<UtilisationDimension>;
+};
+
+
+export type UsageReportWaitsArgs = {
+  groupBy?: Array<WaitDimension>;
+};
+
+
+export type UsageReportWaitsCsvArgs = {
+  groupBy: Array<WaitDimension>;
+};
+
+/** GPU-hours of a group. */
+export type UsageRow = {
+  __typename?: 'UsageRow';
+  /** Windows that began. */
+  gprsStarted: Scalars['Int']['output'];
+  group: UsageGroup;
+  /** The windows as booked (to their planned end, however early they ended). */
+  reservedGpuHours: Scalars['Float']['output'];
+  /** Held from provisioning until the release began. */
+  usedGpuHours: Scalars['Float']['output'];
+  /** Asked for while waiting in the queue or for approval: demand not yet met. */
+  waitingGpuHours: Scalars['Float']['output'];
+};
+
 export type User = Node & {
   __typename?: 'User';
   createdAt: Scalars['DateTime']['output'];
@@ -2885,6 +2999,30 @@ export type UserError = {
   message: Scalars['String']['output'];
 };
 
+/** The dimensions utilisation rows may be grouped by. */
+export type UtilisationDimension =
+  | 'CLUSTER'
+  | 'DAY'
+  | 'SLICE';
+
+/** Measured GPU time of a group, sampled every minute from the GPUs' latest samples. */
+export type UtilisationRow = {
+  __typename?: 'UtilisationRow';
+  /** Reporting GPU-hours weighted by utilisation. */
+  busyGpuHours: Scalars['Float']['output'];
+  /** GPUs in the inventory × hours. */
+  gpuHours: Scalars['Float']['output'];
+  group: UsageGroup;
+  /** GPU-hours held by a slice's GPR. */
+  heldGpuHours: Scalars['Float']['output'];
+  /** Utilisation of the held GPUs alone; null without reports. */
+  heldUtilisationPercent?: Maybe<Scalars['Float']['output']>;
+  /** Of those, hours whose agent had reported. */
+  reportingGpuHours: Scalars['Float']['output'];
+  /** Busy ÷ reporting; null without reports. */
+  utilisationPercent?: Maybe<Scalars['Float']['output']>;
+};
+
 export type Viewer = {
   __typename?: 'Viewer';
   /** The user's id, or the token's for agents. */
@@ -2896,6 +3034,27 @@ export type Viewer = {
   /** The token used for this request. */
   token?: Maybe<AccessToken>;
   user?: Maybe<User>;
+};
+
+/** The dimensions wait rows may be grouped by. */
+export type WaitDimension =
+  | 'DAY'
+  | 'GPU_SHAPE'
+  | 'PRIORITY'
+  | 'SLICE';
+
+/** How long the GPRs of a group that started waited for their window. */
+export type WaitRow = {
+  __typename?: 'WaitRow';
+  group: UsageGroup;
+  maxWaitSeconds: Scalars['Int']['output'];
+  meanWaitSeconds: Scalars['Float']['output'];
+  started: Scalars['Int']['output'];
+  within1hPercent: Scalars['Float']['output'];
+  within4hPercent: Scalars['Float']['output'];
+  /** Percent of starts that waited at most 15 minutes, 1, 4 and 24 hours. */
+  within15mPercent: Scalars['Float']['output'];
+  within24hPercent: Scalars['Float']['output'];
 };
 
 /**
@@ -3227,6 +3386,41 @@ export type QueueUpdateMutationVariables = Exact<{
 
 export type QueueUpdateMutation = { __typename?: 'Mutation', updateGpr: { __typename?: 'UpdateGprPayload', gpr?: { __typename?: 'Gpr', id: string, version: number, priority: number, nodeCount: number, duration: string } | null, userErrors: Array<{ __typename?: 'UserError', field: Array<string>, message: string, code: ErrorCode }> } };
 
+export type UsageScopesQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type UsageScopesQuery = { __typename?: 'Query', viewer: { __typename?: 'Viewer', memberships: Array<{ __typename?: 'Membership', role: SliceRole, slice?: { __typename?: 'Slice', id: string, name: string } | null }> } };
+
+export type UsageAdminSlicesQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type UsageAdminSlicesQuery = { __typename?: 'Query', slices: { __typename?: 'SliceConnection', nodes: Array<{ __typename?: 'Slice', id: string, name: string }> } };
+
+export type UsageReportQueryVariables = Exact<{
+  from: Scalars['String']['input'];
+  to: Scalars['String']['input'];
+  slice?: InputMaybe<Scalars['ID']['input']>;
+  by: Array<UsageDimension> | UsageDimension;
+}>;
+
+
+export type UsageReportQuery = { __typename?: 'Query', usage: { __typename?: 'UsageReport', refreshedAt?: string | null, days: Array<{ __typename?: 'UsageRow', reservedGpuHours: number, usedGpuHours: number, waitingGpuHours: number, group: { __typename?: 'UsageGroup', day?: string | null } }>, totals: Array<{ __typename?: 'UsageRow', reservedGpuHours: number, usedGpuHours: number, waitingGpuHours: number, gprsStarted: number }>, rows: Array<{ __typename?: 'UsageRow', reservedGpuHours: number, usedGpuHours: number, waitingGpuHours: number, gprsStarted: number, group: { __typename?: 'UsageGroup', sliceName?: string | null, user?: string | null, gpuShape?: string | null, clusterName?: string | null } }>, waits: Array<{ __typename?: 'WaitRow', started: number, meanWaitSeconds: number, maxWaitSeconds: number, within1hPercent: number, within24hPercent: number, group: { __typename?: 'UsageGroup', gpuShape?: string | null, priority?: number | null } }>, utilisation: Array<{ __typename?: 'UtilisationRow', gpuHours: number, busyGpuHours: number, utilisationPercent?: number | null, heldGpuHours: number, heldUtilisationPercent?: number | null, group: { __typename?: 'UsageGroup', clusterName?: string | null } }> } };
+
+export type UsageCsvQueryVariables = Exact<{
+  from: Scalars['String']['input'];
+  to: Scalars['String']['input'];
+  slice?: InputMaybe<Scalars['ID']['input']>;
+  by: Array<UsageDimension> | UsageDimension;
+}>;
+
+
+export type UsageCsvQuery = { __typename?: 'Query', usage: { __typename?: 'UsageReport', usageCsv: string } };
+
+export type RefreshUsageMutationVariables = Exact<{ [key: string]: never; }>;
+
+
+export type RefreshUsageMutation = { __typename?: 'Mutation', refreshUsage: { __typename?: 'RefreshUsagePayload', refreshedAt?: string | null, userErrors: Array<{ __typename?: 'UserError', field: Array<string>, message: string }> } };
+
 export type WorkloadsSlicesQueryVariables = Exact<{ [key: string]: never; }>;
 
 
@@ -3374,6 +3568,14 @@ export type AdminDashboardAlertsSubscriptionVariables = Exact<{ [key: string]: n
 
 
 export type AdminDashboardAlertsSubscription = { __typename?: 'Subscription', alerts: { __typename?: 'Alert', id: string, kind: AlertKind, severity: AlertSeverity, message: string, open: boolean, raisedAt: string, cluster?: { __typename?: 'Cluster', id: string, name: string } | null, node?: { __typename?: 'GpuNode', id: string, name: string } | null, gpr?: { __typename?: 'Gpr', id: string, name: string } | null, slice?: { __typename?: 'Slice', id: string, name: string } | null } };
+
+export type AdminDashboardUsageQueryVariables = Exact<{
+  from: Scalars['String']['input'];
+  to: Scalars['String']['input'];
+}>;
+
+
+export type AdminDashboardUsageQuery = { __typename?: 'Query', usage: { __typename?: 'UsageReport', days: Array<{ __typename?: 'UsageRow', reservedGpuHours: number, usedGpuHours: number, waitingGpuHours: number, group: { __typename?: 'UsageGroup', day?: string | null } }> } };
 
 export type AdminCordonNodeMutationVariables = Exact<{
   input: CordonNodeInput;
@@ -3544,6 +3746,11 @@ export const QueueLiveDocument = {"kind":"Document","definitions":[{"kind":"Oper
 export const QueueOthersDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"QueueOthers"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"sliceId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gprs"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"filter"},"value":{"kind":"ObjectValue","fields":[{"kind":"ObjectField","name":{"kind":"Name","value":"sliceId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"sliceId"}}},{"kind":"ObjectField","name":{"kind":"Name","value":"phases"},"value":{"kind":"ListValue","values":[{"kind":"EnumValue","value":"PENDING_APPROVAL"},{"kind":"EnumValue","value":"PROVISIONING"},{"kind":"EnumValue","value":"PROVISIONED"},{"kind":"EnumValue","value":"RELEASING"}]}}]}},{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"100"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"phase"}},{"kind":"Field","name":{"kind":"Name","value":"version"}},{"kind":"Field","name":{"kind":"Name","value":"priority"}},{"kind":"Field","name":{"kind":"Name","value":"nodeCount"}},{"kind":"Field","name":{"kind":"Name","value":"gpusPerNode"}},{"kind":"Field","name":{"kind":"Name","value":"gpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"instanceType"}},{"kind":"Field","name":{"kind":"Name","value":"assignedGpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"assignedInstanceType"}},{"kind":"Field","name":{"kind":"Name","value":"duration"}},{"kind":"Field","name":{"kind":"Name","value":"approvalReason"}},{"kind":"Field","name":{"kind":"Name","value":"provisionedAt"}},{"kind":"Field","name":{"kind":"Name","value":"exitAt"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"assignedCluster"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"requester"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}}]}}]} as unknown as DocumentNode<QueueOthersQuery, QueueOthersQueryVariables>;
 export const QueueEventsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"QueueEvents"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"sliceId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gprEvents"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"sliceId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"sliceId"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"kind"}},{"kind":"Field","name":{"kind":"Name","value":"gpr"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}}]}}]}}]}}]} as unknown as DocumentNode<QueueEventsSubscription, QueueEventsSubscriptionVariables>;
 export const QueueUpdateDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"QueueUpdate"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"UpdateGprInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"updateGpr"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gpr"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"version"}},{"kind":"Field","name":{"kind":"Name","value":"priority"}},{"kind":"Field","name":{"kind":"Name","value":"nodeCount"}},{"kind":"Field","name":{"kind":"Name","value":"duration"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"code"}}]}}]}}]}}]} as unknown as DocumentNode<QueueUpdateMutation, QueueUpdateMutationVariables>;
+export const UsageScopesDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"UsageScopes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"viewer"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"memberships"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"role"}},{"kind":"Field","name":{"kind":"Name","value":"slice"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}}]}}]} as unknown as DocumentNode<UsageScopesQuery, UsageScopesQueryVariables>;
+export const UsageAdminSlicesDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"UsageAdminSlices"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"slices"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"100"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}}]} as unknown as DocumentNode<UsageAdminSlicesQuery, UsageAdminSlicesQueryVariables>;
+export const UsageReportDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"UsageReport"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"from"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"to"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"slice"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"by"}},"type":{"kind":"NonNullType","type":{"kind":"ListType","type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"UsageDimension"}}}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"usage"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"from"},"value":{"kind":"Variable","name":{"kind":"Name","value":"from"}}},{"kind":"Argument","name":{"kind":"Name","value":"to"},"value":{"kind":"Variable","name":{"kind":"Name","value":"to"}}},{"kind":"Argument","name":{"kind":"Name","value":"sliceId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"slice"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"refreshedAt"}},{"kind":"Field","alias":{"kind":"Name","value":"days"},"name":{"kind":"Name","value":"usage"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"groupBy"},"value":{"kind":"ListValue","values":[{"kind":"EnumValue","value":"DAY"}]}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"group"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"day"}}]}},{"kind":"Field","name":{"kind":"Name","value":"reservedGpuHours"}},{"kind":"Field","name":{"kind":"Name","value":"usedGpuHours"}},{"kind":"Field","name":{"kind":"Name","value":"waitingGpuHours"}}]}},{"kind":"Field","alias":{"kind":"Name","value":"totals"},"name":{"kind":"Name","value":"usage"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"groupBy"},"value":{"kind":"ListValue","values":[]}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"reservedGpuHours"}},{"kind":"Field","name":{"kind":"Name","value":"usedGpuHours"}},{"kind":"Field","name":{"kind":"Name","value":"waitingGpuHours"}},{"kind":"Field","name":{"kind":"Name","value":"gprsStarted"}}]}},{"kind":"Field","alias":{"kind":"Name","value":"rows"},"name":{"kind":"Name","value":"usage"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"groupBy"},"value":{"kind":"Variable","name":{"kind":"Name","value":"by"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"group"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"sliceName"}},{"kind":"Field","name":{"kind":"Name","value":"user"}},{"kind":"Field","name":{"kind":"Name","value":"gpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"clusterName"}}]}},{"kind":"Field","name":{"kind":"Name","value":"reservedGpuHours"}},{"kind":"Field","name":{"kind":"Name","value":"usedGpuHours"}},{"kind":"Field","name":{"kind":"Name","value":"waitingGpuHours"}},{"kind":"Field","name":{"kind":"Name","value":"gprsStarted"}}]}},{"kind":"Field","name":{"kind":"Name","value":"waits"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"groupBy"},"value":{"kind":"ListValue","values":[{"kind":"EnumValue","value":"GPU_SHAPE"},{"kind":"EnumValue","value":"PRIORITY"}]}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"group"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"priority"}}]}},{"kind":"Field","name":{"kind":"Name","value":"started"}},{"kind":"Field","name":{"kind":"Name","value":"meanWaitSeconds"}},{"kind":"Field","name":{"kind":"Name","value":"maxWaitSeconds"}},{"kind":"Field","name":{"kind":"Name","value":"within1hPercent"}},{"kind":"Field","name":{"kind":"Name","value":"within24hPercent"}}]}},{"kind":"Field","name":{"kind":"Name","value":"utilisation"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"groupBy"},"value":{"kind":"ListValue","values":[{"kind":"EnumValue","value":"CLUSTER"}]}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"group"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"clusterName"}}]}},{"kind":"Field","name":{"kind":"Name","value":"gpuHours"}},{"kind":"Field","name":{"kind":"Name","value":"busyGpuHours"}},{"kind":"Field","name":{"kind":"Name","value":"utilisationPercent"}},{"kind":"Field","name":{"kind":"Name","value":"heldGpuHours"}},{"kind":"Field","name":{"kind":"Name","value":"heldUtilisationPercent"}}]}}]}}]}}]} as unknown as DocumentNode<UsageReportQuery, UsageReportQueryVariables>;
+export const UsageCsvDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"UsageCsv"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"from"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"to"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"slice"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"by"}},"type":{"kind":"NonNullType","type":{"kind":"ListType","type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"UsageDimension"}}}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"usage"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"from"},"value":{"kind":"Variable","name":{"kind":"Name","value":"from"}}},{"kind":"Argument","name":{"kind":"Name","value":"to"},"value":{"kind":"Variable","name":{"kind":"Name","value":"to"}}},{"kind":"Argument","name":{"kind":"Name","value":"sliceId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"slice"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"usageCsv"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"groupBy"},"value":{"kind":"Variable","name":{"kind":"Name","value":"by"}}}]}]}}]}}]} as unknown as DocumentNode<UsageCsvQuery, UsageCsvQueryVariables>;
+export const RefreshUsageDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"RefreshUsage"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"refreshUsage"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"refreshedAt"}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<RefreshUsageMutation, RefreshUsageMutationVariables>;
 export const WorkloadsSlicesDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"WorkloadsSlices"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"slices"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"100"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}}]} as unknown as DocumentNode<WorkloadsSlicesQuery, WorkloadsSlicesQueryVariables>;
 export const WorkloadsPodsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"WorkloadsPods"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"sliceId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"slice"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"sliceId"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"gpuSummary"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gpuCount"}},{"kind":"Field","name":{"kind":"Name","value":"reportingGpuCount"}},{"kind":"Field","name":{"kind":"Name","value":"idleGpuCount"}},{"kind":"Field","name":{"kind":"Name","value":"averageUtilization"}},{"kind":"Field","name":{"kind":"Name","value":"averageMemoryUtilization"}},{"kind":"Field","name":{"kind":"Name","value":"averageTemperature"}},{"kind":"Field","name":{"kind":"Name","value":"powerWatts"}},{"kind":"Field","name":{"kind":"Name","value":"memoryUsedMib"}},{"kind":"Field","name":{"kind":"Name","value":"newestSampleAt"}},{"kind":"Field","name":{"kind":"Name","value":"hottestGpu"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"index"}},{"kind":"Field","name":{"kind":"Name","value":"model"}},{"kind":"Field","name":{"kind":"Name","value":"latestSample"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"temperature"}}]}},{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"highestPowerGpu"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"index"}},{"kind":"Field","name":{"kind":"Name","value":"model"}},{"kind":"Field","name":{"kind":"Name","value":"latestSample"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"power"}}]}},{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"workloads"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"sliceId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"sliceId"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"uid"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"namespace"}},{"kind":"Field","name":{"kind":"Name","value":"containers"}},{"kind":"Field","name":{"kind":"Name","value":"reportedAt"}},{"kind":"Field","name":{"kind":"Name","value":"usedMemoryMib"}},{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"gpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"temperatureThresholdCelsius"}},{"kind":"Field","name":{"kind":"Name","value":"powerThresholdWatts"}},{"kind":"Field","name":{"kind":"Name","value":"cluster"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"allocatedGpr"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"workload"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"model"}},{"kind":"Field","name":{"kind":"Name","value":"kind"}}]}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"gpus"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"index"}},{"kind":"Field","name":{"kind":"Name","value":"uuid"}},{"kind":"Field","name":{"kind":"Name","value":"model"}},{"kind":"Field","name":{"kind":"Name","value":"memoryMib"}},{"kind":"Field","name":{"kind":"Name","value":"latestSample"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gpuId"}},{"kind":"Field","name":{"kind":"Name","value":"time"}},{"kind":"Field","name":{"kind":"Name","value":"util"}},{"kind":"Field","name":{"kind":"Name","value":"memUtil"}},{"kind":"Field","name":{"kind":"Name","value":"memUsedMib"}},{"kind":"Field","name":{"kind":"Name","value":"temperature"}},{"kind":"Field","name":{"kind":"Name","value":"power"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"processes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"pid"}},{"kind":"Field","name":{"kind":"Name","value":"usedMemoryMib"}},{"kind":"Field","name":{"kind":"Name","value":"pod"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"container"}}]}}]}}]}}]}}]} as unknown as DocumentNode<WorkloadsPodsQuery, WorkloadsPodsQueryVariables>;
 export const WorkloadsLiveDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"WorkloadsLive"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"sliceId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gpuMetrics"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"sliceId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"sliceId"}}},{"kind":"Argument","name":{"kind":"Name","value":"interval"},"value":{"kind":"StringValue","value":"PT2S","block":false}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"samples"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gpuId"}},{"kind":"Field","name":{"kind":"Name","value":"time"}},{"kind":"Field","name":{"kind":"Name","value":"util"}},{"kind":"Field","name":{"kind":"Name","value":"memUtil"}},{"kind":"Field","name":{"kind":"Name","value":"memUsedMib"}},{"kind":"Field","name":{"kind":"Name","value":"temperature"}},{"kind":"Field","name":{"kind":"Name","value":"power"}}]}}]}}]}}]} as unknown as DocumentNode<WorkloadsLiveSubscription, WorkloadsLiveSubscriptionVariables>;
@@ -3566,6 +3773,7 @@ export const AdminDashboardDocument = {"kind":"Document","definitions":[{"kind":
 export const AdminDashboardInventoryDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"AdminDashboardInventory"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"inventoryChanged"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"at"}},{"kind":"Field","name":{"kind":"Name","value":"nodeId"}}]}}]}}]} as unknown as DocumentNode<AdminDashboardInventorySubscription, AdminDashboardInventorySubscriptionVariables>;
 export const AdminDashboardQueueLiveDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"AdminDashboardQueueLive"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"queueChanged"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"500"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"AdminDashboardQueued"}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"AdminDashboardQueued"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Gpr"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"nodeCount"}},{"kind":"Field","name":{"kind":"Name","value":"gpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"instanceType"}},{"kind":"Field","name":{"kind":"Name","value":"assignedGpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"assignedInstanceType"}},{"kind":"Field","name":{"kind":"Name","value":"assignedCluster"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]} as unknown as DocumentNode<AdminDashboardQueueLiveSubscription, AdminDashboardQueueLiveSubscriptionVariables>;
 export const AdminDashboardAlertsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"AdminDashboardAlerts"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"alerts"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"AdminDashboardAlert"}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"AdminDashboardAlert"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Alert"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"kind"}},{"kind":"Field","name":{"kind":"Name","value":"severity"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"open"}},{"kind":"Field","name":{"kind":"Name","value":"raisedAt"}},{"kind":"Field","name":{"kind":"Name","value":"cluster"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"gpr"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"slice"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]} as unknown as DocumentNode<AdminDashboardAlertsSubscription, AdminDashboardAlertsSubscriptionVariables>;
+export const AdminDashboardUsageDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"AdminDashboardUsage"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"from"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"to"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"usage"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"from"},"value":{"kind":"Variable","name":{"kind":"Name","value":"from"}}},{"kind":"Argument","name":{"kind":"Name","value":"to"},"value":{"kind":"Variable","name":{"kind":"Name","value":"to"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","alias":{"kind":"Name","value":"days"},"name":{"kind":"Name","value":"usage"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"groupBy"},"value":{"kind":"ListValue","values":[{"kind":"EnumValue","value":"DAY"}]}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"group"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"day"}}]}},{"kind":"Field","name":{"kind":"Name","value":"reservedGpuHours"}},{"kind":"Field","name":{"kind":"Name","value":"usedGpuHours"}},{"kind":"Field","name":{"kind":"Name","value":"waitingGpuHours"}}]}}]}}]}}]} as unknown as DocumentNode<AdminDashboardUsageQuery, AdminDashboardUsageQueryVariables>;
 export const AdminCordonNodeDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"AdminCordonNode"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"CordonNodeInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"cordonNode"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"cordonReason"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<AdminCordonNodeMutation, AdminCordonNodeMutationVariables>;
 export const AdminDrainNodeDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"AdminDrainNode"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"DrainNodeInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"drainNode"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"cordonReason"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<AdminDrainNodeMutation, AdminDrainNodeMutationVariables>;
 export const AdminUncordonNodeDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"AdminUncordonNode"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"UncordonNodeInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"uncordonNode"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"state"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<AdminUncordonNodeMutation, AdminUncordonNodeMutationVariables>;

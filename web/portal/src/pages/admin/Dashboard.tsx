@@ -10,6 +10,8 @@ import { Card, Empty, ErrorBox, Loading, Time, useNow } from '../../components/u
 import { allocation, average, grandTotal, queueDepthByPool, totalsBy, type Totals } from './pools';
 import { Percent, UsageBar, UsageLegend } from './UsageBar';
 import { useAfterFirst, useThrottled } from './hooks';
+import { DailyBars } from '../usage/DailyBars';
+import { everyDay, lastDays } from '../usage/usage';
 import './admin.css';
 
 graphql(`
@@ -120,6 +122,42 @@ const AlertsLive = graphql(`
     }
   }
 `);
+
+const UsageQuery = graphql(`
+  query AdminDashboardUsage($from: String!, $to: String!) {
+    usage(from: $from, to: $to) {
+      days: usage(groupBy: [DAY]) {
+        group {
+          day
+        }
+        reservedGpuHours
+        usedGpuHours
+        waitingGpuHours
+      }
+    }
+  }
+`);
+
+/** GPU-hours of the last 14 days, from the usage rollups. */
+function UsageCard() {
+  const range = useMemo(() => lastDays(new Date(), 14), []);
+  const [{ data, error }] = useQuery({ query: UsageQuery, variables: range });
+  const days = useMemo(
+    () =>
+      everyDay(
+        range.from,
+        range.to,
+        (data?.usage.days ?? []).map((d) => ({ day: d.group.day ?? '', reserved: d.reservedGpuHours, used: d.usedGpuHours, waiting: d.waitingGpuHours })),
+      ),
+    [data, range],
+  );
+  return (
+    <Card title="GPU-hours, last 14 days" actions={<Link to="/usage">Usage reports</Link>}>
+      <ErrorBox error={error} />
+      {data && <DailyBars days={days} label="GPU-hours per day, last 14 days" />}
+    </Card>
+  );
+}
 
 function TotalsTable({ label, name, rows, util }: { label: string; name: string; rows: Totals[]; util: Map<string, number | null> }) {
   if (rows.length === 0) return <Empty>No pools yet.</Empty>;
@@ -272,6 +310,7 @@ export function AdminDashboard() {
             <UsageLegend />
             <TotalsTable label="Cluster" name="Allocation by cluster" rows={view.byCluster} util={view.clusterUtil} />
           </Card>
+          <UsageCard />
           <Card title="Allocation by GPU shape">
             <TotalsTable label="GPU shape" name="Allocation by GPU shape" rows={view.byShape} util={view.shapeUtil} />
           </Card>

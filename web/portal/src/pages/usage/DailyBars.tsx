@@ -22,7 +22,7 @@ export function DailyBars({ days, label }: { days: readonly DayFigures[]; label:
               <rect x={x + 2} width={13} y={y(d.reserved)} height={HEIGHT - y(d.reserved)} className="bar-reserved" />
               <rect x={x + 4} width={9} y={y(d.used)} height={HEIGHT - y(d.used)} className="bar-used" />
               <rect x={x + 16} width={5} y={y(d.waiting)} height={HEIGHT - y(d.waiting)} className="bar-waiting" />
-              {(i % 7 === 0 || i === days.length - 1) && (
+              {(days.length - 1 - i) % 7 === 0 && (
                 <text x={x + 2} y={HEIGHT + 14} className="bar-label">
                   {d.day.slice(5)}
                 </text>
