@@ -23,7 +23,7 @@ export function DailyBars({ days, label }: { days: readonly DayFigures[]; label:
               <rect x={x + 4} width={9} y={y(d.used)} height={HEIGHT - y(d.used)} className="bar-used" />
               <rect x={x + 16} width={5} y={y(d.waiting)} height={HEIGHT - y(d.waiting)} className="bar-waiting" />
               {(days.length - 1 - i) % 7 === 0 && (
-                <text x={x + 2} y={HEIGHT + 14} className="bar-label">
+                <text x={i === days.length - 1 ? x + slot : x + 2} y={HEIGHT + 14} textAnchor={i === days.length - 1 ? 'end' : 'start'} className="bar-label">
                   {d.day.slice(5)}
                 </text>
               )}
