@@ -27,11 +27,42 @@ const ADMIN_USER: &str = "egs-test-admin";
 /// one directory per pair of versions, outside the clone so every checkout on the machine
 /// shares one build.
 pub fn cache_dir() -> PathBuf {
-    let root = std::env::var_os("EGS_CONTROL_PLANE_CACHE").map(PathBuf::from).unwrap_or_else(|| {
+    cache_root().join(format!("kubernetes-{KUBERNETES_VERSION}-etcd-{ETCD_VERSION}"))
+}
+
+fn cache_root() -> PathBuf {
+    std::env::var_os("EGS_CONTROL_PLANE_CACHE").map(PathBuf::from).unwrap_or_else(|| {
         let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
         home.join(".cache/egs/control-plane")
-    });
-    root.join(format!("kubernetes-{KUBERNETES_VERSION}-etcd-{ETCD_VERSION}"))
+    })
+}
+
+/// The Helm release `helm` is built from (`tests/control-plane/helm/go.mod`), which renders
+/// the chart in `deploy/helm/egs` in the deploy tests.
+pub const HELM_VERSION: &str = "v3.22.0";
+
+/// `helm`, built when missing, cached like the control plane's binaries (its own directory,
+/// keyed by its version).
+pub fn helm() -> Result<PathBuf, Unavailable> {
+    static BUILT: std::sync::Mutex<Option<Result<PathBuf, String>>> = std::sync::Mutex::new(None);
+    let mut built = BUILT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(result) = built.as_ref() {
+        return result.clone().map_err(Unavailable);
+    }
+    let dir = cache_root().join(format!("helm-{HELM_VERSION}"));
+    let binary = dir.join("helm");
+    let result = if binary.exists() {
+        Ok(binary)
+    } else {
+        (|| {
+            std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            let _lock = FileLock::acquire(&dir.join(".build.lock"), Duration::from_secs(1800))?;
+            go_build("helm", "helm.sh/helm/v3/cmd/helm", &binary)?;
+            Ok(binary)
+        })()
+    };
+    *built = Some(result.clone());
+    result.map_err(Unavailable)
 }
 
 /// Why the real control plane could not start: the tests that need it say so (and fail
@@ -60,34 +91,41 @@ fn build_binaries() -> Result<(PathBuf, PathBuf), String> {
         return Ok((apiserver, etcd));
     }
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let go = which("go").ok_or("the real kube-apiserver is built with Go, and `go` is not on PATH")?;
     let lock = dir.join(".build.lock");
     let _lock = FileLock::acquire(&lock, Duration::from_secs(1800))?;
-    let modules = Path::new(env!("CARGO_MANIFEST_DIR")).join("control-plane");
     for (module, package, binary) in [("apiserver", "k8s.io/kubernetes/cmd/kube-apiserver", &apiserver), ("etcd", "go.etcd.io/etcd/server/v3", &etcd)]
     {
-        if binary.exists() {
-            continue;
+        if !binary.exists() {
+            go_build(module, package, binary)?;
         }
-        let started = Instant::now();
-        eprintln!("building {package} into {} (once per machine; a few minutes)", dir.display());
-        let partial = dir.join(format!(".{module}.partial"));
-        let status = Command::new(&go)
-            .args(["build", "-trimpath", "-ldflags=-s -w", "-o"])
-            .arg(&partial)
-            .arg(package)
-            .current_dir(modules.join(module))
-            .env("CGO_ENABLED", "0")
-            .env("GOFLAGS", "-mod=readonly")
-            .status()
-            .map_err(|e| format!("cannot run go: {e}"))?;
-        if !status.success() {
-            return Err(format!("`go build {package}` in tests/control-plane/{module} failed ({status})"));
-        }
-        std::fs::rename(&partial, binary).map_err(|e| format!("cannot move the built {module}: {e}"))?;
-        eprintln!("built {package} in {:.0?}", started.elapsed());
     }
     Ok((apiserver, etcd))
+}
+
+/// Builds `package` with the versions pinned in `tests/control-plane/<module>` into `binary`
+/// (which appears, by rename, only when complete). The caller holds the cache's lock.
+fn go_build(module: &str, package: &str, binary: &Path) -> Result<(), String> {
+    let go = which("go").ok_or_else(|| format!("{package} is built with Go, and `go` is not on PATH"))?;
+    let modules = Path::new(env!("CARGO_MANIFEST_DIR")).join("control-plane");
+    let started = Instant::now();
+    let dir = binary.parent().ok_or("a binary path has a directory")?;
+    eprintln!("building {package} into {} (once per machine; a few minutes)", dir.display());
+    let partial = dir.join(format!(".{module}.partial"));
+    let status = Command::new(&go)
+        .args(["build", "-trimpath", "-ldflags=-s -w", "-o"])
+        .arg(&partial)
+        .arg(package)
+        .current_dir(modules.join(module))
+        .env("CGO_ENABLED", "0")
+        .env("GOFLAGS", "-mod=readonly")
+        .status()
+        .map_err(|e| format!("cannot run go: {e}"))?;
+    if !status.success() {
+        return Err(format!("`go build {package}` in tests/control-plane/{module} failed ({status})"));
+    }
+    std::fs::rename(&partial, binary).map_err(|e| format!("cannot move the built {module}: {e}"))?;
+    eprintln!("built {package} in {:.0?}", started.elapsed());
+    Ok(())
 }
 
 fn which(name: &str) -> Option<PathBuf> {

@@ -483,10 +483,34 @@ async fn metrics_use_dcgm_exporter_names_and_labels_and_healthz_says_ok() {
         assert!(samples.iter().any(|(name, _, _)| name == "egs_agent_gpu_pod_memory_used_mib"));
     }
     assert!(samples.iter().any(|(name, _, value)| name == "egs_agent_samples_total" && *value >= 2.0));
+    assert_simulation_speaks_as_real_nvml(&samples);
     let health = client.get(format!("http://{addr}/healthz")).send().await.expect("GET /healthz");
     assert_eq!(health.status(), 200);
     let body: serde_json::Value = health.json().await.expect("JSON");
     assert_eq!((body["status"].as_str(), body["gpus"].as_i64()), (Some("ok"), Some(2)));
     let _ = stop.send(());
     task.await.expect("the task").expect("a clean stop");
+}
+
+/// The simulation is faithful to the real thing: an agent's /metrics recorded on an NVIDIA H200
+/// (driver 580.159.04, CUDA 13.0) under a bf16 matrix-product load, read through NVML
+/// (`testdata/nvml-h200/`), has exactly the simulation's families, each with the same labels
+/// (but the pod labels, which need Kubernetes), and values in the ranges a real GPU gave.
+fn assert_simulation_speaks_as_real_nvml(simulated: &[(String, HashMap<String, String>, f64)]) {
+    let real = check_openmetrics(include_str!("../testdata/nvml-h200/metrics.txt"));
+    let shape = |samples: &[(String, HashMap<String, String>, f64)]| -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+        let mut out: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> = std::collections::BTreeMap::new();
+        for (name, labels, _) in samples {
+            out.entry(name.clone()).or_default().extend(labels.keys().filter(|k| !["pod", "namespace", "container"].contains(&k.as_str())).cloned());
+        }
+        out
+    };
+    // Per-pod memory only exists where a pod uses a GPU.
+    let mut simulated = shape(simulated);
+    simulated.remove("egs_agent_gpu_pod_memory_used_mib");
+    assert_eq!(simulated, shape(&real), "the simulated /metrics has the real one's families and labels");
+    let value = |family: &str| real.iter().find(|(name, _, _)| name == family).map(|s| s.2).unwrap_or_else(|| panic!("{family}"));
+    assert_eq!(value("DCGM_FI_DEV_GPU_UTIL"), 100.0, "recorded under load");
+    assert!(value("DCGM_FI_DEV_POWER_USAGE") <= value("DCGM_FI_DEV_POWER_MGMT_LIMIT"));
+    assert!(value("DCGM_FI_DEV_FB_USED") + value("DCGM_FI_DEV_FB_FREE") > 140_000.0, "an H200's 141 GB");
 }

@@ -60,9 +60,28 @@ pub async fn refresh(db: &DatabaseConnection, clock: DateTime<Utc>) -> Result<Da
 /// How often the usage job runs.
 pub const EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// Runs [`refresh`] every `every` until `stop` completes. Every replica runs one: the sample's
-/// claim makes one replica count each minute, and a rollup rewrites whole days in one
-/// transaction (the unique keys refuse a second writer's copy).
+/// The usage job's round on a replica: the sample (claimed, so once a minute across replicas),
+/// then the rollup unless another replica rolled up within the last 50 s (the claim moves
+/// `REFRESHED_AT`, so N replicas roll up once a minute between them, not N times).
+async fn refresh_if_due(db: &DatabaseConnection, clock: DateTime<Utc>) -> Result<()> {
+    let wall = Utc::now();
+    sampler::sample(db, clock, wall).await?;
+    let last = cursor_position(db, REFRESHED_AT).await?;
+    let due = match last {
+        None => true,
+        Some(at) if wall.timestamp() - at >= 50 => claim_cursor(db, REFRESHED_AT, at, wall.timestamp()).await?,
+        Some(_) => false,
+    };
+    if due {
+        rollup::refresh(db, wall).await?;
+        set_cursor(db, REFRESHED_AT, wall.timestamp()).await?;
+    }
+    Ok(())
+}
+
+/// Runs the usage job every `every` until `stop` completes. Every replica runs one: the
+/// claims make one replica sample and roll up each minute, and a rollup rewrites whole days in
+/// one transaction (the unique keys refuse a second writer's copy, should two overlap).
 pub async fn run(
     db: DatabaseConnection,
     clock: std::sync::Arc<dyn crate::ports::Clock>,
@@ -75,7 +94,7 @@ pub async fn run(
             _ = &mut stop => return,
             _ = tokio::time::sleep(every) => {}
         }
-        if let Err(error) = refresh(&db, clock.now()).await {
+        if let Err(error) = refresh_if_due(&db, clock.now()).await {
             tracing::info!(error = ?error, "the usage rollup did not finish; it runs again in a minute");
         }
     }
