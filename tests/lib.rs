@@ -142,6 +142,78 @@ pub fn python_venv(dir: &str, import: &str, packages: &[&str]) -> std::path::Pat
     python
 }
 
+/// A real OpenID Provider on loopback for the single sign-on tests: panva's `oidc-provider`
+/// (OpenID Certified) from npm, installed once under the target directory, run by
+/// `tests/oidc/provider.mjs` with one confidential client; stopped when dropped.
+pub struct OidcProvider {
+    child: std::process::Child,
+    pub issuer: String,
+}
+
+impl OidcProvider {
+    pub const VERSION: &str = "9.13.3";
+    pub const CLIENT_ID: &str = "egs";
+    pub const CLIENT_SECRET: &str = "egs-test-client-secret";
+
+    /// A free loopback port for the provider: the gateway's settings name the issuer before the
+    /// provider (which must know the gateway's redirect URL) starts.
+    pub fn reserve_port() -> u16 {
+        std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port()
+    }
+
+    /// The installed package's entry point (installed on first use, once per target directory).
+    fn module() -> std::path::PathBuf {
+        static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _once = INSTALL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").to_path_buf();
+        let target = std::env::var("CARGO_TARGET_DIR").map(std::path::PathBuf::from).unwrap_or_else(|_| root.join("target"));
+        let dir = target.join(format!("oidc-provider-{}", Self::VERSION));
+        let entry = dir.join("node_modules/oidc-provider/lib/index.js");
+        if !entry.exists() {
+            std::fs::create_dir_all(&dir).expect("a directory for oidc-provider");
+            std::fs::write(dir.join("package.json"), r#"{ "name": "egs-test-oidc-provider", "private": true, "type": "module" }"#)
+                .expect("package.json");
+            let installed = std::process::Command::new("npm")
+                .args(["install", "--no-audit", "--no-fund", "--silent", &format!("oidc-provider@{}", Self::VERSION)])
+                .current_dir(&dir)
+                .status();
+            assert!(
+                installed.is_ok_and(|s| s.success()) && entry.exists(),
+                "npm could not install oidc-provider: the single sign-on tests need Node.js 20.19+ with npm and the npm registry"
+            );
+        }
+        entry
+    }
+
+    /// Starts the provider on `port` for a client redirecting to `redirect_uri`; `groups` maps
+    /// each login to the groups its ID token lists.
+    pub async fn start(port: u16, redirect_uri: &str, groups: Value) -> Self {
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("oidc/provider.mjs");
+        let child = std::process::Command::new("node")
+            .arg(script)
+            .env("OIDC_PROVIDER_MODULE", Self::module())
+            .env("PORT", port.to_string())
+            .env("CLIENT_ID", Self::CLIENT_ID)
+            .env("CLIENT_SECRET", Self::CLIENT_SECRET)
+            .env("REDIRECT_URIS", redirect_uri)
+            .env("GROUPS", groups.to_string())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("node starts the provider");
+        let provider = Self { child, issuer: format!("http://127.0.0.1:{port}") };
+        let discovery = format!("{}/.well-known/openid-configuration", provider.issuer);
+        wait_for("the OpenID Provider", || async { reqwest::get(&discovery).await.is_ok_and(|r| r.status().is_success()) }).await;
+        provider
+    }
+}
+
+impl Drop for OidcProvider {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// Test settings: port 0, Redis from `EGS_TEST_REDIS_URL`, default limits.
 fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> ServeArgs {
     ServeArgs {
@@ -170,6 +242,7 @@ fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> Ser
             cluster_poll_ms: 100,
             status_resync_ms: 200,
         },
+        oidc: Default::default(),
     }
 }
 

@@ -52,6 +52,8 @@ pub struct AppState {
     pub per_user: Arc<crate::per_user::PerUser>,
     /// Whether PostgreSQL answers (`None` on SQLite).
     pub db_watch: Option<Arc<crate::db_watch::DbWatch>>,
+    /// Single sign-on, when an issuer is configured.
+    pub oidc: Option<Arc<crate::oidc::Oidc>>,
 }
 
 pub struct Application {
@@ -142,6 +144,7 @@ impl Application {
             })
         });
         let credentials_key = *keys.credentials_key();
+        let sign_in_key = *keys.sign_in_key();
         let kubernetes = KubeClusters::new(db.clone(), CredentialCipher::new(&credentials_key));
         let lifecycle = (!settings.no_scheduler).then(|| {
             let k8s = &settings.kubernetes;
@@ -220,6 +223,7 @@ impl Application {
             sockets,
             per_user: crate::per_user::PerUser::new(settings.per_user.connections, settings.per_user.subscriptions),
             db_watch: crate::db_watch::DbWatch::spawn(&db_for_watch),
+            oidc: crate::oidc::Oidc::from_settings(&settings.oidc, sign_in_key)?.map(Arc::new),
         };
         let router = router(state.clone(), &settings)?;
         let listener = TcpListener::bind(settings.listen).await.with_context(|| format!("failed to listen on {}", settings.listen))?;
@@ -374,6 +378,9 @@ fn router(state: AppState, settings: &ServeArgs) -> anyhow::Result<Router> {
             },
         )
         .route("/kubernetes/clusters/{cluster}/mutate/{key}", axum::routing::post(admission::mutate))
+        .route("/auth/oidc", get(crate::oidc::info))
+        .route("/auth/oidc/login", get(crate::oidc::login))
+        .route("/auth/oidc/callback", get(crate::oidc::callback))
         .fallback(portal::fallback)
         .layer(DefaultBodyLimit::max(settings.max_body_bytes))
         .with_state(state);

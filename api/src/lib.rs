@@ -16,6 +16,7 @@ pub mod health;
 pub mod kubernetes;
 pub mod mail;
 pub mod metrics;
+pub mod oidc;
 pub mod per_user;
 pub mod playground;
 pub mod portal;

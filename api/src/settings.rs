@@ -13,6 +13,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once at start: the size of the `serve` settings beside the small commands costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run the gateway (GraphQL API, playground, portal).
@@ -177,6 +179,8 @@ pub struct ServeArgs {
     pub notify: NotifyArgs,
     #[command(flatten)]
     pub kubernetes: KubernetesArgs,
+    #[command(flatten)]
+    pub oidc: OidcArgs,
 }
 
 impl ServeArgs {
@@ -259,6 +263,33 @@ fn secret_setting(set: &Option<Secret>, file: Option<&std::path::Path>, env: &st
         return Ok(Some(Secret::from(text.trim().to_owned())));
     }
     Ok(std::env::var(env).ok().filter(|v| !v.trim().is_empty()).map(Secret::from))
+}
+
+/// Single sign-on for the portal with an OpenID Connect identity provider (authorization code
+/// with PKCE). Off unless `--oidc-issuer` is given.
+#[derive(Args, Debug, Clone, Default)]
+pub struct OidcArgs {
+    /// The issuer URL; its `/.well-known/openid-configuration` is read on first use.
+    #[arg(long = "oidc-issuer", env = "EGS_OIDC_ISSUER", requires = "client_id")]
+    pub issuer: Option<String>,
+    /// The client id EGS is registered under at the identity provider.
+    #[arg(long = "oidc-client-id", env = "EGS_OIDC_CLIENT_ID")]
+    pub client_id: Option<String>,
+    /// A file holding the client secret (a mounted Secret), for a confidential client; without
+    /// one EGS is a public client and PKCE alone protects the code.
+    #[arg(long = "oidc-client-secret-file", env = "EGS_OIDC_CLIENT_SECRET_FILE")]
+    pub client_secret_file: Option<std::path::PathBuf>,
+    /// The redirect URL registered at the identity provider,
+    /// `https://<egs>/auth/oidc/callback`; default: built from the request's Host (and
+    /// `X-Forwarded-Proto`).
+    #[arg(long = "oidc-redirect-url", env = "EGS_OIDC_REDIRECT_URL")]
+    pub redirect_url: Option<String>,
+    /// The scopes asked for.
+    #[arg(long = "oidc-scopes", env = "EGS_OIDC_SCOPES", default_value = "openid profile email groups")]
+    pub scopes: String,
+    /// The ID token claim that lists the user's groups (the group rules match against it).
+    #[arg(long = "oidc-groups-claim", env = "EGS_OIDC_GROUPS_CLAIM", default_value = "groups")]
+    pub groups_claim: String,
 }
 
 /// Notification channels: the SMTP server e-mail channels use, which URLs users may name, how

@@ -28,6 +28,7 @@ pub mod slice;
 pub mod slice_cluster;
 pub mod slice_member;
 pub mod slice_namespace;
+pub mod sso_group_rule;
 pub mod usage_daily;
 pub mod usage_utilisation_daily;
 pub mod usage_wait_daily;

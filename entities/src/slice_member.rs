@@ -12,6 +12,9 @@ pub struct Model {
     pub user_id: i64,
     pub role: SliceRole,
     pub created_at: DateTimeUtc,
+    /// Granted by a single sign-on group rule: a later sign-in whose groups no longer match
+    /// takes it back (a membership an owner or admin gave is never touched).
+    pub granted_by_sso: bool,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -15,6 +15,9 @@ pub struct Model {
     pub created_at: DateTimeUtc,
     /// Goes up whenever the user loses slice access; live subscriptions started before end.
     pub access_version: i64,
+    /// The OpenID Connect identity this user signs in as (issuer URL and subject), if any.
+    pub oidc_issuer: Option<String>,
+    pub oidc_subject: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -21,6 +21,7 @@ mod m20261206_000001_notifications;
 mod m20261207_000001_node_maintenance;
 mod m20261208_000001_workspace_requests;
 mod m20261209_000001_usage_rollups;
+mod m20261210_000001_single_sign_on;
 
 pub struct Migrator;
 
@@ -46,6 +47,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261207_000001_node_maintenance::Migration),
             Box::new(m20261208_000001_workspace_requests::Migration),
             Box::new(m20261209_000001_usage_rollups::Migration),
+            Box::new(m20261210_000001_single_sign_on::Migration),
         ]
     }
 }

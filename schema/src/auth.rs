@@ -51,6 +51,7 @@ pub struct TokenKeys {
     deployment: String,
     credentials_key: [u8; 32],
     webhook_key: [u8; 32],
+    sign_in_key: [u8; 32],
 }
 
 /// HMAC-SHA256(key, label): a one-way derivation, so each use gets its own key.
@@ -88,6 +89,7 @@ impl TokenKeys {
             deployment: deployment_of(secret),
             credentials_key: derive(secret, b"egs cluster credentials v1"),
             webhook_key: derive(secret, b"egs admission webhook v1"),
+            sign_in_key: derive(secret, b"egs single sign-on state v1"),
         }
     }
 
@@ -95,6 +97,12 @@ impl TokenKeys {
     /// it) without revealing the key: used to keep deployments apart on a shared Redis.
     pub fn deployment(&self) -> &str {
         &self.deployment
+    }
+
+    /// Signs the single sign-on state a browser carries between the login redirect and the
+    /// callback (any replica may take the callback, so it is derived from the shared key).
+    pub fn sign_in_key(&self) -> &[u8; 32] {
+        &self.sign_in_key
     }
 
     /// Encrypts cluster credentials at rest (derived from the signing key, which every replica

@@ -23,6 +23,7 @@ pub enum Kind {
     NotificationChannel,
     NotificationDelivery,
     WorkspaceRequest,
+    SsoGroupRule,
 }
 
 impl Kind {
@@ -43,11 +44,12 @@ impl Kind {
             Self::NotificationChannel => "NotificationChannel",
             Self::NotificationDelivery => "NotificationDelivery",
             Self::WorkspaceRequest => "WorkspaceRequest",
+            Self::SsoGroupRule => "SsoGroupRule",
         }
     }
 
     /// Every kind, in the order ids are checked.
-    pub const ALL: [Kind; 15] = [
+    pub const ALL: [Kind; 16] = [
         Self::Project,
         Self::User,
         Self::AccessToken,
@@ -63,6 +65,7 @@ impl Kind {
         Self::NotificationChannel,
         Self::NotificationDelivery,
         Self::WorkspaceRequest,
+        Self::SsoGroupRule,
     ];
 }
 

@@ -32,6 +32,7 @@ pub mod relay;
 pub mod scalars;
 pub mod scheduler;
 pub mod slice;
+pub mod sso;
 pub mod template;
 pub mod token;
 pub mod usage;
@@ -62,6 +63,7 @@ pub struct Query(
     notify::NotificationQuery,
     slice::requests::WorkspaceRequestQuery,
     usage::UsageQuery,
+    sso::SsoQuery,
 );
 
 #[derive(MergedObject, Default)]
@@ -81,6 +83,7 @@ pub struct Mutation(
     inventory::MaintenanceMutation,
     slice::requests::WorkspaceRequestMutation,
     usage::UsageMutation,
+    sso::SsoMutation,
 );
 
 #[derive(MergedSubscription, Default)]

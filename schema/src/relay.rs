@@ -60,7 +60,8 @@ impl RelayQuery {
             | Kind::GprTemplate
             | Kind::NotificationChannel
             | Kind::NotificationDelivery
-            | Kind::WorkspaceRequest => {
+            | Kind::WorkspaceRequest
+            | Kind::SsoGroupRule => {
                 return Err(Error::NotFound("object"));
             }
         })

@@ -38,6 +38,7 @@ mod real_kube;
 mod services;
 mod slice_kubeconfig;
 mod slices;
+mod sso;
 mod subscriptions;
 mod templates;
 mod usage;

@@ -333,13 +333,21 @@ async fn upsert_member(db: &impl ConnectionTrait, slice_id: i64, member: &Member
             let lowered = member.role.rank() < existing.role.rank();
             let mut model: slice_member::ActiveModel = existing.into();
             model.role = Set(member.role);
+            // An owner's or admin's choice: a single sign-on rule no longer changes it.
+            model.granted_by_sso = Set(false);
             model.update(db).await?;
             Ok(lowered)
         }
         None => {
-            slice_member::ActiveModel { slice_id: Set(slice_id), user_id: Set(member.user_id), role: Set(member.role), created_at: Set(Utc::now()) }
-                .insert(db)
-                .await?;
+            slice_member::ActiveModel {
+                slice_id: Set(slice_id),
+                user_id: Set(member.user_id),
+                role: Set(member.role),
+                created_at: Set(Utc::now()),
+                granted_by_sso: Set(false),
+            }
+            .insert(db)
+            .await?;
             Ok(false)
         }
     }

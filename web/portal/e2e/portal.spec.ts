@@ -437,6 +437,33 @@ test('usage: an admin rolls up now, sees GPU-hours per day and per slice, and do
   await expect(owner.getByLabel('Slice').locator('option')).toHaveText(['nlp-research']);
 });
 
+test('single sign-on: an admin maps a group to a slice; a new user signs in at the identity provider and lands in it', async ({ page, browser }) => {
+  await signIn(page, 'admin');
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'SSO' }).click();
+  const form = page.getByRole('form', { name: 'Add a group rule' });
+  await form.getByLabel('Group').fill('ml-researchers');
+  await form.getByLabel('Slice', { exact: true }).selectOption({ label: 'nlp-research' });
+  await form.getByLabel('Role').selectOption('VIEWER');
+  await form.getByRole('button', { name: 'Add rule' }).click();
+  await expect(page.getByRole('table', { name: 'Group rules' })).toContainText('viewer in nlp-research');
+  await shot(page, 'admin-sso');
+
+  // erin has no EGS account yet: the identity provider's sign-in makes one.
+  const erin = await (await browser.newContext({ viewport: { width: 1366, height: 860 } })).newPage();
+  await erin.goto(`${gateway.url}/`);
+  await erin.getByRole('link', { name: 'Sign in with single sign-on' }).click();
+  await erin.locator('input[name="login"]').fill('erin');
+  await erin.locator('input[name="password"]').fill('any password');
+  await erin.getByRole('button', { name: 'Sign-in' }).click();
+  await erin.getByRole('button', { name: 'Continue' }).click();
+  await expect(erin.getByRole('button', { name: 'Sign out' })).toBeVisible();
+  await expect(erin.getByText('erin', { exact: false }).first()).toBeVisible();
+  await expect(erin.getByRole('table', { name: 'My slices' })).toContainText('nlp-research');
+  expect(erin.url()).not.toContain('sso-token');
+  const me = await gateway.graphql<{ users: { name: string; role: string }[] }>('admin', '{ users { name role } }');
+  expect(me.users).toContainEqual({ name: 'erin', role: 'USER' });
+});
+
 test('after a gateway restart the portal reconnects and the timeline resumes with nothing lost', async ({ page }) => {
   await signIn(page, 'carol');
   const id = await gprId('vit-pretrain');

@@ -18,6 +18,7 @@ import { Clusters } from './pages/admin/Clusters';
 import { Slices } from './pages/admin/Slices';
 import { Tokens } from './pages/admin/Tokens';
 import { AdminQueue } from './pages/admin/AdminQueue';
+import { SingleSignOn } from './pages/admin/SingleSignOn';
 import type { ReactNode } from 'react';
 
 function AdminOnly({ children }: { children: ReactNode }) {
@@ -51,6 +52,7 @@ export function App() {
         <Route path="admin/slices" element={<AdminOnly><Slices /></AdminOnly>} />
         <Route path="admin/tokens" element={<AdminOnly><Tokens /></AdminOnly>} />
         <Route path="admin/queue" element={<AdminOnly><AdminQueue /></AdminOnly>} />
+        <Route path="admin/sso" element={<AdminOnly><SingleSignOn /></AdminOnly>} />
         <Route path="*" element={<div className="error">No such page. <a href="/">Go home</a>.</div>} />
       </Route>
     </Routes>

@@ -1,6 +1,7 @@
 // The signed-in token: kept in localStorage, checked against `viewer` on login and on load,
 // and dropped when the gateway refuses it (revoked or expired).
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
+import { takeSignInFragment } from './sso';
 import { print } from 'graphql';
 import { Provider as UrqlProvider } from 'urql';
 import { createApi, type Api, type LinkState } from './api/client';
@@ -73,10 +74,15 @@ export async function fetchViewer(token: string): Promise<ViewerAnswer> {
 }
 
 export function SessionProvider({ children }: { children: ReactNode }) {
-  const [token, setToken] = useState<string | null>(() => localStorage.getItem(STORAGE_KEY));
+  // Back from single sign-on: its token (or why it failed) is in the URL's fragment, once.
+  const [fromSso] = useState(takeSignInFragment);
+  const [token, setToken] = useState<string | null>(() => {
+    if (fromSso.token) localStorage.setItem(STORAGE_KEY, fromSso.token);
+    return fromSso.token ?? localStorage.getItem(STORAGE_KEY);
+  });
   const [viewer, setViewer] = useState<Viewer | null>(null);
   const [checking, setChecking] = useState(token !== null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(fromSso.error ?? null);
   const [link, setLink] = useState<LinkState>('connecting');
 
   const logout = useCallback((reason?: string) => {

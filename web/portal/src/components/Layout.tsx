@@ -23,6 +23,7 @@ const ADMIN_LINKS: [string, string][] = [
   ['/usage', 'Usage'],
   ['/workspaces', 'Requests'],
   ['/admin/tokens', 'Tokens'],
+  ['/admin/sso', 'SSO'],
   ['/gpus', 'GPUs'],
   ['/events', 'Events'],
   ['/notifications', 'Notifications'],

@@ -384,6 +384,16 @@ export type CreateSlicePayload = {
   userErrors: Array<UserError>;
 };
 
+export type CreateSsoGroupRuleInput = {
+  /** Instead: the group's members are admins. */
+  grantsAdmin?: Scalars['Boolean']['input'];
+  /** The group's name in the identity provider's groups claim. */
+  group: Scalars['String']['input'];
+  role?: InputMaybe<SliceRole>;
+  /** With `role`: the slice the group's members join. */
+  sliceId?: InputMaybe<Scalars['ID']['input']>;
+};
+
 export type CreateTokenInput = {
   /** AGENT tokens: the cluster the agent reports for. */
   clusterId?: InputMaybe<Scalars['ID']['input']>;
@@ -1314,6 +1324,8 @@ export type Mutation = {
   createNotificationChannel: NotificationChannelPayload;
   /** Creates a slice with namespaces, members and a policy (admin). */
   createSlice: CreateSlicePayload;
+  /** Adds a group rule (admins); it applies at each member's next sign-in. */
+  createSsoGroupRule: SsoGroupRulePayload;
   /** Issues a token. Admins issue any; users issue USER tokens for themselves within their roles. */
   createToken: CreateTokenPayload;
   /** Creates a user (admin). Give them slice roles with `addSliceMember` and a token with `createToken`. */
@@ -1324,6 +1336,8 @@ export type Mutation = {
   deleteNotificationChannel: DeleteNotificationChannelPayload;
   /** Deletes a slice and its history (admin); refused while it has unfinished GPRs. */
   deleteSlice: DeleteSlicePayload;
+  /** Deletes a group rule (admins); what it granted goes at each member's next sign-in. */
+  deleteSsoGroupRule: SsoGroupRulePayload;
   /**
    * Cordons a node and empties it (admins): with `evict`, the GPR holding it is evicted now
    * and requeued at its priority; without, it runs out its window (the node reads
@@ -1485,6 +1499,11 @@ export type MutationCreateSliceArgs = {
 };
 
 
+export type MutationCreateSsoGroupRuleArgs = {
+  input: CreateSsoGroupRuleInput;
+};
+
+
 export type MutationCreateTokenArgs = {
   input: CreateTokenInput;
 };
@@ -1507,6 +1526,11 @@ export type MutationDeleteNotificationChannelArgs = {
 
 export type MutationDeleteSliceArgs = {
   input: DeleteSliceInput;
+};
+
+
+export type MutationDeleteSsoGroupRuleArgs = {
+  input: SsoGroupRuleRef;
 };
 
 
@@ -2018,6 +2042,8 @@ export type Query = {
   slice: Slice;
   /** Slices the caller is a member of (all slices for admins), by name. */
   slices: SliceConnection;
+  /** The single sign-on group rules (admins). */
+  ssoGroupRules: Array<SsoGroupRule>;
   /** Tokens: all for admins, your own for users. Newest first. */
   tokens: AccessTokenConnection;
   /**
@@ -2646,6 +2672,28 @@ export type SliceRole =
   | 'OWNER'
   /** Reads the slice and its GPRs. */
   | 'VIEWER';
+
+export type SsoGroupRule = {
+  __typename?: 'SsoGroupRule';
+  createdAt: Scalars['DateTime']['output'];
+  grantsAdmin: Scalars['Boolean']['output'];
+  /** The group, as the identity provider's groups claim names it. */
+  group: Scalars['String']['output'];
+  id: Scalars['ID']['output'];
+  role?: Maybe<SliceRole>;
+  slice?: Maybe<Slice>;
+};
+
+export type SsoGroupRulePayload = {
+  __typename?: 'SsoGroupRulePayload';
+  rule?: Maybe<SsoGroupRule>;
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type SsoGroupRuleRef = {
+  id: Scalars['ID']['input'];
+};
 
 /** Which job a provisioning step belongs to. */
 export type StepOperation =
@@ -3598,6 +3646,25 @@ export type AdminUncordonNodeMutationVariables = Exact<{
 
 export type AdminUncordonNodeMutation = { __typename?: 'Mutation', uncordonNode: { __typename?: 'UncordonNodePayload', node?: { __typename?: 'GpuNode', id: string, state: NodeState } | null, userErrors: Array<{ __typename?: 'UserError', field: Array<string>, message: string }> } };
 
+export type AdminSsoRulesQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type AdminSsoRulesQuery = { __typename?: 'Query', ssoGroupRules: Array<{ __typename?: 'SsoGroupRule', id: string, group: string, role?: SliceRole | null, grantsAdmin: boolean, createdAt: string, slice?: { __typename?: 'Slice', id: string, name: string } | null }>, slices: { __typename?: 'SliceConnection', nodes: Array<{ __typename?: 'Slice', id: string, name: string }> } };
+
+export type AdminSsoCreateRuleMutationVariables = Exact<{
+  input: CreateSsoGroupRuleInput;
+}>;
+
+
+export type AdminSsoCreateRuleMutation = { __typename?: 'Mutation', createSsoGroupRule: { __typename?: 'SsoGroupRulePayload', rule?: { __typename?: 'SsoGroupRule', id: string } | null, userErrors: Array<{ __typename?: 'UserError', field: Array<string>, message: string }> } };
+
+export type AdminSsoDeleteRuleMutationVariables = Exact<{
+  input: SsoGroupRuleRef;
+}>;
+
+
+export type AdminSsoDeleteRuleMutation = { __typename?: 'Mutation', deleteSsoGroupRule: { __typename?: 'SsoGroupRulePayload', rule?: { __typename?: 'SsoGroupRule', id: string } | null, userErrors: Array<{ __typename?: 'UserError', field: Array<string>, message: string }> } };
+
 export type AdminSliceFragment = { __typename?: 'Slice', id: string, name: string, description?: string | null, createdAt: string, updatedAt: string, clusters: Array<{ __typename?: 'Cluster', id: string, name: string }>, namespaces: Array<{ __typename?: 'SliceNamespace', id: string, name: string, cluster?: { __typename?: 'Cluster', id: string, name: string } | null }>, members: Array<{ __typename?: 'SliceMember', role: SliceRole, user?: { __typename?: 'User', id: string, name: string } | null }>, policy: { __typename?: 'SlicePolicy', allowedShapes: Array<string>, maxNodesPerGpr?: number | null, priorityMin: number, priorityMax: number, maxDuration?: string | null, defaultIdleTimeout?: string | null, autoEviction: boolean, requeueOnEviction: boolean, underuseBelowPercent?: number | null, underusePeriod: string } };
 
 export type AdminSlicesQueryVariables = Exact<{ [key: string]: never; }>;
@@ -3777,6 +3844,9 @@ export const AdminDashboardUsageDocument = {"kind":"Document","definitions":[{"k
 export const AdminCordonNodeDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"AdminCordonNode"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"CordonNodeInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"cordonNode"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"cordonReason"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<AdminCordonNodeMutation, AdminCordonNodeMutationVariables>;
 export const AdminDrainNodeDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"AdminDrainNode"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"DrainNodeInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"drainNode"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"cordonReason"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<AdminDrainNodeMutation, AdminDrainNodeMutationVariables>;
 export const AdminUncordonNodeDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"AdminUncordonNode"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"UncordonNodeInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"uncordonNode"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"state"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<AdminUncordonNodeMutation, AdminUncordonNodeMutationVariables>;
+export const AdminSsoRulesDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"AdminSsoRules"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"ssoGroupRules"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"group"}},{"kind":"Field","name":{"kind":"Name","value":"role"}},{"kind":"Field","name":{"kind":"Name","value":"grantsAdmin"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"slice"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"slices"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"100"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}}]} as unknown as DocumentNode<AdminSsoRulesQuery, AdminSsoRulesQueryVariables>;
+export const AdminSsoCreateRuleDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"AdminSsoCreateRule"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"CreateSsoGroupRuleInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"createSsoGroupRule"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"rule"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<AdminSsoCreateRuleMutation, AdminSsoCreateRuleMutationVariables>;
+export const AdminSsoDeleteRuleDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"AdminSsoDeleteRule"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"SsoGroupRuleRef"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"deleteSsoGroupRule"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"rule"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<AdminSsoDeleteRuleMutation, AdminSsoDeleteRuleMutationVariables>;
 export const AdminSlicesDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"AdminSlices"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"slices"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"100"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"nodes"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"AdminSlice"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"users"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"clusters"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"pools"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"gpuShape"}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"AdminSlice"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Slice"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"description"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"updatedAt"}},{"kind":"Field","name":{"kind":"Name","value":"clusters"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"namespaces"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"cluster"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"members"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"role"}},{"kind":"Field","name":{"kind":"Name","value":"user"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"policy"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"allowedShapes"}},{"kind":"Field","name":{"kind":"Name","value":"maxNodesPerGpr"}},{"kind":"Field","name":{"kind":"Name","value":"priorityMin"}},{"kind":"Field","name":{"kind":"Name","value":"priorityMax"}},{"kind":"Field","name":{"kind":"Name","value":"maxDuration"}},{"kind":"Field","name":{"kind":"Name","value":"defaultIdleTimeout"}},{"kind":"Field","name":{"kind":"Name","value":"autoEviction"}},{"kind":"Field","name":{"kind":"Name","value":"requeueOnEviction"}},{"kind":"Field","name":{"kind":"Name","value":"underuseBelowPercent"}},{"kind":"Field","name":{"kind":"Name","value":"underusePeriod"}}]}}]}}]} as unknown as DocumentNode<AdminSlicesQuery, AdminSlicesQueryVariables>;
 export const AdminSlicesCreateDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"AdminSlicesCreate"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"CreateSliceInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"createSlice"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"slice"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"AdminSlice"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"code"}}]}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"AdminSlice"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Slice"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"description"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"updatedAt"}},{"kind":"Field","name":{"kind":"Name","value":"clusters"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"namespaces"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"cluster"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"members"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"role"}},{"kind":"Field","name":{"kind":"Name","value":"user"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"policy"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"allowedShapes"}},{"kind":"Field","name":{"kind":"Name","value":"maxNodesPerGpr"}},{"kind":"Field","name":{"kind":"Name","value":"priorityMin"}},{"kind":"Field","name":{"kind":"Name","value":"priorityMax"}},{"kind":"Field","name":{"kind":"Name","value":"maxDuration"}},{"kind":"Field","name":{"kind":"Name","value":"defaultIdleTimeout"}},{"kind":"Field","name":{"kind":"Name","value":"autoEviction"}},{"kind":"Field","name":{"kind":"Name","value":"requeueOnEviction"}},{"kind":"Field","name":{"kind":"Name","value":"underuseBelowPercent"}},{"kind":"Field","name":{"kind":"Name","value":"underusePeriod"}}]}}]}}]} as unknown as DocumentNode<AdminSlicesCreateMutation, AdminSlicesCreateMutationVariables>;
 export const AdminSlicesUpdateDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"AdminSlicesUpdate"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"UpdateSliceInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"updateSlice"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"slice"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"AdminSlice"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"code"}}]}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"AdminSlice"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Slice"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"description"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"updatedAt"}},{"kind":"Field","name":{"kind":"Name","value":"clusters"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"namespaces"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"cluster"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"members"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"role"}},{"kind":"Field","name":{"kind":"Name","value":"user"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"policy"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"allowedShapes"}},{"kind":"Field","name":{"kind":"Name","value":"maxNodesPerGpr"}},{"kind":"Field","name":{"kind":"Name","value":"priorityMin"}},{"kind":"Field","name":{"kind":"Name","value":"priorityMax"}},{"kind":"Field","name":{"kind":"Name","value":"maxDuration"}},{"kind":"Field","name":{"kind":"Name","value":"defaultIdleTimeout"}},{"kind":"Field","name":{"kind":"Name","value":"autoEviction"}},{"kind":"Field","name":{"kind":"Name","value":"requeueOnEviction"}},{"kind":"Field","name":{"kind":"Name","value":"underuseBelowPercent"}},{"kind":"Field","name":{"kind":"Name","value":"underusePeriod"}}]}}]}}]} as unknown as DocumentNode<AdminSlicesUpdateMutation, AdminSlicesUpdateMutationVariables>;

@@ -1,0 +1,272 @@
+//! Single sign-on with a real OpenID Provider (panva's oidc-provider, started on loopback): the
+//! authorization code flow with PKCE walked as a browser walks it, users made on their first
+//! sign-in, the admins' group rules granting and taking back slice roles and the admin role,
+//! and forged or replayed callbacks signing nobody in.
+
+use egs_tests::fixtures::*;
+use egs_tests::{OidcProvider, TestApp};
+use reqwest::redirect::Policy;
+use serde_json::{Value, json};
+
+const VIEWER: &str = "{ viewer { id name role memberships { role slice { name } } } }";
+const CREATE_RULE: &str = "mutation($input: CreateSsoGroupRuleInput!) { createSsoGroupRule(input: $input) { rule { id group role grantsAdmin slice { name } } userErrors { field message code } } }";
+const DELETE_RULE: &str =
+    "mutation($input: SsoGroupRuleRef!) { deleteSsoGroupRule(input: $input) { rule { id } userErrors { field message code } } }";
+
+/// A gateway whose single sign-on uses a provider on `port` (started after, as it must know
+/// the gateway's callback URL).
+async fn gateway(port: u16) -> (TestApp, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let secret = dir.path().join("client-secret");
+    std::fs::write(&secret, OidcProvider::CLIENT_SECRET).expect("the secret file");
+    let app = TestApp::spawn_with(|s| {
+        s.oidc.issuer = Some(format!("http://127.0.0.1:{port}"));
+        s.oidc.client_id = Some(OidcProvider::CLIENT_ID.into());
+        s.oidc.client_secret_file = Some(secret);
+        s.oidc.scopes = "openid profile email groups".into();
+        s.oidc.groups_claim = "groups".into();
+    })
+    .await;
+    (app, dir)
+}
+
+/// Where a redirect points, made absolute.
+fn location(from: &reqwest::Url, response: &reqwest::Response) -> reqwest::Url {
+    let to = response.headers()[reqwest::header::LOCATION].to_str().expect("a location");
+    from.join(to).expect("a URL")
+}
+
+/// The value of `name` in a form of the provider's page.
+fn form_field<'a>(html: &'a str, marker: &str) -> Option<&'a str> {
+    let start = html.find(marker)? + marker.len();
+    Some(&html[start..start + html[start..].find('"')?])
+}
+
+/// What the browser ends on: the session token, or the error the portal is told.
+#[derive(Debug, PartialEq)]
+enum Outcome {
+    Token(String),
+    Error(String),
+}
+
+/// Walks a browser through sign-in as `login` (the provider's development pages take any
+/// login and password, then ask for consent): from the gateway to the provider and back.
+/// `stop_at_callback` returns the callback URL instead of following it (to replay it).
+async fn walk(browser: &reqwest::Client, start: reqwest::Url, login: &str, stop_at_callback: bool) -> Result<Outcome, reqwest::Url> {
+    let mut url = start;
+    let mut form: Option<Vec<(&str, String)>> = None;
+    for _ in 0..20 {
+        let response = match form.take() {
+            Some(fields) => browser.post(url.clone()).form(&fields).send().await,
+            None => browser.get(url.clone()).send().await,
+        }
+        .expect("the request");
+        if response.status().is_redirection() {
+            let next = location(&url, &response);
+            if let Some(fragment) = next.fragment() {
+                if let Some(token) = fragment.strip_prefix("sso-token=") {
+                    return Ok(Outcome::Token(token.to_owned()));
+                }
+                if let Some(error) = fragment.strip_prefix("sso-error=") {
+                    let decoded: String = url::form_urlencoded::parse(format!("e={error}").as_bytes()).map(|(_, v)| v.into_owned()).collect();
+                    return Ok(Outcome::Error(decoded));
+                }
+            }
+            if stop_at_callback && next.path() == "/auth/oidc/callback" {
+                return Err(next);
+            }
+            url = next;
+            continue;
+        }
+        let html = response.text().await.expect("a page");
+        let action = form_field(&html, "action=\"").unwrap_or_else(|| panic!("a form on {url}: {html}"));
+        url = url.join(action).expect("the form's URL");
+        form = Some(match form_field(&html, "name=\"prompt\" value=\"") {
+            Some("login") => vec![("prompt", "login".into()), ("login", login.to_owned()), ("password", "any".into())],
+            Some("consent") => vec![("prompt", "consent".into())],
+            other => panic!("an unexpected prompt {other:?}: {html}"),
+        });
+    }
+    panic!("sign-in did not finish in 20 steps");
+}
+
+fn new_browser() -> reqwest::Client {
+    reqwest::Client::builder().cookie_store(true).redirect(Policy::none()).build().expect("a client")
+}
+
+async fn sign_in(app: &TestApp, login: &str) -> Outcome {
+    let start = reqwest::Url::parse(&app.url("/auth/oidc/login")).expect("a URL");
+    walk(&new_browser(), start, login, false).await.expect("not stopped")
+}
+
+async fn token(app: &TestApp, login: &str) -> String {
+    match sign_in(app, login).await {
+        Outcome::Token(token) => token,
+        other => panic!("{login} was not signed in: {other:?}"),
+    }
+}
+
+fn memberships(viewer: &Value) -> Vec<(String, String)> {
+    let mut found: Vec<(String, String)> = viewer["memberships"]
+        .as_array()
+        .expect("memberships")
+        .iter()
+        .map(|m| (m["slice"]["name"].as_str().unwrap_or_default().to_owned(), m["role"].as_str().unwrap_or_default().to_owned()))
+        .collect();
+    found.sort();
+    found
+}
+
+#[tokio::test]
+async fn signing_in_makes_the_user_once_and_the_group_rules_grant_and_take_back_roles() {
+    let port = OidcProvider::reserve_port();
+    let (app, _secret) = gateway(port).await;
+    let groups = json!({ "alice": ["ml-team", "everyone"], "root": ["platform"], "eve": ["everyone"], "carol": [] });
+    let _provider = OidcProvider::start(port, &app.url("/auth/oidc/callback"), groups).await;
+    let info: Value = reqwest::get(app.url("/auth/oidc")).await.expect("info").json().await.expect("json");
+    assert_eq!(info["enabled"], true);
+
+    let cluster = register_cluster(&app, "c1").await;
+    let team_a = create_slice(&app, "team-a", &cluster, json!({})).await;
+    let team_b = create_slice(&app, "team-b", &cluster, json!({})).await;
+    let ml =
+        app.mutate(&app.admin_token, "createSsoGroupRule", CREATE_RULE, json!({ "group": "ml-team", "sliceId": team_a, "role": "EDITOR" })).await;
+    assert_eq!(ml["rule"]["slice"]["name"], "team-a");
+    app.mutate(&app.admin_token, "createSsoGroupRule", CREATE_RULE, json!({ "group": "platform", "grantsAdmin": true })).await;
+    app.mutate(&app.admin_token, "createSsoGroupRule", CREATE_RULE, json!({ "group": "everyone", "sliceId": team_b, "role": "VIEWER" })).await;
+
+    // alice: made on her first sign-in, with what her groups grant.
+    let alice = token(&app, "alice").await;
+    let me = app.ok(&alice, VIEWER, json!({})).await["viewer"].clone();
+    assert_eq!((me["name"].as_str(), me["role"].as_str()), (Some("alice"), Some("USER")));
+    assert_eq!(memberships(&me), vec![("team-a".into(), "EDITOR".into()), ("team-b".into(), "VIEWER".into())]);
+    // Signing in again is the same user, with one more session.
+    let again = token(&app, "alice").await;
+    assert_ne!(again, alice);
+    assert_eq!(app.ok(&again, VIEWER, json!({})).await["viewer"]["id"], me["id"]);
+
+    // The platform group's members are admins; the rest are users.
+    let root = token(&app, "root").await;
+    assert_eq!(app.ok(&root, "{ viewer { role } users { name } }", json!({})).await["viewer"]["role"], "ADMIN");
+    let eve = token(&app, "eve").await;
+    assert_eq!(memberships(&app.ok(&eve, VIEWER, json!({})).await["viewer"]), vec![("team-b".into(), "VIEWER".into())]);
+    let refused = app.gql(&eve, "{ users { name } }", json!({})).await;
+    assert_eq!(refused["errors"][0]["extensions"]["code"], "FORBIDDEN");
+
+    // A local user's name is never taken over: the identity gets a name of its own.
+    app.mutate(
+        &app.admin_token,
+        "createUser",
+        "mutation($input: CreateUserInput!) { createUser(input: $input) { user { id } userErrors { field message code } } }",
+        json!({ "name": "carol" }),
+    )
+    .await;
+    let carol = token(&app, "carol").await;
+    assert_eq!(app.ok(&carol, VIEWER, json!({})).await["viewer"]["name"], "carol-2");
+
+    // An owner's grant is the owner's: a rule taken away takes back only what rules gave.
+    let users = app.ok(&app.admin_token, "{ users { id name } }", json!({})).await;
+    let alice_id = users["users"].as_array().expect("users").iter().find(|u| u["name"] == "alice").expect("alice")["id"].clone();
+    let other = create_slice(&app, "team-c", &cluster, json!({})).await;
+    app.mutate(
+        &app.admin_token,
+        "addSliceMember",
+        "mutation($input: AddSliceMemberInput!) { addSliceMember(input: $input) { slice { id } userErrors { field message code } } }",
+        json!({ "sliceId": other, "userId": alice_id, "role": "VIEWER" }),
+    )
+    .await;
+    let removed = app.mutate(&app.admin_token, "deleteSsoGroupRule", DELETE_RULE, json!({ "id": ml["rule"]["id"] })).await;
+    assert_eq!(removed["rule"]["id"], ml["rule"]["id"]);
+    let later = token(&app, "alice").await;
+    assert_eq!(
+        memberships(&app.ok(&later, VIEWER, json!({})).await["viewer"]),
+        vec![("team-b".into(), "VIEWER".into()), ("team-c".into(), "VIEWER".into())]
+    );
+    // Her earlier sessions see the change too: team-a's GPRs are hidden from them now.
+    let hidden = app.gql(&alice, "query($id: ID!) { slice(id: $id) { name } }", json!({ "id": team_a })).await;
+    assert_eq!(hidden["errors"][0]["extensions"]["code"], "NOT_FOUND", "{hidden}");
+
+    // Groups that stop making someone an admin take the admin tokens back.
+    let platform = app.ok(&app.admin_token, "{ ssoGroupRules { id group } }", json!({})).await["ssoGroupRules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .find(|r| r["group"] == "platform")
+        .expect("the platform rule")["id"]
+        .clone();
+    app.mutate(&app.admin_token, "deleteSsoGroupRule", DELETE_RULE, json!({ "id": platform })).await;
+    let demoted = token(&app, "root").await;
+    assert_eq!(app.ok(&demoted, "{ viewer { role } }", json!({})).await["viewer"]["role"], "USER");
+    let old = app.gql(&root, "{ users { name } }", json!({})).await;
+    assert_eq!(old["errors"][0]["extensions"]["code"], "UNAUTHENTICATED", "the old admin session was revoked: {old}");
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn a_forged_replayed_or_refused_sign_in_signs_nobody_in_and_rules_are_for_admins() {
+    let port = OidcProvider::reserve_port();
+    let (app, _secret) = gateway(port).await;
+    let _provider = OidcProvider::start(port, &app.url("/auth/oidc/callback"), json!({ "mallory": ["platform"] })).await;
+    let count_users = || async { app.ok(&app.admin_token, "{ users { name } }", json!({})).await["users"].as_array().map_or(0, Vec::len) };
+    let before = count_users().await;
+
+    // A callback that did not start here (no state cookie), or with another state.
+    let browser = new_browser();
+    let bare = browser.get(app.url("/auth/oidc/callback?code=x&state=y")).send().await.expect("callback");
+    let error = location(&reqwest::Url::parse(&app.url("/")).expect("url"), &bare);
+    assert!(error.fragment().is_some_and(|f| f.starts_with("sso-error=")), "{error}");
+    let start = reqwest::Url::parse(&app.url("/auth/oidc/login")).expect("a URL");
+    let callback = walk(&browser, start.clone(), "mallory", true).await.expect_err("stopped at the callback");
+    let mut forged = callback.clone();
+    let pairs: Vec<(String, String)> =
+        callback.query_pairs().map(|(k, v)| (k.to_string(), if k == "state" { "forged".into() } else { v.into_owned() })).collect();
+    forged.query_pairs_mut().clear().extend_pairs(pairs);
+    let refused = walk(&browser, forged, "mallory", false).await.expect("followed");
+    assert!(matches!(&refused, Outcome::Error(e) if e.contains("did not start here")), "{refused:?}");
+    // The real callback, replayed after the forged one cleared the cookie: refused too.
+    assert!(matches!(walk(&browser, callback, "mallory", false).await.expect("followed"), Outcome::Error(_)));
+    assert_eq!(count_users().await, before, "nobody was made");
+
+    // A callback works once: replayed, it is refused (its state went with the cookie).
+    let browser = new_browser();
+    let callback = walk(&browser, start, "mallory", true).await.expect_err("stopped at the callback");
+    let answered = browser.get(callback.clone()).send().await.expect("the callback");
+    let signed_in = location(&callback, &answered);
+    assert!(signed_in.fragment().is_some_and(|f| f.starts_with("sso-token=")), "{signed_in}");
+    assert!(matches!(walk(&browser, callback, "mallory", false).await.expect("followed"), Outcome::Error(_)), "a replay");
+    assert_eq!(count_users().await, before + 1);
+
+    // The rules are the admins', and bad ones change nothing.
+    let cluster = register_cluster(&app, "c1").await;
+    let slice = create_slice(&app, "team-a", &cluster, json!({})).await;
+    let mallory = token(&app, "mallory").await;
+    let forbidden = app.gql(&mallory, CREATE_RULE, json!({ "input": { "group": "x", "grantsAdmin": true } })).await;
+    assert_eq!(forbidden["errors"][0]["extensions"]["code"], "FORBIDDEN");
+    assert_eq!(app.gql(&mallory, "{ ssoGroupRules { id } }", json!({})).await["errors"][0]["extensions"]["code"], "FORBIDDEN");
+    for (input, field) in [
+        (json!({ "group": "", "grantsAdmin": true }), "group"),
+        (json!({ "group": "g", "sliceId": slice, "role": "OWNER", "grantsAdmin": true }), "grantsAdmin"),
+        (json!({ "group": "g" }), "sliceId"),
+        (json!({ "group": "g", "sliceId": slice }), "role"),
+    ] {
+        let answer = app.ok(&app.admin_token, CREATE_RULE, json!({ "input": input })).await["createSsoGroupRule"].clone();
+        assert_eq!(answer["userErrors"][0]["field"], json!(["input", field]), "{input}: {answer}");
+    }
+    let made = app.mutate(&app.admin_token, "createSsoGroupRule", CREATE_RULE, json!({ "group": "g", "sliceId": slice, "role": "VIEWER" })).await;
+    let twice = app.ok(&app.admin_token, CREATE_RULE, json!({ "input": { "group": "g", "sliceId": slice, "role": "EDITOR" } })).await;
+    assert_eq!(twice["createSsoGroupRule"]["userErrors"][0]["code"], "CONFLICT");
+    let rules = app.ok(&app.admin_token, "{ ssoGroupRules { id } }", json!({})).await["ssoGroupRules"].clone();
+    assert_eq!(rules, json!([{ "id": made["rule"]["id"] }]), "only the good rule was stored");
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn without_an_issuer_single_sign_on_is_off_and_says_so() {
+    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let info: Value = reqwest::get(app.url("/auth/oidc")).await.expect("info").json().await.expect("json");
+    assert_eq!(info["enabled"], false);
+    let response = new_browser().get(app.url("/auth/oidc/login")).send().await.expect("login");
+    let to = location(&reqwest::Url::parse(&app.url("/")).expect("url"), &response);
+    assert!(to.fragment().is_some_and(|f| f.starts_with("sso-error=") && f.contains("not%20configured") || f.contains("not+configured")), "{to}");
+    app.finish().await;
+}
