@@ -307,6 +307,33 @@ fn the_helm_chart_renders_the_kustomize_objects_and_its_values_change_only_what_
     let ports = &kind(&with_webhook, "Service", "egs-gateway")["spec"]["ports"];
     assert!(ports.as_array().into_iter().flatten().any(|p| p["name"] == "https" && p["port"] == 443), "{ports}");
 
+    // Single sign-on: its settings (each one `egs serve` reads, as check_objects proves) and
+    // the client secret mounted from its Secret as the file the gateway reads.
+    let refused = helm_template(&helm, &["sso.issuer=https://login.example.com"]).expect_err("an issuer needs a client id");
+    assert!(refused.contains("sso.clientId"), "{refused}");
+    let sso = helm_template(
+        &helm,
+        &[
+            "sso.issuer=https://login.example.com",
+            "sso.clientId=egs",
+            "sso.clientSecret.existingSecret=oidc",
+            "sso.redirectUrl=https://egs.example.com/auth/oidc/callback",
+        ],
+    )
+    .expect("renders");
+    check_objects(&sso);
+    let pod = &kind(&sso, "Deployment", "egs-gateway")["spec"]["template"]["spec"];
+    let gateway_env = env_of(&pod["containers"][0], &[]);
+    assert_eq!(gateway_env["EGS_OIDC_CLIENT_SECRET_FILE"].as_deref(), Some("/var/run/egs/oidc/client-secret"));
+    assert!(
+        pod["containers"][0]["volumeMounts"].as_array().into_iter().flatten().any(|m| m["mountPath"] == "/var/run/egs/oidc" && m["readOnly"] == true)
+    );
+    assert!(pod["volumes"].as_array().into_iter().flatten().any(|v| v["secret"]["secretName"] == "oidc"));
+    assert!(
+        !env_of(&kind(&rendered, "Deployment", "egs-gateway")["spec"]["template"]["spec"]["containers"][0], &[]).contains_key("EGS_OIDC_ISSUER"),
+        "off by default"
+    );
+
     // Values change what they name: replicas, the existing database's Secret, images, no agent.
     let custom = helm_template(
         &helm,
