@@ -148,15 +148,7 @@ export function Usage() {
   const [{ data, fetching, error }, refetch] = useQuery({ query: ReportDocument, variables, pause: !ready || !from || !to });
   const [refreshed, refreshNow] = useMutation(RefreshDocument);
   const report = data?.usage;
-  const days = useMemo(
-    () =>
-      everyDay(
-        from,
-        to,
-        (report?.days ?? []).map((d) => ({ day: d.group.day ?? '', reserved: d.reservedGpuHours, used: d.usedGpuHours, waiting: d.waitingGpuHours })),
-      ),
-    [report, from, to],
-  );
+  const days = useMemo(() => everyDay(from, to, report?.days ?? []), [report, from, to]);
   const scopeName = slice ? (owned.find((s) => s.id === slice)?.name ?? 'slice') : 'all';
   const exportCsv = async () => {
     setExportError(null);

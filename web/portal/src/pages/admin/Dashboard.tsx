@@ -142,15 +142,7 @@ const UsageQuery = graphql(`
 function UsageCard() {
   const range = useMemo(() => lastDays(new Date(), 14), []);
   const [{ data, error }] = useQuery({ query: UsageQuery, variables: range });
-  const days = useMemo(
-    () =>
-      everyDay(
-        range.from,
-        range.to,
-        (data?.usage.days ?? []).map((d) => ({ day: d.group.day ?? '', reserved: d.reservedGpuHours, used: d.usedGpuHours, waiting: d.waitingGpuHours })),
-      ),
-    [data, range],
-  );
+  const days = useMemo(() => everyDay(range.from, range.to, data?.usage.days ?? []), [data, range]);
   return (
     <Card title="GPU-hours, last 14 days" actions={<Link to="/usage">Usage reports</Link>}>
       <ErrorBox error={error} />

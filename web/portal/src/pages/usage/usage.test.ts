@@ -8,7 +8,7 @@ describe('usage helpers', () => {
   });
 
   it('gives every day of the range a bar, zero where nothing was used', () => {
-    const days = everyDay('2026-02-27', '2026-03-02', [{ day: '2026-03-01', reserved: 4, used: 3, waiting: 1 }]);
+    const days = everyDay('2026-02-27', '2026-03-02', [{ group: { day: '2026-03-01' }, reservedGpuHours: 4, usedGpuHours: 3, waitingGpuHours: 1 }]);
     expect(days.map((d) => d.day)).toEqual(['2026-02-27', '2026-02-28', '2026-03-01', '2026-03-02']);
     expect(days[2]).toEqual({ day: '2026-03-01', reserved: 4, used: 3, waiting: 1 });
     expect(days[0]).toEqual({ day: '2026-02-27', reserved: 0, used: 0, waiting: 0 });

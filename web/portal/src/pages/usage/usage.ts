@@ -17,9 +17,19 @@ export function lastDays(now: Date, days: number): { from: string; to: string } 
   return { from: utcDay(from), to: utcDay(now) };
 }
 
+/** A usage row grouped by day, as both the Usage page and the dashboard ask for it. */
+export interface DayRow {
+  group: { day?: string | null };
+  reservedGpuHours: number;
+  usedGpuHours: number;
+  waitingGpuHours: number;
+}
+
 /** One entry per day of the range, in order; days without rows read 0 (capped at 366 days). */
-export function everyDay(from: string, to: string, rows: readonly DayFigures[]): DayFigures[] {
-  const byDay = new Map(rows.map((r) => [r.day, r]));
+export function everyDay(from: string, to: string, rows: readonly DayRow[]): DayFigures[] {
+  const byDay = new Map(
+    rows.map((r) => [r.group.day ?? '', { day: r.group.day ?? '', reserved: r.reservedGpuHours, used: r.usedGpuHours, waiting: r.waitingGpuHours }]),
+  );
   const out: DayFigures[] = [];
   const end = Date.parse(`${to}T00:00:00Z`);
   for (let at = Date.parse(`${from}T00:00:00Z`); at <= end && out.length < 366; at += 86_400_000) {
