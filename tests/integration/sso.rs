@@ -186,7 +186,8 @@ async fn signing_in_makes_the_user_once_and_the_group_rules_grant_and_take_back_
     let hidden = app.gql(&alice, "query($id: ID!) { slice(id: $id) { name } }", json!({ "id": team_a })).await;
     assert_eq!(hidden["errors"][0]["extensions"]["code"], "NOT_FOUND", "{hidden}");
 
-    // Groups that stop making someone an admin take the admin tokens back.
+    // Groups that stop making someone an admin take the admin tokens back (while some rule
+    // grants the admin role, the rules manage it; with none, an admin's choice stands).
     let platform = app.ok(&app.admin_token, "{ ssoGroupRules { id group } }", json!({})).await["ssoGroupRules"]
         .as_array()
         .expect("rules")
@@ -195,6 +196,9 @@ async fn signing_in_makes_the_user_once_and_the_group_rules_grant_and_take_back_
         .expect("the platform rule")["id"]
         .clone();
     app.mutate(&app.admin_token, "deleteSsoGroupRule", DELETE_RULE, json!({ "id": platform })).await;
+    let kept = token(&app, "root").await;
+    assert_eq!(app.ok(&kept, "{ viewer { role } }", json!({})).await["viewer"]["role"], "ADMIN", "no rule manages the admin role now");
+    app.mutate(&app.admin_token, "createSsoGroupRule", CREATE_RULE, json!({ "group": "security", "grantsAdmin": true })).await;
     let demoted = token(&app, "root").await;
     assert_eq!(app.ok(&demoted, "{ viewer { role } }", json!({})).await["viewer"]["role"], "USER");
     let old = app.gql(&root, "{ users { name } }", json!({})).await;

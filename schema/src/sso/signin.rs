@@ -59,7 +59,10 @@ pub async fn sign_in(db: &DatabaseConnection, keys: &TokenKeys, news: AccessNews
     let groups: BTreeSet<&str> = identity.groups.iter().take(MAX_GROUPS).map(String::as_str).collect();
     let rules = sso_group_rule::Entity::find().order_by_asc(sso_group_rule::Column::Id).all(db).await?;
     let matching: Vec<&sso_group_rule::Model> = rules.iter().filter(|r| groups.contains(r.group_name.as_str())).collect();
-    let role = if matching.iter().any(|r| r.grants_admin) { Role::Admin } else { Role::User };
+    // Where no rule grants the admin role, the admin role is not the rules' to manage: a user's
+    // stays as an admin set it. Where one does, it follows the groups.
+    let admin_by_rules = rules.iter().any(|r| r.grants_admin);
+    let role_by_rules = if matching.iter().any(|r| r.grants_admin) { Role::Admin } else { Role::User };
     // The highest role any matching rule gives in each slice.
     let mut wanted: BTreeMap<i64, SliceRole> = BTreeMap::new();
     for r in &matching {
@@ -82,7 +85,9 @@ pub async fn sign_in(db: &DatabaseConnection, keys: &TokenKeys, news: AccessNews
     let account = match found {
         Some(existing) => {
             let mut changed: user::ActiveModel = existing.clone().into();
-            changed.role = Set(role);
+            if admin_by_rules {
+                changed.role = Set(role_by_rules);
+            }
             if email.is_some() {
                 changed.email = Set(email);
             }
@@ -101,7 +106,7 @@ pub async fn sign_in(db: &DatabaseConnection, keys: &TokenKeys, news: AccessNews
             user::ActiveModel {
                 name: Set(name),
                 email: Set(email),
-                role: Set(role),
+                role: Set(role_by_rules),
                 created_at: Set(Utc::now()),
                 oidc_issuer: Set(Some(identity.issuer.clone())),
                 oidc_subject: Set(Some(identity.subject.clone())),
