@@ -23,6 +23,7 @@ pub mod leader_lease;
 pub mod node;
 pub mod notification_channel;
 pub mod notification_delivery;
+pub mod personal_workspace_policy;
 pub mod project;
 pub mod slice;
 pub mod slice_cluster;

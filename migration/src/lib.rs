@@ -22,6 +22,7 @@ mod m20261207_000001_node_maintenance;
 mod m20261208_000001_workspace_requests;
 mod m20261209_000001_usage_rollups;
 mod m20261210_000001_single_sign_on;
+mod m20261211_000001_personal_workspaces;
 
 pub struct Migrator;
 
@@ -48,6 +49,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261208_000001_workspace_requests::Migration),
             Box::new(m20261209_000001_usage_rollups::Migration),
             Box::new(m20261210_000001_single_sign_on::Migration),
+            Box::new(m20261211_000001_personal_workspaces::Migration),
         ]
     }
 }

@@ -64,6 +64,7 @@ pub struct Query(
     slice::requests::WorkspaceRequestQuery,
     usage::UsageQuery,
     sso::SsoQuery,
+    slice::personal::PersonalWorkspaceQuery,
 );
 
 #[derive(MergedObject, Default)]
@@ -84,6 +85,7 @@ pub struct Mutation(
     slice::requests::WorkspaceRequestMutation,
     usage::UsageMutation,
     sso::SsoMutation,
+    slice::personal::PersonalWorkspaceMutation,
 );
 
 #[derive(MergedSubscription, Default)]

@@ -120,3 +120,62 @@ async fn rejections_say_why_and_bad_requests_change_nothing() {
     assert_eq!(slices["slices"]["nodes"], json!([{ "name": "taken" }]), "no slice was made");
     app.finish().await;
 }
+
+const SET_PRIVATE: &str = "mutation($input: SetPersonalWorkspacePolicyInput!) { setPersonalWorkspacePolicy(input: $input) { policy { enabled clusterName maxNodesPerGpr gpuHourQuota } userErrors { field message code } } }";
+const PRIVATE_POLICY: &str = "{ personalWorkspacePolicy { enabled clusterName maxNodesPerGpr gpuHourQuota } }";
+const SLICE_BY_NAME: &str = "query($name: String!) { slice(name: $name) { name members { role user { name } } namespaces { name cluster { name } } policy { maxNodesPerGpr gpuHourQuota } } }";
+
+async fn slice_named(app: &TestApp, name: &str) -> Value {
+    app.gql(&app.admin_token, SLICE_BY_NAME, json!({ "name": name })).await["data"]["slice"].clone()
+}
+
+#[tokio::test]
+async fn with_the_policy_on_every_new_user_gets_a_private_workspace_and_bad_policies_change_nothing() {
+    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let cluster = register_cluster(&app, "c1").await;
+    // Off until an admin sets it.
+    user(&app, "bea").await;
+    assert_eq!(slice_named(&app, "bea-private").await, Value::Null);
+    assert_eq!(app.ok(&app.admin_token, PRIVATE_POLICY, json!({})).await["personalWorkspacePolicy"], Value::Null);
+
+    // Refused per field, by admins only, storing nothing.
+    let slice = create_slice(&app, "team-a", &cluster, json!({})).await;
+    let (_, owner) = member(&app, "olga", &slice, "OWNER").await;
+    let forbidden = app.gql(&owner, SET_PRIVATE, json!({ "input": { "enabled": true, "clusterId": cluster } })).await;
+    assert_eq!(forbidden["errors"][0]["extensions"]["code"], "FORBIDDEN", "{forbidden}");
+    for (input, field) in [
+        (json!({ "enabled": true, "clusterId": slice }), "clusterId"),
+        (json!({ "enabled": true, "clusterId": cluster, "maxNodesPerGpr": 0 }), "maxNodesPerGpr"),
+        (json!({ "enabled": true, "clusterId": cluster, "gpuHourQuota": -1 }), "gpuHourQuota"),
+    ] {
+        let refused = app.ok(&app.admin_token, SET_PRIVATE, json!({ "input": input })).await["setPersonalWorkspacePolicy"].clone();
+        assert_eq!(refused["userErrors"][0]["field"], json!(["input", field]), "{input}: {refused}");
+    }
+    assert_eq!(app.ok(&app.admin_token, PRIVATE_POLICY, json!({})).await["personalWorkspacePolicy"], Value::Null);
+
+    // On: a new user owns `<name>-private`, its namespace on the cluster, with the policy's size.
+    let set = app
+        .mutate(
+            &app.admin_token,
+            "setPersonalWorkspacePolicy",
+            SET_PRIVATE,
+            json!({ "enabled": true, "clusterId": cluster, "maxNodesPerGpr": 1, "gpuHourQuota": 100 }),
+        )
+        .await;
+    assert_eq!(set["policy"], json!({ "enabled": true, "clusterName": "c1", "maxNodesPerGpr": 1, "gpuHourQuota": 100 }));
+    user(&app, "dana.b").await;
+    let private = slice_named(&app, "dana-b-private").await;
+    assert_eq!(private["members"], json!([{ "role": "OWNER", "user": { "name": "dana.b" } }]));
+    assert_eq!(private["namespaces"], json!([{ "name": "dana-b-private", "cluster": { "name": "c1" } }]));
+    assert_eq!(private["policy"], json!({ "maxNodesPerGpr": 1, "gpuHourQuota": 100 }));
+    // A taken name gets a suffix; the user is made either way.
+    create_slice(&app, "erin-private", &cluster, json!({})).await;
+    user(&app, "erin").await;
+    assert_eq!(slice_named(&app, "erin-private-2").await["members"][0]["user"]["name"], "erin");
+
+    // Off again: nothing more is made.
+    app.mutate(&app.admin_token, "setPersonalWorkspacePolicy", SET_PRIVATE, json!({ "enabled": false, "clusterId": cluster })).await;
+    user(&app, "frank").await;
+    assert_eq!(slice_named(&app, "frank-private").await, Value::Null);
+    app.finish().await;
+}

@@ -1,6 +1,7 @@
 //! Slices (workspaces): namespaces on clusters, members with roles, and a policy.
 
 pub mod kubeconfig;
+pub mod personal;
 pub mod requests;
 pub mod service;
 

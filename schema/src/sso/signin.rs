@@ -185,6 +185,9 @@ pub async fn sign_in(db: &DatabaseConnection, keys: &TokenKeys, news: AccessNews
     )
     .await?;
     txn.commit().await?;
+    if previous_role.is_none() && account.role == Role::User {
+        crate::user::service::given_private_workspace(db, &account).await;
+    }
 
     // Older sessions beyond the newest few are revoked, so signing in often never runs into
     // the per-user token limit.

@@ -48,7 +48,19 @@ pub async fn insert_user(db: &impl ConnectionTrait, input: CreateUser) -> Result
 
 pub async fn create_user(db: &DatabaseConnection, caller: &Caller, input: CreateUser) -> Result<user::Model> {
     caller.require_admin()?;
-    insert_user(db, input).await
+    let made = insert_user(db, input).await?;
+    if made.role == Role::User {
+        given_private_workspace(db, &made).await;
+    }
+    Ok(made)
+}
+
+/// Gives a new user their private workspace where the policy says so. The user stands either
+/// way: a workspace that cannot be made is logged, not the user's creation undone.
+pub async fn given_private_workspace(db: &DatabaseConnection, made: &user::Model) {
+    if let Err(error) = crate::slice::personal::give_private_workspace(db, made).await {
+        tracing::warn!(user = %made.name, error = %error.public_message(), "could not make the new user's private workspace");
+    }
 }
 
 pub async fn find_user_by_name(db: &impl ConnectionTrait, name: &str) -> Result<Option<user::Model>> {

@@ -407,6 +407,20 @@ test('a user asks for a workspace; an admin approves it renamed; the user owns t
   expect(me.viewer.memberships).toContainEqual({ role: 'OWNER', slice: { name: 'e2e-eval' } });
   await page.reload();
   await expect(page.getByRole('article', { name: 'Request e2e-ws' })).toContainText('Slice: e2e-eval');
+
+  // The admin turns on private workspaces: the next user made owns `<name>-private`.
+  const policy = admin.getByRole('form', { name: 'Private workspaces' });
+  await policy.getByRole('checkbox').check();
+  await policy.getByLabel('Nodes per GPR').fill('1');
+  await policy.getByRole('button', { name: 'Save' }).click();
+  await expect(admin.getByText(/On: new users get a private workspace on gpu-east, up to 1 node per GPR/)).toBeVisible();
+  await gateway.graphql('admin', 'mutation { createUser(input: { name: "gina" }) { user { id } } }');
+  const gina = await gateway.graphql<{ slice: { members: { role: string; user: { name: string } }[]; policy: { maxNodesPerGpr: number } } }>(
+    'admin',
+    '{ slice(name: "gina-private") { members { role user { name } } policy { maxNodesPerGpr } } }',
+  );
+  expect(gina.slice.members).toEqual([{ role: 'OWNER', user: { name: 'gina' } }]);
+  expect(gina.slice.policy.maxNodesPerGpr).toBe(1);
 });
 
 test('usage: an admin rolls up now, sees GPU-hours per day and per slice, and downloads the CSV; an owner sees their slice', async ({ page, browser }) => {

@@ -28,6 +28,8 @@ function setup(requests: unknown[]) {
   const mock = mockClient((name) => {
     if (name === 'Workspaces') return { workspaceRequests: requests, workspaceClusters: [{ id: 'c1', name: 'gpu-east' }] };
     if (name === 'RequestWorkspace') return { requestWorkspace: { request: { id: 'r2' }, userErrors: [] } };
+    if (name === 'PersonalWorkspacePolicy') return { personalWorkspacePolicy: null };
+    if (name === 'SetPersonalWorkspacePolicy') return { setPersonalWorkspacePolicy: { policy: { enabled: true }, userErrors: [] } };
     if (name === 'RejectWorkspaceRequest') return { rejectWorkspaceRequest: { request: null, userErrors: [{ field: ['input', 'reason'], message: 'say why' }] } };
     throw new Error(name);
   });
@@ -60,5 +62,22 @@ describe('Workspaces', () => {
     expect(screen.queryByRole('form', { name: 'Ask for a workspace' })).toBeNull();
     await user.click(within(row).getByRole('button', { name: 'Reject' }));
     expect(await within(row).findByText('say why')).toBeVisible();
+  });
+
+  it('lets an admin give every new user a private workspace of a size', async () => {
+    role.current = 'ADMIN';
+    const user = userEvent.setup();
+    const { calls } = setup([]);
+    const form = await screen.findByRole('form', { name: 'Private workspaces' });
+    expect(screen.getByText(/Off: new users get no slice/)).toBeInTheDocument();
+    await user.click(within(form).getByRole('checkbox'));
+    await user.type(within(form).getByLabelText('Nodes per GPR'), '1');
+    await user.type(within(form).getByLabelText('GPU-hour quota'), '200');
+    await user.click(within(form).getByRole('button', { name: 'Save' }));
+    await waitFor(() =>
+      expect(calls.find((c) => c.name === 'SetPersonalWorkspacePolicy')?.variables).toEqual({
+        input: { enabled: true, clusterId: 'c1', maxNodesPerGpr: 1, gpuHourQuota: 200 },
+      }),
+    );
   });
 });

@@ -80,6 +80,94 @@ const RejectDocument = graphql(`
   }
 `);
 
+const PrivatePolicyDocument = graphql(`
+  query PersonalWorkspacePolicy {
+    personalWorkspacePolicy {
+      enabled
+      clusterId
+      clusterName
+      maxNodesPerGpr
+      gpuHourQuota
+    }
+  }
+`);
+
+const SetPrivatePolicyDocument = graphql(`
+  mutation SetPersonalWorkspacePolicy($input: SetPersonalWorkspacePolicyInput!) {
+    setPersonalWorkspacePolicy(input: $input) {
+      policy {
+        enabled
+      }
+      userErrors {
+        field
+        message
+      }
+    }
+  }
+`);
+
+/** Admins: whether every new user gets a private workspace, on which cluster, how big. */
+function PrivateWorkspaces({ clusters }: { clusters: readonly { id: string; name: string }[] }) {
+  const [{ data }, refetch] = useQuery({ query: PrivatePolicyDocument });
+  const current = data?.personalWorkspacePolicy;
+  const [enabled, setEnabled] = useState<boolean | null>(null);
+  const [cluster, setCluster] = useState('');
+  const [nodes, setNodes] = useState('');
+  const [quota, setQuota] = useState('');
+  const [saved, save] = useMutation(SetPrivatePolicyDocument);
+  const on = enabled ?? current?.enabled ?? false;
+  const onSubmit = async (e: FormEvent) => {
+    e.preventDefault();
+    const number = (text: string, fallback: number | null | undefined) => (text.trim() === '' ? (fallback ?? null) : Number(text));
+    const input = {
+      enabled: on,
+      clusterId: cluster || current?.clusterId || clusters[0]?.id || '',
+      maxNodesPerGpr: number(nodes, current?.maxNodesPerGpr),
+      gpuHourQuota: number(quota, current?.gpuHourQuota),
+    };
+    const result = await save({ input });
+    if (result.data?.setPersonalWorkspacePolicy.policy) refetch({ requestPolicy: 'network-only' });
+  };
+  return (
+    <Card title="Private workspaces for new users">
+      <form onSubmit={onSubmit} aria-label="Private workspaces" className="usage-controls">
+        <label>
+          <span>
+            <input type="checkbox" checked={on} onChange={(e) => setEnabled(e.target.checked)} /> every new user gets <code>&lt;name&gt;-private</code>
+          </span>
+        </label>
+        <label>
+          Cluster
+          <select aria-label="Cluster" value={cluster || current?.clusterId || clusters[0]?.id || ''} onChange={(e) => setCluster(e.target.value)}>
+            {clusters.map((c) => (
+              <option key={c.id} value={c.id}>
+                {c.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Nodes per GPR
+          <input inputMode="numeric" placeholder={current?.maxNodesPerGpr?.toString() ?? 'any'} value={nodes} onChange={(e) => setNodes(e.target.value)} />
+        </label>
+        <label>
+          GPU-hour quota
+          <input inputMode="numeric" placeholder={current?.gpuHourQuota?.toString() ?? 'none'} value={quota} onChange={(e) => setQuota(e.target.value)} />
+        </label>
+        <button type="submit" disabled={saved.fetching || clusters.length === 0}>
+          Save
+        </button>
+      </form>
+      <UserErrors errors={saved.data?.setPersonalWorkspacePolicy.userErrors} />
+      <p className="muted">
+        {current?.enabled
+          ? `On: new users get a private workspace on ${current.clusterName ?? 'a cluster'}${current.maxNodesPerGpr != null ? `, up to ${current.maxNodesPerGpr} node${current.maxNodesPerGpr === 1 ? '' : 's'} per GPR` : ''}.`
+          : 'Off: new users get no slice until they ask for one.'}
+      </p>
+    </Card>
+  );
+}
+
 export function Workspaces() {
   const { viewer } = useSession();
   const admin = viewer?.role === 'ADMIN';
@@ -91,6 +179,7 @@ export function Workspaces() {
       <ErrorBox error={error} retry={reload} />
       {!data && fetching && <Loading what="Loading requests" />}
       {data && !admin && <RequestForm clusters={data.workspaceClusters} onDone={reload} />}
+      {data && admin && <PrivateWorkspaces clusters={data.workspaceClusters} />}
       {data && (
         <Card title={admin ? 'Workspace requests' : 'My requests'}>
           {data.workspaceRequests.length === 0 && <Empty>No request yet.</Empty>}
