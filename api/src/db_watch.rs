@@ -18,6 +18,10 @@ const EVERY: Duration = Duration::from_millis(250);
 /// hung server is noticed within about 1.5 s, so requests fail inside the 2 s the README
 /// promises.
 const DEADLINE: Duration = Duration::from_millis(1200);
+/// The first probe's deadline: it opens its connection while the replica (and often the machine)
+/// is busy starting, and a slow first answer is not a hung server. Until it answers, requests
+/// are let through (the gateway has just run its migrations on that server).
+const FIRST_DEADLINE: Duration = Duration::from_secs(5);
 
 pub struct DbWatch {
     answering: watch::Sender<bool>,
@@ -51,12 +55,13 @@ impl DbWatch {
 
 async fn probe(options: PgConnectOptions, watch: std::sync::Weak<DbWatch>) {
     let mut connection: Option<PgConnection> = None;
+    let mut deadline = FIRST_DEADLINE;
     let mut ticks = tokio::time::interval(EVERY);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticks.tick().await;
         let Some(watch) = watch.upgrade() else { return };
-        let answered = tokio::time::timeout(DEADLINE, async {
+        let answered = tokio::time::timeout(deadline, async {
             if connection.is_none() {
                 connection = Some(PgConnection::connect_with(&options).await?);
             }
@@ -67,7 +72,9 @@ async fn probe(options: PgConnectOptions, watch: std::sync::Weak<DbWatch>) {
         })
         .await;
         let ok = matches!(answered, Ok(Ok(())));
-        if !ok {
+        if ok {
+            deadline = DEADLINE;
+        } else {
             // A connection that timed out mid-query is in an unknown state: start afresh.
             connection = None;
         }
