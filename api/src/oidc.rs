@@ -13,7 +13,7 @@
 use crate::app::AppState;
 use crate::settings::OidcArgs;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
@@ -381,17 +381,8 @@ pub async fn callback(State(state): State<AppState>, headers: HeaderMap, Query(q
     let pending = sealed.and_then(|s| oidc.open(&s, chrono::Utc::now().timestamp()));
     let result = async {
         let pending = pending.ok_or(SignInError::State)?;
-        // Compared in constant time: the state is what ties this callback to that browser.
-        let same = query.state.as_deref().is_some_and(|s| {
-            s.len() == pending.state.len() && {
-                let mut diff = 0u8;
-                for (a, b) in s.bytes().zip(pending.state.bytes()) {
-                    diff |= a ^ b;
-                }
-                diff == 0
-            }
-        });
-        if !same {
+        // The state is what ties this callback to that browser.
+        if !query.state.as_deref().is_some_and(|s| egs_schema::auth::same_secret(s, &pending.state)) {
             return Err(SignInError::State);
         }
         if let Some(error) = &query.error {
@@ -426,9 +417,7 @@ pub async fn callback(State(state): State<AppState>, headers: HeaderMap, Query(q
 fn failure(error: SignInError) -> Response {
     tracing::info!(%error, "a single sign-on did not complete");
     let message: String = url::form_urlencoded::byte_serialize(error.to_string().as_bytes()).collect();
-    let mut response = Redirect::to(&format!("/#sso-error={message}")).into_response();
-    *response.status_mut() = StatusCode::SEE_OTHER;
-    response
+    Redirect::to(&format!("/#sso-error={message}")).into_response()
 }
 
 #[cfg(test)]

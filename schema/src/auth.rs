@@ -69,6 +69,12 @@ pub fn webhook_key(keys: &TokenKeys, name: &str) -> String {
     hex::encode(&derive(&keys.webhook_key, name.as_bytes())[..16])
 }
 
+/// Whether two secrets are equal, compared in constant time (no early exit on the first
+/// difference, so timing tells nothing of how much of a guess was right).
+pub fn same_secret(given: &str, expected: &str) -> bool {
+    given.len() == expected.len() && given.bytes().zip(expected.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+}
+
 /// 16 hex digits of a derivation: a one-way fingerprint of the key.
 fn deployment_of(secret: &[u8]) -> String {
     hex::encode(&derive(secret, b"egs deployment")[..8])

@@ -15,9 +15,7 @@ use serde_json::Value;
 
 pub async fn mutate(State(state): State<AppState>, Path((cluster, key)): Path<(String, String)>, Json(review): Json<Value>) -> Response {
     let expected = egs_schema::auth::webhook_key(&state.services.keys, &cluster);
-    // Compared in constant time: the key is a secret.
-    let matches = key.len() == expected.len() && key.bytes().zip(expected.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0;
-    if !matches {
+    if !egs_schema::auth::same_secret(&key, &expected) {
         return StatusCode::NOT_FOUND.into_response();
     }
     Json(super::webhook::review(&state.services.db, &cluster, review).await).into_response()

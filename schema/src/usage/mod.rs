@@ -52,9 +52,14 @@ pub(crate) async fn claim_cursor(db: &DatabaseConnection, name: &str, from: i64,
 pub async fn refresh(db: &DatabaseConnection, clock: DateTime<Utc>) -> Result<DateTime<Utc>> {
     let wall = Utc::now();
     sampler::sample(db, clock, wall).await?;
-    rollup::refresh(db, wall).await?;
-    set_cursor(db, REFRESHED_AT, wall.timestamp()).await?;
+    roll_up(db, wall).await?;
     Ok(wall)
+}
+
+/// Rolls the open days up as of `wall` and records when.
+async fn roll_up(db: &DatabaseConnection, wall: DateTime<Utc>) -> Result<()> {
+    rollup::refresh(db, wall).await?;
+    set_cursor(db, REFRESHED_AT, wall.timestamp()).await
 }
 
 /// How often the usage job runs.
@@ -73,8 +78,7 @@ async fn refresh_if_due(db: &DatabaseConnection, clock: DateTime<Utc>) -> Result
         Some(_) => false,
     };
     if due {
-        rollup::refresh(db, wall).await?;
-        set_cursor(db, REFRESHED_AT, wall.timestamp()).await?;
+        roll_up(db, wall).await?;
     }
     Ok(())
 }
@@ -402,13 +406,10 @@ pub async fn utilisation(db: &DatabaseConnection, scope: Scope, by: &[Utilisatio
         };
         let s = sums.entry(key).or_default();
         let held = if r.slice_id != 0 { 1.0 } else { 0.0 };
-        for (sum, add) in s
-            .iter_mut()
-            .zip([r.gpu_secs, r.reporting_gpu_secs, r.busy_gpu_secs].repeat(2))
-            .enumerate()
-            .map(|(i, (sum, add))| (sum, if i >= 3 { add * held } else { add }))
-        {
-            *sum += add;
+        let figures = [r.gpu_secs, r.reporting_gpu_secs, r.busy_gpu_secs];
+        for (i, add) in figures.into_iter().enumerate() {
+            s[i] += add;
+            s[i + 3] += add * held;
         }
     }
     let sums = check_size(sums)?;
