@@ -24,6 +24,7 @@ pub enum Kind {
     NotificationDelivery,
     WorkspaceRequest,
     SsoGroupRule,
+    MaintenanceWindow,
 }
 
 impl Kind {
@@ -45,11 +46,12 @@ impl Kind {
             Self::NotificationDelivery => "NotificationDelivery",
             Self::WorkspaceRequest => "WorkspaceRequest",
             Self::SsoGroupRule => "SsoGroupRule",
+            Self::MaintenanceWindow => "MaintenanceWindow",
         }
     }
 
     /// Every kind, in the order ids are checked.
-    pub const ALL: [Kind; 16] = [
+    pub const ALL: [Kind; 17] = [
         Self::Project,
         Self::User,
         Self::AccessToken,
@@ -66,6 +68,7 @@ impl Kind {
         Self::NotificationDelivery,
         Self::WorkspaceRequest,
         Self::SsoGroupRule,
+        Self::MaintenanceWindow,
     ];
 }
 

@@ -61,7 +61,8 @@ impl RelayQuery {
             | Kind::NotificationChannel
             | Kind::NotificationDelivery
             | Kind::WorkspaceRequest
-            | Kind::SsoGroupRule => {
+            | Kind::SsoGroupRule
+            | Kind::MaintenanceWindow => {
                 return Err(Error::NotFound("object"));
             }
         })

@@ -468,6 +468,17 @@ fn describe_cause(cause: &crate::scheduler::Cause, snapshot: &Snapshot) -> Strin
             pool.instance_type,
             crate::ids::encode(crate::ids::Kind::Cluster, pool.cluster).0
         ),
+        Cause::Maintenance { window } => {
+            let node = snapshot.nodes.binary_search_by_key(&window.node, |n| n.id).ok().map(|at| &snapshot.nodes[at]);
+            let at = |t: i64| DateTime::from_timestamp(t, 0).map_or_else(|| t.to_string(), |t| t.to_rfc3339());
+            format!(
+                "node `{}` of its pool is planned out for maintenance from {} to {} (window {})",
+                node.map_or_else(|| window.node.to_string(), |n| n.name.clone()),
+                at(window.start),
+                at(window.end),
+                crate::ids::encode(crate::ids::Kind::MaintenanceWindow, window.id).0
+            )
+        }
         Cause::OwnChange => "its own size, window or priority changed".to_owned(),
         Cause::Overdue => "its planned start passed while nodes were held past their bound".to_owned(),
     }

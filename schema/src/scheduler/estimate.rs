@@ -68,14 +68,20 @@ impl Scheduler {
     /// one goes ahead of lower-priority plans, so they do not hold it back.
     pub(super) fn plan_view(&self, index: usize, priority: i32, fresh: bool, from: Time, until: Time) -> View<'_> {
         let pool = &self.pools[index];
-        if fresh { View::without_lower(&pool.plan, &pool.planned, priority, from, until) } else { View::whole(&pool.plan) }
+        let view = if fresh { View::without_lower(&pool.plan, &pool.planned, priority, from, until) } else { View::whole(&pool.plan) };
+        view.around(&pool.away, pool.planned.iter().filter(move |r| !fresh || r.priority >= priority))
     }
 
     /// A pool's expected timeline, without the expected windows of GPRs a newcomer of
     /// `priority` would go ahead of.
     pub(super) fn expected_view(&self, index: usize, priority: i32, newcomer: bool, from: Time, until: Time) -> View<'_> {
         let pool = &self.pools[index];
-        if newcomer { View::without_lower(&pool.expected, &pool.expected_planned, priority, from, until) } else { View::whole(&pool.expected) }
+        let view = if newcomer {
+            View::without_lower(&pool.expected, &pool.expected_planned, priority, from, until)
+        } else {
+            View::whole(&pool.expected)
+        };
+        view.around(&pool.away, pool.expected_planned.iter().filter(move |r| !newcomer || r.priority >= priority))
     }
 
     /// How long `request` is expected to hold pool `pool`'s nodes: its predicted use plus the

@@ -12,6 +12,8 @@ pub struct ExtensionRoom {
     /// Why not more: the first waiting GPR whose promise a longer window would move later,
     /// and that promise. `None` when all that was asked about fits.
     pub blocked_by: Option<(GprId, Time)>,
+    /// Or a maintenance window on one of its nodes, which a longer window would run into.
+    pub maintenance: Option<MaintenanceWindow>,
 }
 
 impl Scheduler {
@@ -48,8 +50,16 @@ impl Scheduler {
                 .min_by_key(|(gpr, promise)| (*promise, *gpr))
                 .copied()
         };
-        let up_to = up_to.max(0);
-        let Some(mut blocked_by) = breaks(up_to) else { return Some(ExtensionRoom { room: up_to, blocked_by: None }) };
+        let mut up_to = up_to.max(0);
+        // Its nodes must be back before a window on one of them begins.
+        let mut maintenance = None;
+        if let Some((room, window)) = self.maintenance_room(id, now)
+            && room < up_to
+        {
+            up_to = room / step * step;
+            maintenance = Some(window);
+        }
+        let Some(mut blocked_by) = breaks(up_to) else { return Some(ExtensionRoom { room: up_to, blocked_by: None, maintenance }) };
         // Fits at `fits`, breaks at `breaks_at`: halve the gap to a step.
         let (mut fits, mut breaks_at) = (0, up_to);
         while breaks_at - fits > step {
@@ -62,7 +72,7 @@ impl Scheduler {
                 }
             }
         }
-        Some(ExtensionRoom { room: fits, blocked_by: Some(blocked_by) })
+        Some(ExtensionRoom { room: fits, blocked_by: Some(blocked_by), maintenance: None })
     }
 }
 
@@ -116,7 +126,7 @@ mod tests {
     #[test]
     fn a_window_grows_freely_when_no_one_waits_for_its_nodes() {
         let core = core();
-        assert_eq!(core.extension_room(1, 7200, 60, 10), Some(ExtensionRoom { room: 7200, blocked_by: None }));
+        assert_eq!(core.extension_room(1, 7200, 60, 10), Some(ExtensionRoom { room: 7200, blocked_by: None, maintenance: None }));
     }
 
     #[test]

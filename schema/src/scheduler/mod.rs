@@ -12,6 +12,7 @@
 
 mod estimate;
 mod extend;
+mod maintenance;
 mod plan;
 mod predict;
 pub mod queue;
@@ -55,6 +56,8 @@ pub struct Scheduler {
     displaced: Vec<GprId>,
     /// Promises that moved later since the caller last took them.
     moves: Vec<PromiseMove>,
+    /// Maintenance windows planned ahead, sorted (see [`maintenance`]).
+    maintenance: Vec<MaintenanceWindow>,
 }
 
 impl Scheduler {
@@ -74,6 +77,7 @@ impl Scheduler {
             dirty: false,
             displaced: Vec::new(),
             moves: Vec::new(),
+            maintenance: Vec::new(),
         }
     }
 
@@ -112,6 +116,7 @@ impl Scheduler {
                     expected: Timeline::default(),
                     planned: Reservations::default(),
                     expected_planned: Reservations::default(),
+                    away: Vec::new(),
                 });
                 self.pool_index.insert(spec.pool.clone(), self.pools.len() - 1);
                 let index = self.pools.len() - 1;
@@ -128,6 +133,7 @@ impl Scheduler {
                 if let Some(state) = self.nodes.get_mut(&spec.id) {
                     state.healthy = spec.healthy;
                 }
+                self.refresh_away_if_planned();
             }
             return;
         }
@@ -138,7 +144,15 @@ impl Scheduler {
         p.nodes.push(spec.id);
         p.healthy += i32::from(spec.healthy);
         self.nodes.insert(spec.id, NodeState { pool, healthy: spec.healthy, holder: None });
+        self.refresh_away_if_planned();
         self.dirty = true;
+    }
+
+    /// A node joined or left a pool's capacity: its windows follow.
+    fn refresh_away_if_planned(&mut self) {
+        if !self.maintenance.is_empty() {
+            self.refresh_away();
+        }
     }
 
     pub fn upsert_slice(&mut self, spec: SliceSpec) {
@@ -505,6 +519,7 @@ impl Scheduler {
         if let Some(s) = self.nodes.get_mut(&node) {
             s.healthy = healthy;
         }
+        self.refresh_away_if_planned();
         let Some(holder) = state.holder else { return Vec::new() };
         let Some(back) = self.running.get(&holder).map(|r| r.spec.nodes_back_by(self.config.release_allowance)) else { return Vec::new() };
         if healthy {

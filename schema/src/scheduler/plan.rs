@@ -13,9 +13,10 @@
 //! it ("unless a higher-priority GPR arrives later").
 
 use super::{
-    Busy, Cause, Decision, GprId, Holding, Plan, PromiseMove, QueueKey, Request, Reservation, Reservations, Running, RunningSpec, Scheduler, Time,
+    Busy, Cause, MaintenanceWindow, Decision, GprId, Holding, Plan, PromiseMove, QueueKey, Request, Reservation, Reservations, Running, RunningSpec, Scheduler, Time,
     Timeline, Unfit,
 };
+use super::maintenance;
 use std::collections::BTreeSet;
 
 /// A window the expected pass gives a GPR that has overrun its predicted end: it is assumed
@@ -41,29 +42,73 @@ fn slice_windows(busy: &[Busy], respect: impl Fn(&Busy) -> bool) -> Vec<(Time, T
 }
 
 /// A pool's timeline as one GPR sees it: less the windows of lower-priority GPRs it goes
-/// ahead of, which are subtracted on the fly while searching.
+/// ahead of, which are subtracted on the fly while searching, and with the pool's maintenance
+/// windows (see [`maintenance`]).
 pub(super) struct View<'a> {
     timeline: &'a Timeline,
     /// `(at, delta)` sorted by time, to subtract; empty when the GPR respects every window.
     edges: Vec<(Time, i32)>,
+    away: &'a [MaintenanceWindow],
+    /// `(start, end, nodes away)` of the plans it respects whose spans a window overlaps.
+    guards: Vec<(Time, Time, i32)>,
 }
 
 impl<'a> View<'a> {
     pub(super) fn whole(timeline: &'a Timeline) -> Self {
-        View { timeline, edges: Vec::new() }
+        View { timeline, edges: Vec::new(), away: &[], guards: Vec::new() }
     }
 
     /// `timeline` less the `reservations` below `priority` (those that could matter to a
     /// search over `[from, until)`).
     pub(super) fn without_lower(timeline: &'a Timeline, reservations: &Reservations, priority: i32, from: Time, until: Time) -> Self {
-        View { timeline, edges: reservations.edges_below(priority, from, until) }
+        View { edges: reservations.edges_below(priority, from, until), ..View::whole(timeline) }
     }
 
+    /// With the pool's maintenance windows: `planned` are the plans the GPR must leave room
+    /// for (their spans keep their own capacity too).
+    pub(super) fn around(mut self, away: &'a [MaintenanceWindow], planned: impl Iterator<Item = &'a Reservation>) -> Self {
+        if !away.is_empty() {
+            self.away = away;
+            self.guards = maintenance::guards(away, planned);
+        }
+        self
+    }
+
+    /// The earliest start in `[from, limit]` where `n` nodes fit for `duration`: with
+    /// maintenance windows, searched piecewise between the starts where the nodes away change.
     pub(super) fn earliest_fit(&self, from: Time, duration: Time, n: i32, capacity: i32, limit: Time) -> Option<Time> {
-        if self.edges.is_empty() {
+        if self.away.is_empty() {
+            return self.counted_fit(&self.edges, from, duration, n, capacity, limit);
+        }
+        let mut start = from;
+        for cut in maintenance::cuts(self.away, from, duration).into_iter().map(Some).chain([None]) {
+            if start > limit {
+                return None;
+            }
+            let last = cut.map_or(limit, |c| (c - 1).min(limit));
+            let away = maintenance::away_over(self.away, start, start.saturating_add(duration));
+            // The plans whose spans have fewer nodes left than this one's are kept to theirs.
+            let mut edges = maintenance::guard_edges(&self.guards, away);
+            let found = if edges.is_empty() {
+                self.counted_fit(&self.edges, start, duration, n, capacity - away, last)
+            } else {
+                edges.extend_from_slice(&self.edges);
+                edges.sort_by_key(|e| e.0);
+                self.counted_fit(&edges, start, duration, n, capacity - away, last)
+            };
+            if found.is_some() {
+                return found;
+            }
+            start = cut?;
+        }
+        None
+    }
+
+    fn counted_fit(&self, edges: &[(Time, i32)], from: Time, duration: Time, n: i32, capacity: i32, limit: Time) -> Option<Time> {
+        if edges.is_empty() {
             self.timeline.earliest_fit(from, duration, n, capacity, limit)
         } else {
-            self.timeline.earliest_fit_without(&self.edges, from, duration, n, capacity, limit)
+            self.timeline.earliest_fit_without(edges, from, duration, n, capacity, limit)
         }
     }
 }
@@ -210,33 +255,36 @@ impl Scheduler {
             }
         }
         let rank: super::HashMap<GprId, usize> = order.iter().enumerate().map(|(i, k)| (k.id, i)).collect();
-        let mut lost: Vec<GprId> = Vec::new();
+        let mut lost: Vec<(GprId, Cause)> = Vec::new();
         for (index, pool) in self.pools.iter_mut().enumerate() {
             let running = Timeline::with(&Timeline::default(), running_by_pool[index].iter().copied());
             let mut holds = std::mem::take(&mut holds_by_pool[index]);
             pool.plan = Timeline::with(&running, holds.iter().map(|h| (h.start, h.end, h.nodes)));
             let capacity = pool.healthy.max(0);
-            if pool.plan.peak_from(now) > capacity {
-                // Capacity was lost under these holds: only the ones that need it are voided,
-                // the last in the queue first, until what is left fits.
+            if pool.plan.peak_from(now) > capacity || !pool.away.is_empty() {
+                // Capacity was lost under these holds (or a node is away over some): only the
+                // ones that need it are voided, the last in the queue first, until what is
+                // left fits.
                 holds.sort_by_key(|h| std::cmp::Reverse(rank.get(&h.gpr).copied().unwrap_or(usize::MAX)));
                 holds.retain(|h| {
-                    if pool.plan.max_used(h.start, h.end) <= capacity {
+                    if pool.plan.max_used(h.start, h.end) <= capacity - maintenance::away_over(&pool.away, h.start, h.end) {
                         return true;
                     }
                     pool.plan.add(h.start, h.end, -h.nodes);
-                    lost.push(h.gpr);
+                    let cause = match maintenance::first_overlapping(&pool.away, h.start, h.end) {
+                        Some(window) => Cause::Maintenance { window: window.clone() },
+                        None => Cause::CapacityLost { pool: pool.key.clone() },
+                    };
+                    lost.push((h.gpr, cause));
                     false
                 });
             }
             pool.planned.replace(holds);
         }
-        for g in lost {
-            let pool_of = |p: &super::Pending| p.plan.map(|plan| self.pools[plan.pool].key.clone());
-            let Some(pool) = self.pending.get(&g).and_then(pool_of) else { continue };
+        for (g, cause) in lost {
             if let Some(p) = self.pending.get_mut(&g) {
                 p.plan = None;
-                p.voided.get_or_insert(Cause::CapacityLost { pool });
+                p.voided.get_or_insert(cause);
             }
         }
         // One GPR at a time per slice: a hold overlapping one ahead of it is voided, for the
@@ -443,14 +491,11 @@ impl Scheduler {
         let Some(p) = self.pending.get(&id) else { return };
         let Some(plan) = p.plan else { return };
         let wanted = p.request.nodes as usize;
-        let pool = &self.pools[plan.pool];
-        let free: Vec<_> =
-            pool.nodes.iter().copied().filter(|n| self.nodes.get(n).is_some_and(|s| s.healthy && s.holder.is_none())).take(wanted).collect();
-        if free.len() < wanted {
+        let Some(free) = self.pick_free(plan.pool, wanted, now, now.saturating_add(self.span(&p.request))) else {
             // Counts said yes but names say no: a bookkeeping bug. Stay queued and re-plan.
             self.dirty = true;
             return;
-        }
+        };
         self.forget_expected(id);
         let Some(p) = self.pending.remove(&id) else { return };
         self.queue.remove(&p.key);
@@ -516,10 +561,15 @@ impl Scheduler {
             } else {
                 Vec::new()
             };
+            // Nodes away over its span, or over the span of a plan it must leave room for.
+            let respected = pool.planned.iter().filter(|r| !fresh || r.priority >= rank);
+            let guarded = maintenance::guards(&pool.away, respected).into_iter().filter(|g| g.0 < end && g.1 > now).map(|g| g.2).max();
+            let away = maintenance::away_over(&pool.away, now, end).max(guarded.unwrap_or(0));
             let fits = |victims: &[&Running]| {
                 let back = |v: &Running| v.spec.nodes_back_by(self.config.release_allowance).max(now + 1);
                 let freed = victims.iter().map(|v| (now, back(v), -v.healthy_nodes(&self.nodes)));
-                Timeline::with(&pool.plan, lower.iter().copied().chain(freed)).max_used(now, end) + nodes <= pool.healthy
+                let capacity = pool.healthy - away;
+                Timeline::with(&pool.plan, lower.iter().copied().chain(freed)).max_used(now, end) + nodes <= capacity
             };
             let mut chosen: Vec<&Running> = Vec::new();
             for candidate in candidates {

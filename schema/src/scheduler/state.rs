@@ -21,6 +21,8 @@ pub(super) struct Pool {
     pub(super) planned: Reservations,
     /// Pending GPRs' expected windows here (the same, for estimates).
     pub(super) expected_planned: Reservations,
+    /// Maintenance windows on the nodes the pool counts, sorted by node (see `maintenance`).
+    pub(super) away: Vec<MaintenanceWindow>,
 }
 
 #[derive(Clone, Debug)]

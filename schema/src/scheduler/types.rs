@@ -63,6 +63,23 @@ pub struct Request {
     pub rdma: bool,
 }
 
+/// A node planned out of service over `[start, end)` (an admin's maintenance window): no GPR
+/// whose span would overlap it is planned on that node, and the pool counts one node fewer for
+/// any span that does.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct MaintenanceWindow {
+    pub node: NodeId,
+    pub start: Time,
+    pub end: Time,
+    pub id: i64,
+}
+
+impl MaintenanceWindow {
+    pub fn overlaps(&self, start: Time, end: Time) -> bool {
+        self.start < end && self.end > start
+    }
+}
+
 /// A plan made by an earlier pass, kept so later passes never start the GPR later than promised.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hold {
@@ -114,6 +131,8 @@ pub enum Cause {
     HigherPriority { gpr: GprId, priority: i32 },
     /// Capacity the plan counted on was lost (a node failed, went stale or was cordoned).
     CapacityLost { pool: PoolKey },
+    /// A node of the pool was planned out for maintenance over the plan's span.
+    Maintenance { window: MaintenanceWindow },
     /// The GPR itself changed: its size, window or priority (an edit or an admin's reorder).
     OwnChange,
     /// Not a §4.5 cause: the planned start passed without an admission, because something

@@ -399,6 +399,7 @@ fn run_egs(records: &mut [Record], config: &ReplayConfig) -> Outcome {
             let cause = match m.cause {
                 super::Cause::HigherPriority { .. } => "higher_priority",
                 super::Cause::CapacityLost { .. } => "capacity_lost",
+                super::Cause::Maintenance { .. } => "maintenance",
                 super::Cause::OwnChange => "own_change",
                 super::Cause::Overdue => "overdue",
             };
