@@ -20,6 +20,7 @@ pub mod gpr_template_slice;
 pub mod gpu;
 pub mod gpu_process;
 pub mod leader_lease;
+pub mod maintenance_window;
 pub mod node;
 pub mod notification_channel;
 pub mod notification_delivery;

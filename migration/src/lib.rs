@@ -23,6 +23,7 @@ mod m20261208_000001_workspace_requests;
 mod m20261209_000001_usage_rollups;
 mod m20261210_000001_single_sign_on;
 mod m20261211_000001_personal_workspaces;
+mod m20261212_000001_maintenance_windows;
 
 pub struct Migrator;
 
@@ -50,6 +51,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261209_000001_usage_rollups::Migration),
             Box::new(m20261210_000001_single_sign_on::Migration),
             Box::new(m20261211_000001_personal_workspaces::Migration),
+            Box::new(m20261212_000001_maintenance_windows::Migration),
         ]
     }
 }

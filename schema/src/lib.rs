@@ -65,6 +65,7 @@ pub struct Query(
     usage::UsageQuery,
     sso::SsoQuery,
     slice::personal::PersonalWorkspaceQuery,
+    inventory::windows::MaintenanceWindowQuery,
 );
 
 #[derive(MergedObject, Default)]
@@ -82,6 +83,7 @@ pub struct Mutation(
     slice::kubeconfig::SliceKubeconfigMutation,
     notify::NotificationMutation,
     inventory::MaintenanceMutation,
+    inventory::windows::MaintenanceWindowMutation,
     slice::requests::WorkspaceRequestMutation,
     usage::UsageMutation,
     sso::SsoMutation,

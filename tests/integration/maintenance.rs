@@ -163,3 +163,160 @@ async fn admins_evict_a_gpr_back_into_the_queue_and_nobody_else_can() {
     assert_eq!(refused["userErrors"][0]["code"], "CONFLICT", "{refused}");
     app.finish().await;
 }
+
+const PLAN_WINDOW: &str = "mutation($input: PlanMaintenanceInput!) { planMaintenance(input: $input) { window { id state startsAt endsAt reason createdBy node { name } } userErrors { field message code } } }";
+const CANCEL_WINDOW: &str =
+    "mutation($input: CancelMaintenanceInput!) { cancelMaintenance(input: $input) { window { id state } userErrors { field message code } } }";
+const WINDOWS: &str =
+    "query($cluster: ID, $all: Boolean) { maintenanceWindows(clusterId: $cluster, includeFinished: $all) { id state reason node { name } } }";
+const QUEUED_GPR: &str = "query($id: ID!) { gpr(id: $id) { phase startNoLaterThan events(first: 50) { nodes { kind message } } } }";
+
+fn stamp(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+fn promise_of(gpr: &Value) -> Option<chrono::DateTime<chrono::Utc>> {
+    gpr["startNoLaterThan"].as_str().and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok()).map(|t| t.with_timezone(&chrono::Utc))
+}
+
+async fn wait_gpr(app: &TestApp, token: &str, id: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let found = app.ok(token, QUEUED_GPR, json!({ "id": id })).await["gpr"].clone();
+        if done(&found) {
+            return found;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}: {found:#}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn windows(app: &TestApp, token: &str, cluster: &str, all: bool) -> Vec<Value> {
+    app.ok(token, WINDOWS, json!({ "cluster": cluster, "all": all })).await["maintenanceWindows"].as_array().cloned().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_maintenance_window_planned_ahead_is_planned_around_named_and_kept() {
+    let app = TestApp::spawn().await;
+    let (cluster, slice, token) = setup(&app, 2).await;
+    let t0 = chrono::Utc::now();
+    let hours = |h: f64| t0 + chrono::Duration::seconds((h * 3600.0) as i64);
+    // Both nodes for an hour, from two hours on: promised then.
+    let wide =
+        id_of(&create_gpr(&app, &token, &slice, "wide", json!({ "nodeCount": 2, "duration": "1h", "earliestStartAt": stamp(hours(2.0)) })).await);
+    let planned = wait_gpr(&app, &token, &wide, "a promise", |g| g["startNoLaterThan"].is_string()).await;
+    assert_eq!(promise_of(&planned), Some(chrono::DateTime::parse_from_rfc3339(&stamp(hours(2.0))).expect("a time").into()));
+
+    // h-1 is out from 2.5 h to 4 h: the window overlaps wide's span (provisioning, the hour,
+    // the release), so wide waits for the node to be back.
+    let h1 = id_of(&node(&app, &cluster, "h-1").await);
+    let (from, until) = (stamp(hours(2.5)), stamp(hours(4.0)));
+    let input = json!({ "nodeId": h1, "startsAt": from, "endsAt": until, "reason": "replace the PSU" });
+    let by_user = app.gql(&token, PLAN_WINDOW, json!({ "input": input })).await;
+    assert_eq!(by_user["errors"][0]["extensions"]["code"], "FORBIDDEN", "{by_user}");
+    let made = app.mutate(&app.admin_token, "planMaintenance", PLAN_WINDOW, input).await["window"].clone();
+    assert_eq!((made["state"].as_str(), made["node"]["name"].as_str(), made["createdBy"].as_str()), (Some("PLANNED"), Some("h-1"), Some("admin")));
+    let window_id = made["id"].as_str().expect("an id").to_owned();
+    let moved = wait_gpr(&app, &token, &wide, "the promise to move past the window", |g| promise_of(g) > Some(hours(3.0))).await;
+    assert_eq!(promise_of(&moved).map(stamp), Some(until.clone()), "{moved:#}");
+    let events = moved["events"]["nodes"].as_array().cloned().unwrap_or_default();
+    let named = events.iter().filter_map(|e| e["message"].as_str()).find(|m| m.contains("the promise moved later"));
+    let named = named.unwrap_or_else(|| panic!("no event names why the promise moved: {moved:#}"));
+    assert!(named.contains("node `h-1` of its pool is planned out for maintenance") && named.contains(&window_id), "{named}");
+
+    // Everyone signed in sees the window, on the node and in the list.
+    let seen = windows(&app, &token, &cluster, false).await;
+    assert_eq!(seen.len(), 1);
+    assert_eq!((seen[0]["reason"].as_str(), seen[0]["node"]["name"].as_str()), (Some("replace the PSU"), Some("h-1")));
+    let on_node = app.ok(&token, "query($id: ID!) { node(id: $id) { ... on GpuNode { maintenanceWindows { id } } } }", json!({ "id": h1 })).await;
+    assert_eq!(on_node["node"]["maintenanceWindows"][0]["id"], window_id.as_str());
+
+    // Refusals store nothing.
+    let h0 = id_of(&node(&app, &cluster, "h-0").await);
+    let refusals = [
+        (json!({ "nodeId": h0, "startsAt": stamp(hours(5.0)), "endsAt": stamp(hours(5.0)), "reason": "x" }), "endsAt", "INVALID_INPUT"),
+        (json!({ "nodeId": h0, "startsAt": stamp(hours(-1.0)), "endsAt": stamp(hours(1.0)), "reason": "x" }), "startsAt", "INVALID_INPUT"),
+        (json!({ "nodeId": h0, "startsAt": stamp(hours(1.0)), "endsAt": stamp(hours(1.0 + 31.0 * 24.0)), "reason": "x" }), "endsAt", "INVALID_INPUT"),
+        (
+            json!({ "nodeId": h0, "startsAt": stamp(hours(400.0 * 24.0)), "endsAt": stamp(hours(400.0 * 24.0 + 1.0)), "reason": "x" }),
+            "startsAt",
+            "INVALID_INPUT",
+        ),
+        (json!({ "nodeId": h0, "startsAt": stamp(hours(1.0)), "endsAt": stamp(hours(2.0)), "reason": "  " }), "reason", "INVALID_INPUT"),
+        (json!({ "nodeId": h1, "startsAt": stamp(hours(3.0)), "endsAt": stamp(hours(5.0)), "reason": "again" }), "startsAt", "CONFLICT"),
+    ];
+    for (input, field, code) in refusals {
+        let refused = app.ok(&app.admin_token, PLAN_WINDOW, json!({ "input": input })).await["planMaintenance"].clone();
+        assert!(refused["window"].is_null(), "{refused}");
+        let errors = refused["userErrors"].as_array().cloned().unwrap_or_default();
+        assert!(errors.iter().any(|e| e["field"] == json!(["input", field]) && e["code"] == code), "{input}: {refused}");
+    }
+    let unknown = app
+        .gql(
+            &app.admin_token,
+            PLAN_WINDOW,
+            json!({ "input": { "nodeId": id_of(&json!({ "id": cluster })), "startsAt": from, "endsAt": until, "reason": "x" } }),
+        )
+        .await;
+    assert!(
+        unknown["errors"][0]["extensions"]["code"] == "INVALID_INPUT"
+            || unknown["data"]["planMaintenance"]["userErrors"][0]["code"] == "INVALID_INPUT",
+        "a cluster's id is not a node's: {unknown}"
+    );
+    assert_eq!(windows(&app, &app.admin_token, &cluster, true).await.len(), 1, "the refusals stored nothing");
+
+    // The window begins: h-1 is cordoned for it; wide keeps its promise.
+    app.clock.advance(Duration::from_secs(2 * 3600 + 31 * 60));
+    let cordoned = wait_node_state(&app, &cluster, "h-1", "CORDONED").await;
+    let reason = cordoned["cordonReason"].as_str().unwrap_or_default();
+    assert!(reason.starts_with("maintenance window until") && reason.ends_with("replace the PSU"), "{cordoned}");
+    assert_eq!(windows(&app, &token, &cluster, false).await[0]["state"], "ACTIVE");
+    let waiting = wait_gpr(&app, &token, &wide, "queued", |g| g["phase"] == "QUEUED").await;
+    assert_eq!(promise_of(&waiting).map(stamp), Some(until.clone()), "the promise stands");
+
+    // It ends: the node is back and wide starts.
+    app.clock.advance(Duration::from_secs(90 * 60));
+    wait_node_state(&app, &cluster, "h-1", "RESERVED").await;
+    provisioned(&app, &token, &wide).await;
+    let all = windows(&app, &app.admin_token, &cluster, true).await;
+    assert_eq!(all.iter().map(|w| w["state"].as_str()).collect::<Vec<_>>(), vec![Some("FINISHED")]);
+    assert!(windows(&app, &token, &cluster, false).await.is_empty());
+
+    // A window ahead is cancelled: gone, and a second cancel finds nothing.
+    let later = json!({ "nodeId": h0, "startsAt": stamp(hours(30.0)), "endsAt": stamp(hours(31.0)), "reason": "BIOS" });
+    let ahead = app.mutate(&app.admin_token, "planMaintenance", PLAN_WINDOW, later).await["window"]["id"].as_str().expect("an id").to_owned();
+    let refused = app.gql(&token, CANCEL_WINDOW, json!({ "input": { "id": ahead } })).await;
+    assert_eq!(refused["errors"][0]["extensions"]["code"], "FORBIDDEN", "{refused}");
+    let cancelled = app.mutate(&app.admin_token, "cancelMaintenance", CANCEL_WINDOW, json!({ "id": ahead })).await;
+    assert_eq!(cancelled["window"]["id"], ahead.as_str());
+    assert!(windows(&app, &token, &cluster, false).await.is_empty());
+    let again = app.gql(&app.admin_token, CANCEL_WINDOW, json!({ "input": { "id": ahead } })).await;
+    assert_eq!(again["errors"][0]["extensions"]["code"], "NOT_FOUND", "{again}");
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn a_window_that_begins_under_a_running_gpr_evicts_it_and_a_cancel_gives_the_node_back() {
+    let app = TestApp::spawn().await;
+    let (cluster, slice, token) = setup(&app, 2).await;
+    let gpr = id_of(&create_gpr(&app, &token, &slice, "running", json!({ "priority": 150 })).await);
+    provisioned(&app, &token, &gpr).await;
+    let was_on = holder_node(&app, &cluster, &gpr).await;
+    let node_id = id_of(&node(&app, &cluster, &was_on).await);
+    let now = chrono::Utc::now();
+    let input = json!({ "nodeId": node_id, "startsAt": stamp(now), "endsAt": stamp(now + chrono::Duration::hours(1)), "reason": "urgent firmware" });
+    let made = app.mutate(&app.admin_token, "planMaintenance", PLAN_WINDOW, input).await["window"].clone();
+    // Evicted and requeued at its priority; it runs again on the other node.
+    wait_node_state(&app, &cluster, &was_on, "CORDONED").await;
+    provisioned(&app, &token, &gpr).await;
+    assert_ne!(holder_node(&app, &cluster, &gpr).await, was_on);
+    let seen = app.ok(&token, QUEUED_GPR, json!({ "id": gpr })).await;
+    let events = seen["gpr"]["events"]["nodes"].as_array().cloned().unwrap_or_default();
+    let evicted = events.iter().find(|e| e["kind"] == "EVICTED").unwrap_or_else(|| panic!("no EVICTED event: {seen}"));
+    assert!(evicted["message"].as_str().unwrap_or_default().contains("urgent firmware"), "{evicted}");
+    // Cancelled while it runs: it ends now and the node is back.
+    let ended = app.mutate(&app.admin_token, "cancelMaintenance", CANCEL_WINDOW, json!({ "id": made["id"] })).await;
+    assert_eq!(ended["window"]["state"], "FINISHED", "{ended}");
+    wait_node_state(&app, &cluster, &was_on, "AVAILABLE").await;
+    app.finish().await;
+}

@@ -182,8 +182,15 @@ async fn room_on(
         // Stored as provisioned, not yet in the scheduler (its admission is being stored).
         return Err(Error::conflict("id", "the GPR's window is being set up; try again in a moment"));
     };
-    let Some((blocker, promised)) = room.blocked_by else { return Ok((room.room, None)) };
-    let at = DateTime::from_timestamp(promised, 0).map_or_else(|| promised.to_string(), |t| t.to_rfc3339());
+    let at = |t: i64| DateTime::from_timestamp(t, 0).map_or_else(|| t.to_string(), |t| t.to_rfc3339());
+    let Some((blocker, promised)) = room.blocked_by else {
+        let why = room.maintenance.map(|w| {
+            let id = crate::ids::encode(crate::ids::Kind::MaintenanceWindow, w.id).0;
+            format!("a node it holds is planned out for maintenance from {} (window {id})", at(w.start))
+        });
+        return Ok((room.room, why));
+    };
+    let at = at(promised);
     let named = match gpr::Entity::find_by_id(blocker).one(db).await? {
         Some(g) if caller.can_see_slice(db, g.slice_id).await? => format!("GPR `{}`", g.name),
         _ => "a GPR of another slice".to_owned(),

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use chrono::Utc;
 use egs_entities::{GprPhase, NodeState, gpr, node};
 use sea_orm::sea_query::{Expr, ExprTrait, SimpleExpr};
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, Set, TransactionTrait};
+use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, QueryFilter, Set, TransactionTrait};
 
 /// The state of a node whose GPR just gave it back: the pool's, unless it is cordoned.
 pub fn freed_state() -> SimpleExpr {
@@ -37,9 +37,17 @@ pub async fn cordon_node(db: &DatabaseConnection, caller: &Caller, id: i64, reas
     caller.require_admin()?;
     let reason = crate::validate::reason("reason", reason, "whoever uses the node")?;
     let txn = db.begin().await?;
-    let found = node::Entity::find_by_id(id).one(&txn).await?.ok_or(Error::NotFound("node"))?;
+    let updated = cordon_in(&txn, id, &reason, caller.actor(), drain).await?;
+    txn.commit().await?;
+    Ok(updated)
+}
+
+/// [`cordon_node`] inside `txn`, for `actor` (an admin, or the leader starting a maintenance
+/// window in its fenced transaction).
+pub(crate) async fn cordon_in(txn: &DatabaseTransaction, id: i64, reason: &str, actor: &str, drain: Drain) -> Result<node::Model> {
+    let found = node::Entity::find_by_id(id).one(txn).await?.ok_or(Error::NotFound("node"))?;
     let holder = match found.allocated_gpr_id {
-        Some(gpr_id) => gpr::Entity::find_by_id(gpr_id).one(&txn).await?,
+        Some(gpr_id) => gpr::Entity::find_by_id(gpr_id).one(txn).await?,
         None => None,
     };
     let now = Utc::now();
@@ -60,20 +68,18 @@ pub async fn cordon_node(db: &DatabaseConnection, caller: &Caller, id: i64, reas
             ));
         }
         let said = format!("node `{}` is drained for maintenance: {reason}", found.name);
-        crate::gpr::service::evict_in(&txn, holder, &said, caller.actor()).await?;
+        crate::gpr::service::evict_in(txn, holder, &said, actor).await?;
     }
     let row = node::ActiveModel {
         state: Set(state),
         cordoned_at: Set(Some(found.cordoned_at.unwrap_or(now))),
-        cordon_reason: Set(Some(reason)),
-        cordoned_by: Set(Some(caller.actor().to_owned())),
+        cordon_reason: Set(Some(reason.to_owned())),
+        cordoned_by: Set(Some(actor.to_owned())),
         updated_at: Set(now),
         ..Default::default()
     };
-    let updated = unless_handed_over(node::Entity::update_many().set(row), &found).exec_with_returning(&txn).await?;
-    let Some(updated) = updated.into_iter().next() else { return Err(changed_meanwhile(&found)) };
-    txn.commit().await?;
-    Ok(updated)
+    let updated = unless_handed_over(node::Entity::update_many().set(row), &found).exec_with_returning(txn).await?;
+    updated.into_iter().next().ok_or_else(|| changed_meanwhile(&found))
 }
 
 /// Only while the node has the holder it was read with (the leader may hand a free node to a
@@ -94,6 +100,11 @@ fn changed_meanwhile(found: &node::Model) -> Error {
 pub async fn uncordon_node(db: &DatabaseConnection, caller: &Caller, id: i64) -> Result<node::Model> {
     caller.require_admin()?;
     let found = node::Entity::find_by_id(id).one(db).await?.ok_or(Error::NotFound("node"))?;
+    uncordon_found(db, found).await
+}
+
+/// [`uncordon_node`] on a node already read (inside the caller's transaction, if any).
+pub(crate) async fn uncordon_found(db: &impl ConnectionTrait, found: node::Model) -> Result<node::Model> {
     if found.cordoned_at.is_none() && !matches!(found.state, NodeState::Cordoned | NodeState::Draining) {
         return Ok(found);
     }

@@ -6,6 +6,7 @@ pub mod live;
 pub mod liveness;
 pub mod maintenance;
 pub mod service;
+pub mod windows;
 
 use crate::auth::Caller;
 use crate::cluster::Cluster;
@@ -72,6 +73,13 @@ impl GpuNode {
     }
     async fn cordoned_by(&self) -> Option<&str> {
         self.0.cordoned_by.as_deref()
+    }
+    /// Maintenance windows planned on it that are not over, soonest first
+    /// (`planMaintenance`).
+    async fn maintenance_windows(&self, ctx: &Context<'_>) -> Result<Vec<windows::MaintenanceWindow>> {
+        let (_, db) = session(ctx)?;
+        let now = services(ctx)?.scheduler.clock.now();
+        Ok(windows::open_for_node(db, self.0.id, now).await?.into_iter().map(windows::MaintenanceWindow).collect())
     }
     /// The GPR holding this node, when the caller may see it.
     async fn allocated_gpr(&self, ctx: &Context<'_>) -> Result<Option<Gpr>> {

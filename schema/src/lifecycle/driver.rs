@@ -147,7 +147,11 @@ impl Driver {
             self.apply(row, nodes, config, t);
         }
 
+        // Few rows (windows not over): read whole each look. Before the nodes are judged: a
+        // node cordoned for a window that runs still counts (the window keeps it out).
+        self.state.maintenance = crate::inventory::windows::planned(db, now).await?;
         self.judge_nodes(t);
+        self.core.set_maintenance(self.state.maintenance.clone());
         self.state.last_busy = self.state.load_last_busy(db).await?;
         self.cursor = wall;
         Ok(true)

@@ -50,6 +50,8 @@ pub struct Snapshot {
     pub last_busy: HashMap<i64, DateTime<Utc>>,
     pub history: Vec<gpr::Model>,
     pub(super) slice_clusters: HashMap<i64, Vec<i64>>,
+    /// Maintenance windows not over.
+    pub(super) maintenance: Vec<scheduler::MaintenanceWindow>,
 }
 
 impl Snapshot {
@@ -82,6 +84,7 @@ impl Snapshot {
             last_busy: HashMap::new(),
             history,
             slice_clusters,
+            maintenance: crate::inventory::windows::planned(db, now).await?,
         };
         // Agents stamp heartbeats with the wall clock: staleness is judged on it too.
         let wall = Utc::now();
@@ -200,14 +203,20 @@ impl Snapshot {
                 let usable = if holders.contains_key(&n.id) {
                     true
                 } else {
-                    n.health != Health::Unhealthy
-                        && !self.stale.contains(&n.id)
-                        && n.cordoned_at.is_none()
-                        && !matches!(n.state, NodeState::Cordoned | NodeState::Draining)
+                    let cordoned = n.cordoned_at.is_some() || matches!(n.state, NodeState::Cordoned | NodeState::Draining);
+                    n.health != Health::Unhealthy && !self.stale.contains(&n.id) && (!cordoned || self.in_window(n))
                 };
                 (n.id, usable)
             })
             .collect()
+    }
+
+    /// Whether a node is cordoned for a maintenance window that runs now: it still counts, and
+    /// the window keeps it out until it ends, so plans behind the window can count on it.
+    fn in_window(&self, n: &node::Model) -> bool {
+        let now = self.now.timestamp();
+        n.cordon_reason.as_deref().is_some_and(crate::inventory::windows::is_window_cordon)
+            && self.maintenance.iter().any(|w| w.node == n.id && w.start <= now && now < w.end)
     }
 
     pub fn node_spec(n: &node::Model, usable: bool) -> NodeSpec {
@@ -243,6 +252,7 @@ impl Snapshot {
         for s in self.slices.values() {
             core.upsert_slice(self.slice_spec(s));
         }
+        core.set_maintenance(self.maintenance.clone());
         // Fair share from finished windows; running ones are charged by the core as they run.
         for g in &self.history {
             let (Some(start), Some(pool)) = (g.provisioned_at, Self::assigned_pool(g)) else { continue };

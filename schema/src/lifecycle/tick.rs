@@ -35,6 +35,9 @@ impl Lifecycle {
         let now = self.now();
         let started = std::time::Instant::now();
         let planning = &self.handle.planning;
+        // Maintenance windows that began or ended: their nodes' cordons first, so this tick's
+        // look sees them.
+        self.advance_maintenance(epoch, now).await?;
         let fed = match slot.as_mut().filter(|d| d.epoch == epoch) {
             Some(driver) => driver.look(&self.db, now, planning).await?,
             None => false,
@@ -120,6 +123,17 @@ impl Lifecycle {
             // The next tick reads back what these steps stored and starts their jobs.
             self.handle.wake();
         }
+        Ok(())
+    }
+
+    /// Starts and ends the maintenance windows that are due (see `inventory::windows`).
+    async fn advance_maintenance(&self, epoch: i64, now: DateTime<Utc>) -> Result<()> {
+        if crate::inventory::windows::due(&self.db, now).await? == 0 {
+            return Ok(());
+        }
+        let txn = self.fenced(epoch).await?;
+        crate::inventory::windows::advance(&txn, now).await?;
+        self.commit(txn).await?;
         Ok(())
     }
 

@@ -76,11 +76,8 @@ impl Scheduler {
     /// `priority` would go ahead of.
     pub(super) fn expected_view(&self, index: usize, priority: i32, newcomer: bool, from: Time, until: Time) -> View<'_> {
         let pool = &self.pools[index];
-        let view = if newcomer {
-            View::without_lower(&pool.expected, &pool.expected_planned, priority, from, until)
-        } else {
-            View::whole(&pool.expected)
-        };
+        let view =
+            if newcomer { View::without_lower(&pool.expected, &pool.expected_planned, priority, from, until) } else { View::whole(&pool.expected) };
         view.around(&pool.away, pool.expected_planned.iter().filter(move |r| !newcomer || r.priority >= priority))
     }
 

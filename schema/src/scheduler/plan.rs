@@ -12,11 +12,11 @@
 //! overlaps. That is the one way a promise breaks besides capacity loss, and DESIGN §4.5 allows
 //! it ("unless a higher-priority GPR arrives later").
 
-use super::{
-    Busy, Cause, MaintenanceWindow, Decision, GprId, Holding, Plan, PromiseMove, QueueKey, Request, Reservation, Reservations, Running, RunningSpec, Scheduler, Time,
-    Timeline, Unfit,
-};
 use super::maintenance;
+use super::{
+    Busy, Cause, Decision, GprId, Holding, MaintenanceWindow, Plan, PromiseMove, QueueKey, Request, Reservation, Reservations, Running, RunningSpec,
+    Scheduler, Time, Timeline, Unfit,
+};
 use std::collections::BTreeSet;
 
 /// A window the expected pass gives a GPR that has overrun its predicted end: it is assumed
