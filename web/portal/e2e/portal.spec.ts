@@ -387,6 +387,34 @@ test('admin: a node is drained with its GPR evicted and requeued, then uncordone
   await expect(row.getByRole('button', { name: 'Cordon' })).toBeVisible();
 });
 
+test('admin: maintenance is planned ahead on a node, listed, and cancelled', async ({ page }) => {
+  await signIn(page, 'admin');
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Clusters' }).click();
+  await page.getByRole('button', { name: 'gpu-east' }).click();
+  const form = page.getByRole('form', { name: 'Plan maintenance' });
+  const nodeName = (await form.getByLabel('Node').locator('option').first().innerText()).trim();
+  // Twenty days ahead, so no GPR of the other tests is moved by it.
+  const local = (at: Date) => new Date(at.getTime() - at.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+  const start = new Date(Date.now() + 20 * 24 * 3_600_000);
+  await form.getByLabel('From').fill(local(start));
+  await form.getByLabel('Until').fill(local(new Date(start.getTime() + 4 * 3_600_000)));
+  await form.getByLabel('Reason').fill('e2e: swap a power supply');
+  await form.getByRole('button', { name: 'Plan maintenance' }).click();
+  const table = page.getByRole('table', { name: 'Maintenance windows' });
+  const row = table.locator('tbody tr').filter({ hasText: 'e2e: swap a power supply' });
+  await expect(row).toContainText(nodeName);
+  await expect(row).toContainText('planned');
+  const listed = await gateway.graphql<{ maintenanceWindows: { reason: string; node: { name: string } }[] }>(
+    'alice',
+    '{ maintenanceWindows { reason node { name } } }',
+  );
+  expect(listed.maintenanceWindows).toEqual([{ reason: 'e2e: swap a power supply', node: { name: nodeName } }]);
+  await shot(page, 'admin-maintenance-windows');
+  await row.getByRole('button', { name: 'Cancel' }).click();
+  await row.getByRole('button', { name: 'Confirm' }).click();
+  await expect(page.getByText('No maintenance planned on this cluster.')).toBeVisible();
+});
+
 test('a user asks for a workspace; an admin approves it renamed; the user owns the new slice', async ({ page, browser }) => {
   await signIn(page, 'dave');
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Workspaces' }).click();

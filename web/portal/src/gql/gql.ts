@@ -76,6 +76,9 @@ type Documents = {
     "\n  subscription AdminDashboardQueueLive {\n    queueChanged(first: 500) {\n      ...AdminDashboardQueued\n    }\n  }\n": typeof types.AdminDashboardQueueLiveDocument,
     "\n  subscription AdminDashboardAlerts {\n    alerts {\n      ...AdminDashboardAlert\n    }\n  }\n": typeof types.AdminDashboardAlertsDocument,
     "\n  query AdminDashboardUsage($from: String!, $to: String!) {\n    usage(from: $from, to: $to) {\n      days: usage(groupBy: [DAY]) {\n        group {\n          day\n        }\n        reservedGpuHours\n        usedGpuHours\n        waitingGpuHours\n      }\n    }\n  }\n": typeof types.AdminDashboardUsageDocument,
+    "\n  query AdminMaintenanceWindows($clusterId: ID!) {\n    maintenanceWindows(clusterId: $clusterId) {\n      id\n      state\n      startsAt\n      endsAt\n      reason\n      createdBy\n      node {\n        id\n        name\n      }\n    }\n  }\n": typeof types.AdminMaintenanceWindowsDocument,
+    "\n  mutation AdminPlanMaintenance($input: PlanMaintenanceInput!) {\n    planMaintenance(input: $input) {\n      window {\n        id\n      }\n      userErrors {\n        field\n        message\n      }\n    }\n  }\n": typeof types.AdminPlanMaintenanceDocument,
+    "\n  mutation AdminCancelMaintenance($input: CancelMaintenanceInput!) {\n    cancelMaintenance(input: $input) {\n      window {\n        id\n      }\n      userErrors {\n        field\n        message\n      }\n    }\n  }\n": typeof types.AdminCancelMaintenanceDocument,
     "\n  mutation AdminCordonNode($input: CordonNodeInput!) {\n    cordonNode(input: $input) {\n      node {\n        id\n        state\n        cordonReason\n      }\n      userErrors {\n        field\n        message\n      }\n    }\n  }\n": typeof types.AdminCordonNodeDocument,
     "\n  mutation AdminDrainNode($input: DrainNodeInput!) {\n    drainNode(input: $input) {\n      node {\n        id\n        state\n        cordonReason\n      }\n      userErrors {\n        field\n        message\n      }\n    }\n  }\n": typeof types.AdminDrainNodeDocument,
     "\n  mutation AdminUncordonNode($input: UncordonNodeInput!) {\n    uncordonNode(input: $input) {\n      node {\n        id\n        state\n      }\n      userErrors {\n        field\n        message\n      }\n    }\n  }\n": typeof types.AdminUncordonNodeDocument,
@@ -164,6 +167,9 @@ const documents: Documents = {
     "\n  subscription AdminDashboardQueueLive {\n    queueChanged(first: 500) {\n      ...AdminDashboardQueued\n    }\n  }\n": types.AdminDashboardQueueLiveDocument,
     "\n  subscription AdminDashboardAlerts {\n    alerts {\n      ...AdminDashboardAlert\n    }\n  }\n": types.AdminDashboardAlertsDocument,
     "\n  query AdminDashboardUsage($from: String!, $to: String!) {\n    usage(from: $from, to: $to) {\n      days: usage(groupBy: [DAY]) {\n        group {\n          day\n        }\n        reservedGpuHours\n        usedGpuHours\n        waitingGpuHours\n      }\n    }\n  }\n": types.AdminDashboardUsageDocument,
+    "\n  query AdminMaintenanceWindows($clusterId: ID!) {\n    maintenanceWindows(clusterId: $clusterId) {\n      id\n      state\n      startsAt\n      endsAt\n      reason\n      createdBy\n      node {\n        id\n        name\n      }\n    }\n  }\n": types.AdminMaintenanceWindowsDocument,
+    "\n  mutation AdminPlanMaintenance($input: PlanMaintenanceInput!) {\n    planMaintenance(input: $input) {\n      window {\n        id\n      }\n      userErrors {\n        field\n        message\n      }\n    }\n  }\n": types.AdminPlanMaintenanceDocument,
+    "\n  mutation AdminCancelMaintenance($input: CancelMaintenanceInput!) {\n    cancelMaintenance(input: $input) {\n      window {\n        id\n      }\n      userErrors {\n        field\n        message\n      }\n    }\n  }\n": types.AdminCancelMaintenanceDocument,
     "\n  mutation AdminCordonNode($input: CordonNodeInput!) {\n    cordonNode(input: $input) {\n      node {\n        id\n        state\n        cordonReason\n      }\n      userErrors {\n        field\n        message\n      }\n    }\n  }\n": types.AdminCordonNodeDocument,
     "\n  mutation AdminDrainNode($input: DrainNodeInput!) {\n    drainNode(input: $input) {\n      node {\n        id\n        state\n        cordonReason\n      }\n      userErrors {\n        field\n        message\n      }\n    }\n  }\n": types.AdminDrainNodeDocument,
     "\n  mutation AdminUncordonNode($input: UncordonNodeInput!) {\n    uncordonNode(input: $input) {\n      node {\n        id\n        state\n      }\n      userErrors {\n        field\n        message\n      }\n    }\n  }\n": types.AdminUncordonNodeDocument,
@@ -452,6 +458,18 @@ export function graphql(source: "\n  subscription AdminDashboardAlerts {\n    al
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query AdminDashboardUsage($from: String!, $to: String!) {\n    usage(from: $from, to: $to) {\n      days: usage(groupBy: [DAY]) {\n        group {\n          day\n        }\n        reservedGpuHours\n        usedGpuHours\n        waitingGpuHours\n      }\n    }\n  }\n"): (typeof documents)["\n  query AdminDashboardUsage($from: String!, $to: String!) {\n    usage(from: $from, to: $to) {\n      days: usage(groupBy: [DAY]) {\n        group {\n          day\n        }\n        reservedGpuHours\n        usedGpuHours\n        waitingGpuHours\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query AdminMaintenanceWindows($clusterId: ID!) {\n    maintenanceWindows(clusterId: $clusterId) {\n      id\n      state\n      startsAt\n      endsAt\n      reason\n      createdBy\n      node {\n        id\n        name\n      }\n    }\n  }\n"): (typeof documents)["\n  query AdminMaintenanceWindows($clusterId: ID!) {\n    maintenanceWindows(clusterId: $clusterId) {\n      id\n      state\n      startsAt\n      endsAt\n      reason\n      createdBy\n      node {\n        id\n        name\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation AdminPlanMaintenance($input: PlanMaintenanceInput!) {\n    planMaintenance(input: $input) {\n      window {\n        id\n      }\n      userErrors {\n        field\n        message\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation AdminPlanMaintenance($input: PlanMaintenanceInput!) {\n    planMaintenance(input: $input) {\n      window {\n        id\n      }\n      userErrors {\n        field\n        message\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation AdminCancelMaintenance($input: CancelMaintenanceInput!) {\n    cancelMaintenance(input: $input) {\n      window {\n        id\n      }\n      userErrors {\n        field\n        message\n      }\n    }\n  }\n"): (typeof documents)["\n  mutation AdminCancelMaintenance($input: CancelMaintenanceInput!) {\n    cancelMaintenance(input: $input) {\n      window {\n        id\n      }\n      userErrors {\n        field\n        message\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -214,6 +214,18 @@ export type CancelGprPayload = {
   userErrors: Array<UserError>;
 };
 
+export type CancelMaintenanceInput = {
+  id: Scalars['ID']['input'];
+};
+
+/** The window as it was when cancelled (ahead), or as it ended (running). */
+export type CancelMaintenancePayload = {
+  __typename?: 'CancelMaintenancePayload';
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+  window?: Maybe<MaintenanceWindow>;
+};
+
 export type Cluster = Node & {
   __typename?: 'Cluster';
   cloud?: Maybe<Scalars['String']['output']>;
@@ -1005,6 +1017,11 @@ export type GpuNode = Node & {
   instanceType: Scalars['String']['output'];
   /** When the node's agent last reported. */
   lastHeartbeatAt?: Maybe<Scalars['DateTime']['output']>;
+  /**
+   * Maintenance windows planned on it that are not over, soonest first
+   * (`planMaintenance`).
+   */
+  maintenanceWindows: Array<MaintenanceWindow>;
   name: Scalars['String']['output'];
   /**
    * The pods whose processes use its GPUs, with the GPUs each uses, as its agent last
@@ -1247,6 +1264,30 @@ export type LabelInput = {
   value: Scalars['String']['input'];
 };
 
+export type MaintenanceWindow = {
+  __typename?: 'MaintenanceWindow';
+  createdAt: Scalars['DateTime']['output'];
+  createdBy: Scalars['String']['output'];
+  endsAt: Scalars['DateTime']['output'];
+  finishedAt?: Maybe<Scalars['DateTime']['output']>;
+  id: Scalars['ID']['output'];
+  node?: Maybe<GpuNode>;
+  reason: Scalars['String']['output'];
+  /** When the node was cordoned for it. */
+  startedAt?: Maybe<Scalars['DateTime']['output']>;
+  startsAt: Scalars['DateTime']['output'];
+  state: MaintenanceWindowState;
+};
+
+/** Where a window stands at `now`. */
+export type MaintenanceWindowState =
+  /** Running: the node is cordoned for it. */
+  | 'ACTIVE'
+  /** Over: the node was given back (or the window was cancelled while it ran). */
+  | 'FINISHED'
+  /** Ahead: the scheduler plans around it. */
+  | 'PLANNED';
+
 export type MemberInput = {
   role: SliceRole;
   userId: Scalars['ID']['input'];
@@ -1305,6 +1346,11 @@ export type Mutation = {
   /** Withdraws a pending GPR (slice editors). */
   cancelGpr: CancelGprPayload;
   /**
+   * Cancels a window (admins): one ahead is removed; one running ends now and the node is
+   * back (unless an admin cordoned it otherwise meanwhile).
+   */
+  cancelMaintenance: CancelMaintenancePayload;
+  /**
    * Keeps a node out of scheduling (admins): no new GPR gets it; a GPR holding it keeps it
    * until its window ends, then the node reads `CORDONED`.
    */
@@ -1359,6 +1405,13 @@ export type Mutation = {
    * how much fits now.
    */
   extendGpr: ExtendGprPayload;
+  /**
+   * Plans a node out of service from `startsAt` to `endsAt` (admins). The scheduler plans
+   * around it at once: no GPR is placed on the node across it, and a waiting GPR whose
+   * promise it moves is told why. When it begins the node is cordoned (a GPR still on it is
+   * evicted and requeued); when it ends the node is back.
+   */
+  planMaintenance: PlanMaintenancePayload;
   /**
    * Sets the slices a template is published to (admin): their members see it in
    * `gprTemplates` and create GPRs from it.
@@ -1476,6 +1529,11 @@ export type MutationCancelGprArgs = {
 };
 
 
+export type MutationCancelMaintenanceArgs = {
+  input: CancelMaintenanceInput;
+};
+
+
 export type MutationCordonNodeArgs = {
   input: CordonNodeInput;
 };
@@ -1553,6 +1611,11 @@ export type MutationEvictGprArgs = {
 
 export type MutationExtendGprArgs = {
   input: ExtendGprInput;
+};
+
+
+export type MutationPlanMaintenanceArgs = {
+  input: PlanMaintenanceInput;
 };
 
 
@@ -1878,6 +1941,23 @@ export type PersonalWorkspacePolicyPayload = {
   userErrors: Array<UserError>;
 };
 
+export type PlanMaintenanceInput = {
+  /** Until when (at most 30 days after the start). */
+  endsAt: Scalars['DateTime']['input'];
+  nodeId: Scalars['ID']['input'];
+  /** Why (1–500 characters): owners of the GPRs it moves read it. */
+  reason: Scalars['String']['input'];
+  /** From when the node is out (a start up to 5 minutes past is taken as now). */
+  startsAt: Scalars['DateTime']['input'];
+};
+
+export type PlanMaintenancePayload = {
+  __typename?: 'PlanMaintenancePayload';
+  /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+  window?: Maybe<MaintenanceWindow>;
+};
+
 export type PodInput = {
   container?: InputMaybe<Scalars['String']['input']>;
   name?: InputMaybe<Scalars['String']['input']>;
@@ -2047,6 +2127,12 @@ export type Query = {
    * dashboards, ranked by the latest samples you may read.
    */
   gpus: GpuConnection;
+  /**
+   * Maintenance windows, soonest first: those not over, or with `includeFinished` the
+   * finished ones too (latest 500). Anyone signed in may read them: they say when nodes are
+   * out.
+   */
+  maintenanceWindows: Array<MaintenanceWindow>;
   /** Any object by its global id. */
   node: Node;
   /** GPU nodes across clusters, filtered. */
@@ -2170,6 +2256,13 @@ export type QueryGpusArgs = {
   filter?: InputMaybe<GpuFilter>;
   first?: InputMaybe<Scalars['Int']['input']>;
   orderBy?: GpuOrder;
+};
+
+
+export type QueryMaintenanceWindowsArgs = {
+  clusterId?: InputMaybe<Scalars['ID']['input']>;
+  includeFinished?: Scalars['Boolean']['input'];
+  nodeId?: InputMaybe<Scalars['ID']['input']>;
 };
 
 
@@ -3671,6 +3764,27 @@ export type AdminDashboardUsageQueryVariables = Exact<{
 
 export type AdminDashboardUsageQuery = { __typename?: 'Query', usage: { __typename?: 'UsageReport', days: Array<{ __typename?: 'UsageRow', reservedGpuHours: number, usedGpuHours: number, waitingGpuHours: number, group: { __typename?: 'UsageGroup', day?: string | null } }> } };
 
+export type AdminMaintenanceWindowsQueryVariables = Exact<{
+  clusterId: Scalars['ID']['input'];
+}>;
+
+
+export type AdminMaintenanceWindowsQuery = { __typename?: 'Query', maintenanceWindows: Array<{ __typename?: 'MaintenanceWindow', id: string, state: MaintenanceWindowState, startsAt: string, endsAt: string, reason: string, createdBy: string, node?: { __typename?: 'GpuNode', id: string, name: string } | null }> };
+
+export type AdminPlanMaintenanceMutationVariables = Exact<{
+  input: PlanMaintenanceInput;
+}>;
+
+
+export type AdminPlanMaintenanceMutation = { __typename?: 'Mutation', planMaintenance: { __typename?: 'PlanMaintenancePayload', window?: { __typename?: 'MaintenanceWindow', id: string } | null, userErrors: Array<{ __typename?: 'UserError', field: Array<string>, message: string }> } };
+
+export type AdminCancelMaintenanceMutationVariables = Exact<{
+  input: CancelMaintenanceInput;
+}>;
+
+
+export type AdminCancelMaintenanceMutation = { __typename?: 'Mutation', cancelMaintenance: { __typename?: 'CancelMaintenancePayload', window?: { __typename?: 'MaintenanceWindow', id: string } | null, userErrors: Array<{ __typename?: 'UserError', field: Array<string>, message: string }> } };
+
 export type AdminCordonNodeMutationVariables = Exact<{
   input: CordonNodeInput;
 }>;
@@ -3889,6 +4003,9 @@ export const AdminDashboardInventoryDocument = {"kind":"Document","definitions":
 export const AdminDashboardQueueLiveDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"AdminDashboardQueueLive"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"queueChanged"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"IntValue","value":"500"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"AdminDashboardQueued"}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"AdminDashboardQueued"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Gpr"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"nodeCount"}},{"kind":"Field","name":{"kind":"Name","value":"gpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"instanceType"}},{"kind":"Field","name":{"kind":"Name","value":"assignedGpuShape"}},{"kind":"Field","name":{"kind":"Name","value":"assignedInstanceType"}},{"kind":"Field","name":{"kind":"Name","value":"assignedCluster"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]} as unknown as DocumentNode<AdminDashboardQueueLiveSubscription, AdminDashboardQueueLiveSubscriptionVariables>;
 export const AdminDashboardAlertsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"AdminDashboardAlerts"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"alerts"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"FragmentSpread","name":{"kind":"Name","value":"AdminDashboardAlert"}}]}}]}},{"kind":"FragmentDefinition","name":{"kind":"Name","value":"AdminDashboardAlert"},"typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Alert"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"kind"}},{"kind":"Field","name":{"kind":"Name","value":"severity"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"open"}},{"kind":"Field","name":{"kind":"Name","value":"raisedAt"}},{"kind":"Field","name":{"kind":"Name","value":"cluster"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"gpr"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"slice"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]} as unknown as DocumentNode<AdminDashboardAlertsSubscription, AdminDashboardAlertsSubscriptionVariables>;
 export const AdminDashboardUsageDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"AdminDashboardUsage"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"from"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"to"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"usage"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"from"},"value":{"kind":"Variable","name":{"kind":"Name","value":"from"}}},{"kind":"Argument","name":{"kind":"Name","value":"to"},"value":{"kind":"Variable","name":{"kind":"Name","value":"to"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","alias":{"kind":"Name","value":"days"},"name":{"kind":"Name","value":"usage"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"groupBy"},"value":{"kind":"ListValue","values":[{"kind":"EnumValue","value":"DAY"}]}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"group"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"day"}}]}},{"kind":"Field","name":{"kind":"Name","value":"reservedGpuHours"}},{"kind":"Field","name":{"kind":"Name","value":"usedGpuHours"}},{"kind":"Field","name":{"kind":"Name","value":"waitingGpuHours"}}]}}]}}]}}]} as unknown as DocumentNode<AdminDashboardUsageQuery, AdminDashboardUsageQueryVariables>;
+export const AdminMaintenanceWindowsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"AdminMaintenanceWindows"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"clusterId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"maintenanceWindows"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"clusterId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"clusterId"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"startsAt"}},{"kind":"Field","name":{"kind":"Name","value":"endsAt"}},{"kind":"Field","name":{"kind":"Name","value":"reason"}},{"kind":"Field","name":{"kind":"Name","value":"createdBy"}},{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}}]} as unknown as DocumentNode<AdminMaintenanceWindowsQuery, AdminMaintenanceWindowsQueryVariables>;
+export const AdminPlanMaintenanceDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"AdminPlanMaintenance"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"PlanMaintenanceInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"planMaintenance"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"window"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<AdminPlanMaintenanceMutation, AdminPlanMaintenanceMutationVariables>;
+export const AdminCancelMaintenanceDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"AdminCancelMaintenance"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"CancelMaintenanceInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"cancelMaintenance"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"window"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<AdminCancelMaintenanceMutation, AdminCancelMaintenanceMutationVariables>;
 export const AdminCordonNodeDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"AdminCordonNode"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"CordonNodeInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"cordonNode"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"cordonReason"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<AdminCordonNodeMutation, AdminCordonNodeMutationVariables>;
 export const AdminDrainNodeDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"AdminDrainNode"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"DrainNodeInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"drainNode"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"state"}},{"kind":"Field","name":{"kind":"Name","value":"cordonReason"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<AdminDrainNodeMutation, AdminDrainNodeMutationVariables>;
 export const AdminUncordonNodeDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"AdminUncordonNode"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"UncordonNodeInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"uncordonNode"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"state"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<AdminUncordonNodeMutation, AdminUncordonNodeMutationVariables>;

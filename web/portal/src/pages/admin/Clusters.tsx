@@ -12,6 +12,7 @@ import { parseIsoDuration } from '../../lib/time';
 import { grandTotal, totalsBy } from './pools';
 import { ms } from './timeline';
 import { NodeMaintenance } from './NodeMaintenance';
+import { MaintenanceWindows } from './MaintenanceWindows';
 import { ScheduleTimeline, type ScheduleItem } from './ScheduleTimeline';
 import { Percent, UsageBar, UsageLegend } from './UsageBar';
 import { useAfterFirst, useThrottled } from './hooks';
@@ -326,6 +327,7 @@ function ClusterDetail({ id }: { id: string }) {
           </div>
         )}
       </Card>
+      <MaintenanceWindows clusterId={cluster.id} nodes={cluster.nodes.nodes} onChange={refresh} />
     </>
   );
 }
