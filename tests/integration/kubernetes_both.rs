@@ -205,3 +205,82 @@ async fn every_milestone_is_a_kubernetes_event_in_the_slices_namespace(kube: Kub
     app.finish().await;
 }
 on_both_backends!(every_milestone_is_a_kubernetes_event_in_the_slices_namespace);
+
+/// The id of one of the cluster's nodes.
+async fn node_id(app: &TestApp, cluster: &str, name: &str) -> String {
+    let query = "query($id: ID!) { cluster(id: $id) { nodes(first: 50) { nodes { id name } } } }";
+    let found = app.ok(&app.admin_token, query, json!({ "id": cluster })).await["cluster"]["nodes"]["nodes"].clone();
+    let node = found.as_array().into_iter().flatten().find(|n| n["name"] == name).unwrap_or_else(|| panic!("no node {name}: {found}"));
+    node["id"].as_str().expect("an id").to_owned()
+}
+
+fn unschedulable(node: &Value) -> bool {
+    node["spec"]["unschedulable"] == true
+}
+
+async fn egs_cordons_are_kubernetes_cordons_and_only_its_own_are_lifted(kube: KubeBackend) {
+    let app = TestApp::spawn().await;
+    let (cluster, _, _) = cluster(&app, &kube, 2).await;
+    // gpu-0 goes out for a maintenance window that begins now.
+    let now = chrono::Utc::now();
+    let plan = "mutation($input: PlanMaintenanceInput!) { planMaintenance(input: $input) { window { id } userErrors { field message } } }";
+    let input = json!({ "nodeId": node_id(&app, &cluster, "gpu-0").await, "startsAt": now.to_rfc3339(), "endsAt": (now + chrono::Duration::hours(2)).to_rfc3339(), "reason": "firmware" });
+    let window = app.mutate(&app.admin_token, "planMaintenance", plan, input).await["window"]["id"].as_str().expect("an id").to_owned();
+    // gpu-1 was cordoned by someone else before an admin cordons it in EGS.
+    let mut theirs = kube.get("nodes", None, "gpu-1").await.expect("node");
+    theirs["spec"]["unschedulable"] = json!(true);
+    kube.replace(theirs).await;
+    let cordon = "mutation($input: CordonNodeInput!) { cordonNode(input: $input) { node { state } userErrors { message } } }";
+    app.mutate(&app.admin_token, "cordonNode", cordon, json!({ "id": node_id(&app, &cluster, "gpu-1").await, "reason": "flaky NIC" })).await;
+
+    wait_for("both nodes to carry EGS's cordon", || async {
+        let (a, b) = (kube.get("nodes", None, "gpu-0").await, kube.get("nodes", None, "gpu-1").await);
+        [a, b].iter().all(|n| n.as_ref().is_some_and(|n| unschedulable(n) && labels(n)["egs.io/maintenance"] == "true"))
+    })
+    .await;
+    let a = kube.get("nodes", None, "gpu-0").await.expect("node");
+    let b = kube.get("nodes", None, "gpu-1").await.expect("node");
+    assert_eq!(a["metadata"]["annotations"]["egs.io/maintenance-cordon"], "cordoned", "{a}");
+    assert_eq!(b["metadata"]["annotations"]["egs.io/maintenance-cordon"], "kept", "{b}");
+
+    // Let go in EGS: the window cancelled, the cordon lifted.
+    let cancel = "mutation($input: CancelMaintenanceInput!) { cancelMaintenance(input: $input) { window { id } userErrors { message } } }";
+    app.mutate(&app.admin_token, "cancelMaintenance", cancel, json!({ "id": window })).await;
+    let uncordon = "mutation($input: UncordonNodeInput!) { uncordonNode(input: $input) { node { state } userErrors { message } } }";
+    app.mutate(&app.admin_token, "uncordonNode", uncordon, json!({ "id": node_id(&app, &cluster, "gpu-1").await })).await;
+    wait_for("EGS's marks to go", || async {
+        let (a, b) = (kube.get("nodes", None, "gpu-0").await, kube.get("nodes", None, "gpu-1").await);
+        [a, b].iter().all(|n| n.as_ref().is_some_and(|n| labels(n).get("egs.io/maintenance").is_none()))
+    })
+    .await;
+    let a = kube.get("nodes", None, "gpu-0").await.expect("node");
+    assert!(!unschedulable(&a), "EGS lifted its own cordon: {a}");
+    let b = kube.get("nodes", None, "gpu-1").await.expect("node");
+    assert!(unschedulable(&b), "someone else's cordon stays: {b}");
+    assert!(b["metadata"]["annotations"].get("egs.io/maintenance-cordon").is_none(), "{b}");
+    app.finish().await;
+}
+on_both_backends!(egs_cordons_are_kubernetes_cordons_and_only_its_own_are_lifted);
+
+async fn a_drained_node_stays_cordoned_in_the_cluster_after_its_release_until_uncordoned(kube: KubeBackend) {
+    let app = TestApp::spawn().await;
+    let (cluster, slice, token) = cluster(&app, &kube, 1).await;
+    let id = fixtures::create_gpr(&app, &token, &slice, "train", json!({})).await["id"].as_str().expect("id").to_owned();
+    wait_phase(&app, &id, "PROVISIONED").await;
+    let drain = "mutation($input: DrainNodeInput!) { drainNode(input: $input) { node { state } userErrors { message } } }";
+    app.mutate(&app.admin_token, "drainNode", drain, json!({ "id": node_id(&app, &cluster, "gpu-0").await, "reason": "swap a GPU", "evict": true }))
+        .await;
+    // The release cordons and uncordons as it always does; EGS's cordon outlives it.
+    wait_for("the release to finish", || async { kube.get("nodes", None, "gpu-0").await.is_some_and(|n| labels(&n).get("egs.io/slice").is_none()) })
+        .await;
+    wait_for("EGS's cordon", || async { kube.get("nodes", None, "gpu-0").await.is_some_and(|n| labels(&n)["egs.io/maintenance"] == "true") }).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let node = kube.get("nodes", None, "gpu-0").await.expect("node");
+    assert!(unschedulable(&node) && node["metadata"]["annotations"].get("egs.io/cordoned").is_none(), "{node}");
+    assert_eq!(node["metadata"]["annotations"]["egs.io/maintenance-cordon"], "cordoned", "{node}");
+    let uncordon = "mutation($input: UncordonNodeInput!) { uncordonNode(input: $input) { node { state } userErrors { message } } }";
+    app.mutate(&app.admin_token, "uncordonNode", uncordon, json!({ "id": node_id(&app, &cluster, "gpu-0").await })).await;
+    wait_for("the cordon to be lifted", || async { kube.get("nodes", None, "gpu-0").await.is_some_and(|n| !unschedulable(&n)) }).await;
+    app.finish().await;
+}
+on_both_backends!(a_drained_node_stays_cordoned_in_the_cluster_after_its_release_until_uncordoned);

@@ -1,6 +1,6 @@
 //! The Kubernetes controllers, run by the leader only (the scheduler's lease, see
-//! [`egs_schema::ports::LeaderTasks`]): for every Kubernetes cluster, node discovery, the
-//! `GPUProvisioningRequest` controller and auto-GPR. A supervisor starts a cluster's
+//! [`egs_schema::ports::LeaderTasks`]): for every Kubernetes cluster, node discovery, EGS's
+//! cordons on its nodes, the `GPUProvisioningRequest` controller and auto-GPR. A supervisor starts a cluster's
 //! controllers when it is registered (or its credentials change) and stops them when it is
 //! removed or this replica stops leading.
 
@@ -99,5 +99,6 @@ async fn run_cluster(ctx: Arc<ControllerContext>, row: cluster::Model, client: k
             ctx.scheduler.wake();
         })
     };
-    tokio::join!(nodes, super::resources::run(ctx.clone(), row.clone(), client.clone()), super::autogpr::run(ctx.clone(), row, client));
+    let cordons = super::cordons::run(ctx.db.clone(), row.id, client.clone());
+    tokio::join!(nodes, cordons, super::resources::run(ctx.clone(), row.clone(), client.clone()), super::autogpr::run(ctx.clone(), row, client));
 }

@@ -16,6 +16,7 @@ pub mod admission;
 pub mod autogpr;
 pub mod context;
 pub mod controllers;
+pub mod cordons;
 pub mod crd;
 pub mod discovery;
 pub mod kubeconfig;

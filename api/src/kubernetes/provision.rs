@@ -364,6 +364,8 @@ async fn take_node_back(nodes: &Api<Node>, name: &str, slice: &str) -> Result<()
         }
         let taints: Vec<Taint> = taints(&node).into_iter().filter(|t| t.key != SLICE_KEY).collect();
         let we_cordoned = node.metadata.annotations.as_ref().is_some_and(|a| a.contains_key(CORDONED_ANNOTATION));
+        // Kept cordoned for maintenance in EGS: the cordon stays, and is the maintenance's now.
+        let maintenance = node.metadata.labels.as_ref().is_some_and(|l| l.contains_key(super::cordons::MAINTENANCE_LABEL));
         let mut patch = json!({
             "metadata": {
                 "resourceVersion": node.metadata.resource_version,
@@ -372,7 +374,9 @@ async fn take_node_back(nodes: &Api<Node>, name: &str, slice: &str) -> Result<()
             },
             "spec": { "taints": if taints.is_empty() { serde_json::Value::Null } else { json!(taints) } },
         });
-        if we_cordoned {
+        if we_cordoned && maintenance {
+            patch["metadata"]["annotations"][super::cordons::MAINTENANCE_ANNOTATION] = json!("cordoned");
+        } else if we_cordoned {
             patch["spec"]["unschedulable"] = serde_json::Value::Null;
         }
         match nodes.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await {
