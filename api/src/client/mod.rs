@@ -105,6 +105,9 @@ fn save(path: Option<&PathBuf>, saved: &Saved) -> Result<PathBuf> {
     Ok(path)
 }
 
+/// Times a query is asked again when the gateway answers 503 (its database not answering).
+const QUERY_RETRIES: usize = 3;
+
 /// A signed-in connection to one gateway.
 pub struct Session {
     http: reqwest::Client,
@@ -142,14 +145,26 @@ impl Session {
     /// Runs one operation; its `data` as JSON, or the failure its first error's code says.
     pub async fn run<Q: GraphQLQuery>(&self, variables: Q::Variables) -> Result<serde_json::Value> {
         let body = Q::build_query(variables);
-        let response = self
-            .http
-            .post(&self.endpoint)
-            .bearer_auth(&self.token)
-            .header("accept", "application/graphql-response+json, application/json")
-            .json(&body)
-            .send()
-            .await?;
+        // A query that meets a database not answering (503) is asked again after the wait the
+        // gateway gives; a mutation is not, since it may have been stored before the answer.
+        let is_query = body.query.contains(&format!("query {}", body.operation_name));
+        let mut attempt = 0;
+        let response = loop {
+            let response = self
+                .http
+                .post(&self.endpoint)
+                .bearer_auth(&self.token)
+                .header("accept", "application/graphql-response+json, application/json")
+                .json(&body)
+                .send()
+                .await?;
+            if !(is_query && response.status() == reqwest::StatusCode::SERVICE_UNAVAILABLE && attempt < QUERY_RETRIES) {
+                break response;
+            }
+            attempt += 1;
+            let wait = response.headers().get("retry-after").and_then(|v| v.to_str().ok()?.parse::<u64>().ok()).unwrap_or(1).min(10);
+            tokio::time::sleep(std::time::Duration::from_secs(wait)).await;
+        };
         let status = response.status();
         let text = response.text().await?;
         let parsed: Response<serde_json::Value> = match serde_json::from_str(&text) {

@@ -85,6 +85,7 @@ impl Lifecycle {
         let decisions = driver.core.plan(t);
         let planned = started.elapsed();
         let mut stepped = false;
+        let mut admissions = Vec::new();
         for decision in &decisions {
             match decision {
                 Decision::Preempt { victim, by, .. } => {
@@ -95,13 +96,14 @@ impl Lifecycle {
                 }
                 Decision::Admit { gpr: id, pool, nodes, .. } => {
                     if let Some(g) = driver.state.active.get(id) {
-                        self.admit(epoch, g, pool, nodes).await?;
-                        stepped = true;
+                        admissions.push((g, pool, nodes.as_slice()));
                     }
                 }
                 Decision::ReplaceNode { .. } | Decision::Degraded { .. } => {}
             }
         }
+        // After the preemptions their admissions wait for: all in one transaction.
+        stepped |= self.admit_all(epoch, &admissions).await? > 0;
         let causes: HashMap<i64, crate::scheduler::Cause> = driver.core.take_moves().into_iter().map(|m| (m.gpr, m.cause)).collect();
         let decided = started.elapsed();
         let estimates = self.store_estimates(epoch, &mut driver.state, &driver.core, &causes).await?;
@@ -314,57 +316,83 @@ impl Lifecycle {
         Ok(Some((failed, replacement)))
     }
 
-    /// QUEUED → PROVISIONING on the chosen nodes.
-    pub(super) async fn admit(&self, epoch: i64, g: &gpr::Model, pool: &crate::scheduler::PoolKey, nodes: &[i64]) -> Result<()> {
+    /// Stores this tick's admissions in one fenced transaction: per GPR only the
+    /// version-checked phase change and its nodes' owner; the steps forgotten, the node links
+    /// and the events in one statement each. A GPR edited or cancelled since the snapshot is
+    /// skipped (the next tick plans it afresh). Returns how many were stored.
+    pub(super) async fn admit_all(&self, epoch: i64, admissions: &[(&gpr::Model, &crate::scheduler::PoolKey, &[i64])]) -> Result<usize> {
+        if admissions.is_empty() {
+            return Ok(0);
+        }
         let txn = self.fenced(epoch).await?;
         let now = self.now();
-        let changes = gpr::ActiveModel {
-            holding_since: Set(Some(now)),
-            holds_until: Set(Some(now + Duration::seconds(self.handle.planning.span(g.duration_secs)))),
-            phase: Set(GprPhase::Provisioning),
-            reason: Set(None),
-            queue_position: Set(None),
-            assigned_cluster_id: Set(Some(pool.cluster)),
-            assigned_instance_type: Set(Some(pool.instance_type.clone())),
-            assigned_gpu_shape: Set(Some(pool.gpu_shape.clone())),
-            estimated_start_at: Set(None),
-            start_no_later_than: Set(None),
-            milestones_done: Set(0),
-            version: Set(g.version + 1),
-            updated_at: Set(Utc::now()),
-            ..Default::default()
-        };
-        let moved = gpr::Entity::update_many()
-            .set(changes)
-            .filter(gpr::Column::Id.eq(g.id))
-            .filter(gpr::Column::Version.eq(g.version))
-            .filter(gpr::Column::Phase.eq(GprPhase::Queued))
-            .exec(&txn)
-            .await?
-            .rows_affected
-            == 1;
-        if !moved {
-            // Edited or cancelled since the snapshot: the next tick plans it afresh.
-            return Ok(());
+        let mut stored = Vec::with_capacity(admissions.len());
+        for &(g, pool, nodes) in admissions {
+            let changes = gpr::ActiveModel {
+                holding_since: Set(Some(now)),
+                holds_until: Set(Some(now + Duration::seconds(self.handle.planning.span(g.duration_secs)))),
+                phase: Set(GprPhase::Provisioning),
+                reason: Set(None),
+                queue_position: Set(None),
+                assigned_cluster_id: Set(Some(pool.cluster)),
+                assigned_instance_type: Set(Some(pool.instance_type.clone())),
+                assigned_gpu_shape: Set(Some(pool.gpu_shape.clone())),
+                estimated_start_at: Set(None),
+                start_no_later_than: Set(None),
+                milestones_done: Set(0),
+                version: Set(g.version + 1),
+                updated_at: Set(Utc::now()),
+                ..Default::default()
+            };
+            let moved = gpr::Entity::update_many()
+                .set(changes)
+                .filter(gpr::Column::Id.eq(g.id))
+                .filter(gpr::Column::Version.eq(g.version))
+                .filter(gpr::Column::Phase.eq(GprPhase::Queued))
+                .exec(&txn)
+                .await?
+                .rows_affected
+                == 1;
+            if !moved {
+                continue;
+            }
+            node::Entity::update_many()
+                .col_expr(node::Column::State, Expr::value(NodeState::Reserved))
+                .col_expr(node::Column::AllocatedGprId, Expr::value(g.id))
+                .filter(node::Column::Id.is_in(nodes.to_vec()))
+                .exec(&txn)
+                .await?;
+            stored.push((g, pool, nodes));
         }
-        steps::forget(&txn, g.id).await?;
+        if stored.is_empty() {
+            return Ok(0);
+        }
+        let ids: Vec<i64> = stored.iter().map(|(g, _, _)| g.id).collect();
+        egs_entities::gpr_step::Entity::delete_many().filter(egs_entities::gpr_step::Column::GprId.is_in(ids)).exec(&txn).await?;
         let at = Utc::now();
-        // One statement for all of them: a GPR of hundreds of nodes is one round trip, not hundreds.
-        if !nodes.is_empty() {
-            let links = nodes.iter().map(|&node_id| gpr_node::ActiveModel { gpr_id: Set(g.id), node_id: Set(node_id), assigned_at: Set(at) });
-            gpr_node::Entity::insert_many(links).exec_without_returning(&txn).await?;
+        let links: Vec<gpr_node::ActiveModel> = stored
+            .iter()
+            .flat_map(|&(g, _, nodes)| {
+                nodes.iter().map(move |&node_id| gpr_node::ActiveModel { gpr_id: Set(g.id), node_id: Set(node_id), assigned_at: Set(at) })
+            })
+            .collect();
+        // Three values a row: far under either database's bound-parameter limit.
+        for chunk in links.chunks(5000) {
+            gpr_node::Entity::insert_many(chunk.to_vec()).exec_without_returning(&txn).await?;
         }
-        node::Entity::update_many()
-            .col_expr(node::Column::State, Expr::value(NodeState::Reserved))
-            .col_expr(node::Column::AllocatedGprId, Expr::value(g.id))
-            .filter(node::Column::Id.is_in(nodes.to_vec()))
-            .exec(&txn)
-            .await?;
-        let cluster = cluster::Entity::find_by_id(pool.cluster).one(&txn).await?.map(|c| c.name).unwrap_or_default();
-        let message = format!("provisioning {} node(s) of {} ({}) on cluster `{cluster}`", nodes.len(), pool.gpu_shape, pool.instance_type);
-        record_event(&txn, g, GprEventKind::ProvisioningStarted, message, ACTOR).await?;
+        let mut clusters: Vec<i64> = stored.iter().map(|(_, pool, _)| pool.cluster).collect();
+        clusters.sort_unstable();
+        clusters.dedup();
+        let names: HashMap<i64, String> =
+            cluster::Entity::find().filter(cluster::Column::Id.is_in(clusters)).all(&txn).await?.into_iter().map(|c| (c.id, c.name)).collect();
+        let events = stored.iter().map(|&(g, pool, nodes)| {
+            let cluster = names.get(&pool.cluster).map_or("", String::as_str);
+            let message = format!("provisioning {} node(s) of {} ({}) on cluster `{cluster}`", nodes.len(), pool.gpu_shape, pool.instance_type);
+            crate::events::new_event(g, GprEventKind::ProvisioningStarted, message, ACTOR)
+        });
+        egs_entities::gpr_event::Entity::insert_many(events).exec_without_returning(&txn).await?;
         self.commit(txn).await?;
-        Ok(())
+        Ok(stored.len())
     }
 
     /// Queue positions, promises, expectations and planned pools of pending GPRs.
