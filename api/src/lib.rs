@@ -3,6 +3,10 @@
 //! (DESIGN §2): Redis between replicas ([`replicas`]) and the Kubernetes clusters
 //! ([`kubernetes`]: provider, controllers, admission webhook, slice kubeconfigs).
 
+// The merged GraphQL root (one object per room) nests deeper than rustc's default layout
+// recursion allows in release builds.
+#![recursion_limit = "256"]
+
 pub mod app;
 pub mod bootstrap;
 pub mod cli;
