@@ -14,7 +14,9 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use egs_schema::scheduler::{Config, Decision, Holding, MaintenanceWindow, NodeSpec, PendingQueue, PoolKey, QueueKey, Request, RunningSpec, Scheduler, SliceSpec, Time};
+use egs_schema::scheduler::{
+    Config, Decision, Holding, MaintenanceWindow, NodeSpec, PendingQueue, PoolKey, QueueKey, Request, RunningSpec, Scheduler, SliceSpec, Time,
+};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -276,7 +278,11 @@ fn main() {
         format!("p50 {:.1} ms  p99 {:.1} ms", ms(quantile(&samples, 0.5)), ms(quantile(&samples, 0.99))),
         "p50 <= 50 ms",
     );
-    println!("  the pass that planned them in: {:.1} ms, {moved} promises moved (each names its window); audit: {} problems", ms(replanned), problems.len());
+    println!(
+        "  the pass that planned them in: {:.1} ms, {moved} promises moved (each names its window); audit: {} problems",
+        ms(replanned),
+        problems.len()
+    );
 
     // Wait time across all pools: a slice on every cluster, no shape: 50 pools to answer.
     world.core.upsert_slice(SliceSpec { id: SLICES + 1, clusters: (1..=CLUSTERS).collect(), evictable: false, shapes: Vec::new() });

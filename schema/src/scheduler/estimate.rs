@@ -69,7 +69,7 @@ impl Scheduler {
     pub(super) fn plan_view(&self, index: usize, priority: i32, fresh: bool, from: Time, until: Time) -> View<'_> {
         let pool = &self.pools[index];
         let view = if fresh { View::without_lower(&pool.plan, &pool.planned, priority, from, until) } else { View::whole(&pool.plan) };
-        view.around(&pool.away, pool.planned.iter().filter(move |r| !fresh || r.priority >= priority))
+        view.around(&pool.away, pool.guards.line_for(fresh, priority))
     }
 
     /// A pool's expected timeline, without the expected windows of GPRs a newcomer of
@@ -78,7 +78,8 @@ impl Scheduler {
         let pool = &self.pools[index];
         let view =
             if newcomer { View::without_lower(&pool.expected, &pool.expected_planned, priority, from, until) } else { View::whole(&pool.expected) };
-        view.around(&pool.away, pool.expected_planned.iter().filter(move |r| !newcomer || r.priority >= priority))
+        // Estimates are not promises: the windows, without the other plans' guards.
+        view.around(&pool.away, std::borrow::Cow::Borrowed(&[]))
     }
 
     /// How long `request` is expected to hold pool `pool`'s nodes: its predicted use plus the

@@ -47,32 +47,130 @@ pub(super) fn cuts(windows: &[MaintenanceWindow], from: Time, duration: Time) ->
     cuts
 }
 
-/// `(start, end, nodes away)` of the `planned` spans that a window overlaps.
-pub(super) fn guards<'a>(windows: &[MaintenanceWindow], planned: impl Iterator<Item = &'a super::Reservation>) -> Vec<(Time, Time, i32)> {
-    planned.map(|r| (r.start, r.end, away_over(windows, r.start, r.end))).filter(|g| g.2 > 0).collect()
+/// A plan whose span a window overlaps: the nodes away over it bound what may be reserved
+/// there (see the module docs).
+#[derive(Clone, Copy, Debug)]
+struct Guard {
+    gpr: super::GprId,
+    priority: i32,
+    start: Time,
+    end: Time,
+    away: i32,
 }
 
-/// What the guards take beyond the `away` a span has itself, as `(at, delta)` edges to
-/// subtract (negative: they add to what is reserved), sorted: over each stretch, the most any
-/// guard covering it has away, less `away`.
-pub(super) fn guard_edges(guards: &[(Time, Time, i32)], away: i32) -> Vec<(Time, i32)> {
-    let tighter: Vec<&(Time, Time, i32)> = guards.iter().filter(|g| g.2 > away).collect();
-    if tighter.is_empty() {
-        return Vec::new();
-    }
-    let mut points: Vec<Time> = tighter.iter().flat_map(|g| [g.0, g.1]).collect();
-    points.sort_unstable();
-    points.dedup();
-    let mut edges = Vec::new();
-    for stretch in points.windows(2) {
-        let (from, to) = (stretch[0], stretch[1]);
-        let most = tighter.iter().filter(|g| g.0 <= from && g.1 >= to).map(|g| g.2).max().unwrap_or(0);
-        if most > away {
-            edges.push((from, away - most));
-            edges.push((to, most - away));
+/// A pool's guards, kept as its plans change, and the most any of them has away at each
+/// instant (a step function, `(at, away)` in time order, zero outside), so a search reads
+/// it instead of walking the pool's plans.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Guards {
+    list: Vec<Guard>,
+    line: Vec<(Time, i32)>,
+}
+
+impl Guards {
+    /// A plan was placed in a pool with `windows`.
+    pub(super) fn add(&mut self, windows: &[MaintenanceWindow], r: &super::Reservation) {
+        if windows.is_empty() {
+            return;
+        }
+        let away = away_over(windows, r.start, r.end);
+        if away > 0 {
+            self.list.push(Guard { gpr: r.gpr, priority: r.priority, start: r.start, end: r.end, away });
+            self.line = max_line(self.list.iter());
         }
     }
-    edges.sort_by_key(|e| e.0);
+
+    /// A plan left the pool.
+    pub(super) fn forget(&mut self, gpr: super::GprId) {
+        if let Some(at) = self.list.iter().position(|g| g.gpr == gpr) {
+            self.list.swap_remove(at);
+            self.line = max_line(self.list.iter());
+        }
+    }
+
+    /// All of a pool's plans anew (its windows or its plans changed wholesale).
+    pub(super) fn reset(&mut self, windows: &[MaintenanceWindow], planned: &super::Reservations) {
+        self.list.clear();
+        if !windows.is_empty() {
+            for r in planned.iter() {
+                let away = away_over(windows, r.start, r.end);
+                if away > 0 {
+                    self.list.push(Guard { gpr: r.gpr, priority: r.priority, start: r.start, end: r.end, away });
+                }
+            }
+        }
+        self.line = max_line(self.list.iter());
+    }
+
+    pub(super) fn set_priority(&mut self, gpr: super::GprId, priority: i32) {
+        for g in self.list.iter_mut().filter(|g| g.gpr == gpr) {
+            g.priority = priority;
+        }
+    }
+
+    /// The line a GPR of `priority` must respect: all of it, or for a fresh GPR only the plans
+    /// it does not go ahead of (at or above its priority).
+    pub(super) fn line_for(&self, fresh: bool, priority: i32) -> std::borrow::Cow<'_, [(Time, i32)]> {
+        if !fresh || self.list.iter().all(|g| g.priority >= priority) {
+            std::borrow::Cow::Borrowed(&self.line)
+        } else {
+            std::borrow::Cow::Owned(max_line(self.list.iter().filter(|g| g.priority >= priority)))
+        }
+    }
+}
+
+/// The most any guard has away at each instant: a sweep over their edges with the values
+/// active counted in a small ordered map.
+fn max_line<'a>(guards: impl Iterator<Item = &'a Guard>) -> Vec<(Time, i32)> {
+    let mut edges: Vec<(Time, i32, bool)> = guards.flat_map(|g| [(g.start, g.away, true), (g.end, g.away, false)]).collect();
+    edges.sort_unstable_by_key(|e| e.0);
+    let mut active: std::collections::BTreeMap<i32, usize> = std::collections::BTreeMap::new();
+    let mut line: Vec<(Time, i32)> = Vec::new();
+    let mut i = 0;
+    while i < edges.len() {
+        let at = edges[i].0;
+        while i < edges.len() && edges[i].0 == at {
+            let (_, away, opens) = edges[i];
+            if opens {
+                *active.entry(away).or_default() += 1;
+            } else if let Some(count) = active.get_mut(&away) {
+                *count -= 1;
+                if *count == 0 {
+                    active.remove(&away);
+                }
+            }
+            i += 1;
+        }
+        let most = active.keys().next_back().copied().unwrap_or(0);
+        if line.last().is_none_or(|l| l.1 != most) {
+            line.push((at, most));
+        }
+    }
+    line
+}
+
+/// The most `line` has away over `[from, to)`.
+pub(super) fn line_max(line: &[(Time, i32)], from: Time, to: Time) -> i32 {
+    let first = line.partition_point(|s| s.0 <= from).saturating_sub(1);
+    line[first..].iter().take_while(|s| s.0 < to).map(|s| s.1).max().unwrap_or(0)
+}
+
+/// What the guards take over `[from, to)` beyond the `away` a span has itself, as `(at,
+/// delta)` edges to subtract (negative: they add to what is reserved), in time order.
+pub(super) fn guard_edges(line: &[(Time, i32)], away: i32, from: Time, to: Time) -> Vec<(Time, i32)> {
+    let mut edges = Vec::new();
+    let first = line.partition_point(|s| s.0 <= from).saturating_sub(1);
+    for (i, &(at, most)) in line.iter().enumerate().skip(first) {
+        if at >= to {
+            break;
+        }
+        let until = line.get(i + 1).map_or(Time::MAX, |n| n.0).min(to);
+        let begins = at.max(from);
+        if most > away && begins < until {
+            edges.push((begins, away - most));
+            edges.push((until, most - away));
+        }
+    }
     edges
 }
 
@@ -107,6 +205,9 @@ impl Scheduler {
                 self.pools[state.pool].away.push(w.clone());
             }
         }
+        for pool in &mut self.pools {
+            pool.guards.reset(&pool.away, &pool.planned);
+        }
     }
 
     /// Free nodes of pool `index` that no window takes during `[now, end)`, `wanted` of them:
@@ -136,5 +237,44 @@ impl Scheduler {
         let back = running.spec.nodes_back_by(self.config.release_allowance);
         let window = self.maintenance.iter().filter(|w| w.end > now && running.spec.nodes.contains(&w.node)).min_by_key(|w| (w.start, w.id))?;
         Some(((window.start - back).max(0), window.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guard(gpr: i64, start: Time, end: Time, away: i32) -> Guard {
+        Guard { gpr, priority: 100, start, end, away }
+    }
+
+    #[test]
+    fn the_line_is_the_most_any_guard_has_away_and_its_edges_the_excess() {
+        let guards = [guard(1, 0, 100, 1), guard(2, 50, 80, 2), guard(3, 70, 120, 1), guard(4, 200, 210, 3)];
+        let line = max_line(guards.iter());
+        assert_eq!(line, vec![(0, 1), (50, 2), (80, 1), (120, 0), (200, 3), (210, 0)]);
+        let brute = |t: Time| guards.iter().filter(|g| g.start <= t && t < g.end).map(|g| g.away).max().unwrap_or(0);
+        for (from, to) in [(0, 300), (60, 75), (85, 205), (-10, 5), (130, 190)] {
+            assert_eq!(line_max(&line, from, to), (from..to).map(brute).max().unwrap_or(0), "[{from}, {to})");
+            for away in 0..3 {
+                // Subtracting the edges from zero gives the excess over `away` at each instant.
+                let edges = guard_edges(&line, away, from, to);
+                for t in from..to {
+                    let excess: i32 = -edges.iter().filter(|e| e.0 <= t).map(|e| e.1).sum::<i32>();
+                    assert_eq!(excess, (brute(t) - away).max(0), "t {t} away {away}");
+                }
+            }
+        }
+        // A fresh GPR of a higher priority than a guard does not see it.
+        let mut kept = Guards::default();
+        let windows = [MaintenanceWindow { node: 1, start: 10, end: 20, id: 1 }];
+        let r = |gpr, priority, start, end| crate::scheduler::state::Reservation { gpr, priority, start, end, nodes: 1 };
+        kept.add(&windows, &r(1, 100, 0, 15));
+        kept.add(&windows, &r(2, 50, 15, 30));
+        kept.add(&windows, &r(3, 100, 30, 40));
+        assert_eq!(kept.line_for(false, 100).as_ref(), &[(0, 1), (30, 0)]);
+        assert_eq!(kept.line_for(true, 100).as_ref(), &[(0, 1), (15, 0)]);
+        kept.forget(1);
+        assert_eq!(kept.line_for(false, 100).as_ref(), &[(15, 1), (30, 0)]);
     }
 }

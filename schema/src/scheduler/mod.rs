@@ -117,6 +117,7 @@ impl Scheduler {
                     planned: Reservations::default(),
                     expected_planned: Reservations::default(),
                     away: Vec::new(),
+                    guards: maintenance::Guards::default(),
                 });
                 self.pool_index.insert(spec.pool.clone(), self.pools.len() - 1);
                 let index = self.pools.len() - 1;
@@ -328,6 +329,7 @@ impl Scheduler {
             let pool = &mut self.pools[plan.pool];
             pool.plan.add(plan.start, plan.end, -(p.request.nodes as i32));
             pool.planned.forget(id);
+            pool.guards.forget(id);
         }
         self.dirty = true;
         true
@@ -365,8 +367,12 @@ impl Scheduler {
         let windows = [p.plan.map(|w| (w.pool, false)), p.expected_window.map(|w| (w.pool, true))];
         for (pool, expected) in windows.into_iter().flatten() {
             let pool = &mut self.pools[pool];
-            let list = if expected { &mut pool.expected_planned } else { &mut pool.planned };
-            list.set_priority(id, priority);
+            if expected {
+                pool.expected_planned.set_priority(id, priority);
+            } else {
+                pool.planned.set_priority(id, priority);
+                pool.guards.set_priority(id, priority);
+            }
         }
         self.queue.insert(p.key);
         self.dirty = true;

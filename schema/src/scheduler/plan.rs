@@ -49,13 +49,13 @@ pub(super) struct View<'a> {
     /// `(at, delta)` sorted by time, to subtract; empty when the GPR respects every window.
     edges: Vec<(Time, i32)>,
     away: &'a [MaintenanceWindow],
-    /// `(start, end, nodes away)` of the plans it respects whose spans a window overlaps.
-    guards: Vec<(Time, Time, i32)>,
+    /// The most nodes away over the span of any plan it must leave room for, by instant.
+    guards: std::borrow::Cow<'a, [(Time, i32)]>,
 }
 
 impl<'a> View<'a> {
     pub(super) fn whole(timeline: &'a Timeline) -> Self {
-        View { timeline, edges: Vec::new(), away: &[], guards: Vec::new() }
+        View { timeline, edges: Vec::new(), away: &[], guards: std::borrow::Cow::Borrowed(&[]) }
     }
 
     /// `timeline` less the `reservations` below `priority` (those that could matter to a
@@ -64,12 +64,12 @@ impl<'a> View<'a> {
         View { edges: reservations.edges_below(priority, from, until), ..View::whole(timeline) }
     }
 
-    /// With the pool's maintenance windows: `planned` are the plans the GPR must leave room
-    /// for (their spans keep their own capacity too).
-    pub(super) fn around(mut self, away: &'a [MaintenanceWindow], planned: impl Iterator<Item = &'a Reservation>) -> Self {
+    /// With the pool's maintenance windows and the guards of the plans it must leave room for
+    /// (see [`maintenance`]).
+    pub(super) fn around(mut self, away: &'a [MaintenanceWindow], guards: std::borrow::Cow<'a, [(Time, i32)]>) -> Self {
         if !away.is_empty() {
             self.away = away;
-            self.guards = maintenance::guards(away, planned);
+            self.guards = guards;
         }
         self
     }
@@ -88,7 +88,7 @@ impl<'a> View<'a> {
             let last = cut.map_or(limit, |c| (c - 1).min(limit));
             let away = maintenance::away_over(self.away, start, start.saturating_add(duration));
             // The plans whose spans have fewer nodes left than this one's are kept to theirs.
-            let mut edges = maintenance::guard_edges(&self.guards, away);
+            let mut edges = maintenance::guard_edges(&self.guards, away, start, last.saturating_add(duration));
             let found = if edges.is_empty() {
                 self.counted_fit(&self.edges, start, duration, n, capacity - away, last)
             } else {
@@ -280,6 +280,7 @@ impl Scheduler {
                 });
             }
             pool.planned.replace(holds);
+            pool.guards.reset(&pool.away, &pool.planned);
         }
         for (g, cause) in lost {
             if let Some(p) = self.pending.get_mut(&g) {
@@ -299,6 +300,7 @@ impl Scheduler {
                 let nodes = p.request.nodes as i32;
                 self.pools[plan.pool].plan.add(plan.start, plan.end, -nodes);
                 self.pools[plan.pool].planned.forget(key.id);
+                self.pools[plan.pool].guards.forget(key.id);
                 if let Some(p) = self.pending.get_mut(&key.id) {
                     p.plan = None;
                     p.voided.get_or_insert(cause);
@@ -333,6 +335,7 @@ impl Scheduler {
         // Often put back where it was: the breakpoints stay for that, `plan` tidies up.
         pool.plan.add_keeping_breakpoints(plan.start, plan.end, -nodes);
         pool.planned.forget(id);
+        pool.guards.forget(id);
         if let Some(slice) = self.slices.get_mut(&slice) {
             slice.busy.retain(|b| b.gpr != id);
         }
@@ -344,7 +347,9 @@ impl Scheduler {
         let (nodes, slice, priority) = (p.request.nodes as i32, p.request.slice, p.key.priority);
         let pool = &mut self.pools[plan.pool];
         pool.plan.add(plan.start, plan.end, nodes);
-        pool.planned.push(Reservation { gpr: id, priority, start: plan.start, end: plan.end, nodes });
+        let reservation = Reservation { gpr: id, priority, start: plan.start, end: plan.end, nodes };
+        pool.guards.add(&pool.away, &reservation);
+        pool.planned.push(reservation);
         if let Some(slice) = self.slices.get_mut(&slice) {
             slice.busy.push(Busy { gpr: id, start: plan.start, end: plan.end });
         }
@@ -500,6 +505,7 @@ impl Scheduler {
         let Some(p) = self.pending.remove(&id) else { return };
         self.queue.remove(&p.key);
         self.pools[plan.pool].planned.forget(id);
+        self.pools[plan.pool].guards.forget(id);
         if let Some(slice) = self.slices.get_mut(&p.request.slice) {
             slice.pending.retain(|g| *g != id);
         }
@@ -562,9 +568,8 @@ impl Scheduler {
                 Vec::new()
             };
             // Nodes away over its span, or over the span of a plan it must leave room for.
-            let respected = pool.planned.iter().filter(|r| !fresh || r.priority >= rank);
-            let guarded = maintenance::guards(&pool.away, respected).into_iter().filter(|g| g.0 < end && g.1 > now).map(|g| g.2).max();
-            let away = maintenance::away_over(&pool.away, now, end).max(guarded.unwrap_or(0));
+            let guarded = maintenance::line_max(&pool.guards.line_for(fresh, rank), now, end);
+            let away = maintenance::away_over(&pool.away, now, end).max(guarded);
             let fits = |victims: &[&Running]| {
                 let back = |v: &Running| v.spec.nodes_back_by(self.config.release_allowance).max(now + 1);
                 let freed = victims.iter().map(|v| (now, back(v), -v.healthy_nodes(&self.nodes)));

@@ -23,6 +23,8 @@ pub(super) struct Pool {
     pub(super) expected_planned: Reservations,
     /// Maintenance windows on the nodes the pool counts, sorted by node (see `maintenance`).
     pub(super) away: Vec<MaintenanceWindow>,
+    /// The plans here whose spans a window overlaps.
+    pub(super) guards: super::maintenance::Guards,
 }
 
 #[derive(Clone, Debug)]
