@@ -24,6 +24,7 @@ mod m20261209_000001_usage_rollups;
 mod m20261210_000001_single_sign_on;
 mod m20261211_000001_personal_workspaces;
 mod m20261212_000001_maintenance_windows;
+mod m20261213_000001_hot_updates;
 
 pub struct Migrator;
 
@@ -52,6 +53,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261210_000001_single_sign_on::Migration),
             Box::new(m20261211_000001_personal_workspaces::Migration),
             Box::new(m20261212_000001_maintenance_windows::Migration),
+            Box::new(m20261213_000001_hot_updates::Migration),
         ]
     }
 }

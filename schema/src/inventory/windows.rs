@@ -14,9 +14,7 @@ use crate::{loaded, loaders, payload, services, session};
 use async_graphql::{Context, Enum, ID, InputObject, Object};
 use chrono::{DateTime, Duration, Utc};
 use egs_entities::{GprPhase, gpr, maintenance_window as window, node};
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set,
-};
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set};
 
 /// A window lasts at most this long.
 pub const MAX_WINDOW_DAYS: i64 = 30;
@@ -204,32 +202,37 @@ async fn give_back(db: &impl ConnectionTrait, w: &window::Model) -> Result<()> {
     Ok(())
 }
 
-/// The windows the scheduler plans around at `now`: those not over.
-pub async fn planned(db: &impl ConnectionTrait, now: DateTime<Utc>) -> Result<Vec<crate::scheduler::MaintenanceWindow>> {
-    let rows: Vec<(i64, i64, DateTime<Utc>, DateTime<Utc>)> = window::Entity::find()
+/// The windows not over, as the leader reads them: what the scheduler plans around, and
+/// which of them the leader has begun.
+#[derive(Clone, Debug, Default)]
+pub struct Open {
+    pub windows: Vec<crate::scheduler::MaintenanceWindow>,
+    pub started: std::collections::HashSet<i64>,
+}
+
+impl Open {
+    /// Whether one is due to begin or end at `now` (Unix seconds).
+    pub fn due(&self, now: i64) -> bool {
+        self.windows.iter().any(|w| w.end <= now || (w.start <= now && !self.started.contains(&w.id)))
+    }
+}
+
+/// The windows the leader has not finished.
+pub async fn open(db: &impl ConnectionTrait) -> Result<Open> {
+    let rows: Vec<(i64, i64, DateTime<Utc>, DateTime<Utc>, Option<DateTime<Utc>>)> = window::Entity::find()
         .select_only()
-        .columns([window::Column::Id, window::Column::NodeId, window::Column::StartsAt, window::Column::EndsAt])
+        .columns([window::Column::Id, window::Column::NodeId, window::Column::StartsAt, window::Column::EndsAt, window::Column::StartedAt])
+        // Ended but not yet given back too: they are due.
         .filter(window::Column::FinishedAt.is_null())
-        .filter(window::Column::EndsAt.gt(now))
         .into_tuple()
         .all(db)
         .await?;
-    Ok(rows
+    let started = rows.iter().filter(|r| r.4.is_some()).map(|r| r.0).collect();
+    let windows = rows
         .into_iter()
-        .map(|(id, node, start, end)| crate::scheduler::MaintenanceWindow { id, node, start: start.timestamp(), end: end.timestamp() })
-        .collect())
-}
-
-/// How many windows are due to begin or end at `now` (what the leader checks each tick
-/// before it takes its fenced transaction).
-pub async fn due(db: &impl ConnectionTrait, now: DateTime<Utc>) -> Result<u64> {
-    use sea_orm::sea_query::Condition;
-    let begun = Condition::all().add(window::Column::StartedAt.is_null()).add(window::Column::StartsAt.lte(now));
-    Ok(window::Entity::find()
-        .filter(window::Column::FinishedAt.is_null())
-        .filter(Condition::any().add(begun).add(window::Column::EndsAt.lte(now)))
-        .count(db)
-        .await?)
+        .map(|(id, node, start, end, _)| crate::scheduler::MaintenanceWindow { id, node, start: start.timestamp(), end: end.timestamp() })
+        .collect();
+    Ok(Open { windows, started })
 }
 
 /// The leader's step at `now`, inside its fenced transaction: cordons the nodes whose window

@@ -27,6 +27,8 @@ use std::collections::{BTreeMap, HashMap};
 const OVERLAP_SECS: i64 = 5;
 /// Looks between sweeps of every active GPR's version (for commits later than the overlap).
 const SWEEP_EVERY: u64 = 30;
+/// The maintenance windows are read at most this often.
+const WINDOWS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 pub struct Driver {
     /// The lease epoch it was built under: a new epoch means another leader may have written.
@@ -39,6 +41,8 @@ pub struct Driver {
     /// Rows stamped at or after this (less the overlap) are read on the next look.
     cursor: DateTime<Utc>,
     looks: u64,
+    /// When the maintenance windows were last read; `None`: on the next look.
+    pub windows_read: Option<std::time::Instant>,
 }
 
 impl Driver {
@@ -59,7 +63,7 @@ impl Driver {
         for (_, node) in state.failed_links() {
             failures.extend(core.set_node_health(node, false, t));
         }
-        Ok(Self { epoch, core, state, failures, cursor, looks: 0 })
+        Ok(Self { epoch, core, state, failures, cursor, looks: 0, windows_read: Some(std::time::Instant::now()) })
     }
 
     /// Feeds the core what was stored since the last look. `false`: something changed that the
@@ -147,11 +151,15 @@ impl Driver {
             self.apply(row, nodes, config, t);
         }
 
-        // Few rows (windows not over): read whole each look. Before the nodes are judged: a
-        // node cordoned for a window that runs still counts (the window keeps it out).
-        self.state.maintenance = crate::inventory::windows::planned(db, now).await?;
+        // Few rows (windows not over), read whole at most every second: a look runs at every
+        // wake-up, many a second under load. Before the nodes are judged: a node cordoned for
+        // a window that runs still counts (the window keeps it out).
+        if self.windows_read.is_none_or(|at| at.elapsed() >= WINDOWS_EVERY) {
+            self.state.maintenance = crate::inventory::windows::open(db).await?;
+            self.windows_read = Some(std::time::Instant::now());
+        }
         self.judge_nodes(t);
-        self.core.set_maintenance(self.state.maintenance.clone());
+        self.core.set_maintenance(self.state.maintenance.windows.clone());
         self.state.last_busy = self.state.load_last_busy(db).await?;
         self.cursor = wall;
         Ok(true)

@@ -51,7 +51,7 @@ pub struct Snapshot {
     pub history: Vec<gpr::Model>,
     pub(super) slice_clusters: HashMap<i64, Vec<i64>>,
     /// Maintenance windows not over.
-    pub(super) maintenance: Vec<scheduler::MaintenanceWindow>,
+    pub(super) maintenance: crate::inventory::windows::Open,
 }
 
 impl Snapshot {
@@ -84,7 +84,7 @@ impl Snapshot {
             last_busy: HashMap::new(),
             history,
             slice_clusters,
-            maintenance: crate::inventory::windows::planned(db, now).await?,
+            maintenance: crate::inventory::windows::open(db).await?,
         };
         // Agents stamp heartbeats with the wall clock: staleness is judged on it too.
         let wall = Utc::now();
@@ -216,7 +216,7 @@ impl Snapshot {
     fn in_window(&self, n: &node::Model) -> bool {
         let now = self.now.timestamp();
         n.cordon_reason.as_deref().is_some_and(crate::inventory::windows::is_window_cordon)
-            && self.maintenance.iter().any(|w| w.node == n.id && w.start <= now && now < w.end)
+            && self.maintenance.windows.iter().any(|w| w.node == n.id && w.start <= now && now < w.end)
     }
 
     pub fn node_spec(n: &node::Model, usable: bool) -> NodeSpec {
@@ -252,7 +252,7 @@ impl Snapshot {
         for s in self.slices.values() {
             core.upsert_slice(self.slice_spec(s));
         }
-        core.set_maintenance(self.maintenance.clone());
+        core.set_maintenance(self.maintenance.windows.clone());
         // Fair share from finished windows; running ones are charged by the core as they run.
         for g in &self.history {
             let (Some(start), Some(pool)) = (g.provisioned_at, Self::assigned_pool(g)) else { continue };

@@ -35,9 +35,6 @@ impl Lifecycle {
         let now = self.now();
         let started = std::time::Instant::now();
         let planning = &self.handle.planning;
-        // Maintenance windows that began or ended: their nodes' cordons first, so this tick's
-        // look sees them.
-        self.advance_maintenance(epoch, now).await?;
         let fed = match slot.as_mut().filter(|d| d.epoch == epoch) {
             Some(driver) => driver.look(&self.db, now, planning).await?,
             None => false,
@@ -47,6 +44,12 @@ impl Lifecycle {
         }
         let Some(driver) = slot.as_mut() else { return Ok(()) };
         let t = now.timestamp();
+        // Maintenance windows that began or ended: their nodes' cordons (the next look reads
+        // them, and the windows again).
+        if driver.state.maintenance.due(t) {
+            self.advance_maintenance(epoch, now).await?;
+            driver.windows_read = None;
+        }
 
         // Timers and ends of windows first: what they free is planned in the same tick.
         let provisioned: Vec<gpr::Model> = driver.state.active.values().filter(|g| g.phase == GprPhase::Provisioned).cloned().collect();
@@ -130,9 +133,6 @@ impl Lifecycle {
 
     /// Starts and ends the maintenance windows that are due (see `inventory::windows`).
     async fn advance_maintenance(&self, epoch: i64, now: DateTime<Utc>) -> Result<()> {
-        if crate::inventory::windows::due(&self.db, now).await? == 0 {
-            return Ok(());
-        }
         let txn = self.fenced(epoch).await?;
         crate::inventory::windows::advance(&txn, now).await?;
         self.commit(txn).await?;
