@@ -219,7 +219,9 @@ impl Open {
 
 /// The windows the leader has not finished.
 pub async fn open(db: &impl ConnectionTrait) -> Result<Open> {
-    let rows: Vec<(i64, i64, DateTime<Utc>, DateTime<Utc>, Option<DateTime<Utc>>)> = window::Entity::find()
+    // id, node, starts, ends, started
+    type Row = (i64, i64, DateTime<Utc>, DateTime<Utc>, Option<DateTime<Utc>>);
+    let rows: Vec<Row> = window::Entity::find()
         .select_only()
         .columns([window::Column::Id, window::Column::NodeId, window::Column::StartsAt, window::Column::EndsAt, window::Column::StartedAt])
         // Ended but not yet given back too: they are due.
