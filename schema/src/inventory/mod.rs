@@ -79,7 +79,7 @@ impl GpuNode {
     async fn maintenance_windows(&self, ctx: &Context<'_>) -> Result<Vec<windows::MaintenanceWindow>> {
         let (_, db) = session(ctx)?;
         let now = services(ctx)?.scheduler.clock.now();
-        Ok(windows::open_for_node(db, self.0.id, now).await?.into_iter().map(windows::MaintenanceWindow).collect())
+        Ok(windows::open_on(db, self.0.id, now).await?.into_iter().map(windows::MaintenanceWindow).collect())
     }
     /// The GPR holding this node, when the caller may see it.
     async fn allocated_gpr(&self, ctx: &Context<'_>) -> Result<Option<Gpr>> {

@@ -151,8 +151,8 @@ fn user_errors(error: Error) -> Vec<UserError> {
     }
 }
 
-/// The windows on a node that are not over.
-async fn open_on(db: &impl ConnectionTrait, node_id: i64, now: DateTime<Utc>) -> Result<Vec<window::Model>> {
+/// The windows on a node that are not over, soonest first.
+pub(crate) async fn open_on(db: &impl ConnectionTrait, node_id: i64, now: DateTime<Utc>) -> Result<Vec<window::Model>> {
     Ok(window::Entity::find()
         .filter(window::Column::NodeId.eq(node_id))
         .filter(window::Column::FinishedAt.is_null())
@@ -286,11 +286,6 @@ async fn start(txn: &sea_orm::DatabaseTransaction, w: &window::Model) -> Result<
         Err(Error::User(_)) => Ok(()),
         other => other.map(|_| ()),
     }
-}
-
-/// The windows of one node that are not over, soonest first.
-pub async fn open_for_node(db: &DatabaseConnection, node_id: i64, now: DateTime<Utc>) -> Result<Vec<window::Model>> {
-    open_on(db, node_id, now).await
 }
 
 #[derive(InputObject)]
