@@ -320,3 +320,22 @@ async fn a_window_that_begins_under_a_running_gpr_evicts_it_and_a_cancel_gives_t
     wait_node_state(&app, &cluster, &was_on, "AVAILABLE").await;
     app.finish().await;
 }
+
+#[tokio::test]
+async fn a_node_takes_at_most_fifty_open_windows() {
+    let app = TestApp::spawn().await;
+    let (cluster, _, _) = setup(&app, 1).await;
+    let h0 = id_of(&node(&app, &cluster, "h-0").await);
+    let t0 = chrono::Utc::now() + chrono::Duration::hours(1);
+    let at = |i: i64| stamp(t0 + chrono::Duration::hours(2 * i));
+    for i in 0..50 {
+        let input = json!({ "nodeId": h0, "startsAt": at(i), "endsAt": stamp(t0 + chrono::Duration::hours(2 * i + 1)), "reason": "firmware" });
+        app.mutate(&app.admin_token, "planMaintenance", PLAN_WINDOW, input).await;
+    }
+    let over = json!({ "nodeId": h0, "startsAt": at(60), "endsAt": stamp(t0 + chrono::Duration::hours(121)), "reason": "one more" });
+    let refused = app.ok(&app.admin_token, PLAN_WINDOW, json!({ "input": over })).await["planMaintenance"].clone();
+    assert!(refused["window"].is_null(), "{refused}");
+    assert_eq!(refused["userErrors"][0]["code"], "LIMIT_EXCEEDED", "{refused}");
+    assert_eq!(windows(&app, &app.admin_token, &cluster, false).await.len(), 50, "the refusal stored nothing");
+    app.finish().await;
+}
