@@ -25,6 +25,7 @@ mod m20261210_000001_single_sign_on;
 mod m20261211_000001_personal_workspaces;
 mod m20261212_000001_maintenance_windows;
 mod m20261213_000001_hot_updates;
+mod m20261214_000001_gpr_hot_updates;
 
 pub struct Migrator;
 
@@ -54,6 +55,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261211_000001_personal_workspaces::Migration),
             Box::new(m20261212_000001_maintenance_windows::Migration),
             Box::new(m20261213_000001_hot_updates::Migration),
+            Box::new(m20261214_000001_gpr_hot_updates::Migration),
         ]
     }
 }
