@@ -469,6 +469,38 @@ async fn assert_no_drift(app: &TestApp, after: &str) {
     assert!(drift.is_empty(), "after {after}, the fed scheduler differs from a rebuilt one: {drift:#?}");
 }
 
+/// A pass that starts more nodes than one tick hands out (GPRs that waited for the same start)
+/// stores the first admissions and puts the rest back in the queue for the next tick: every
+/// GPR starts, and the leader's scheduler still equals one rebuilt from storage.
+#[tokio::test]
+async fn a_pass_starting_more_nodes_than_a_tick_hands_out_finishes_in_the_next_ticks() {
+    let app = TestApp::spawn().await;
+    let cluster = register_cluster(&app, "wide").await;
+    for part in 0..2 {
+        add_nodes(&app, &cluster, &format!("n{part}"), 450, SHAPE_H100, 1).await;
+    }
+    // Three GPRs of 300 nodes that may start in half an hour, all in the same pass then.
+    let at = (chrono::Utc::now() + chrono::Duration::minutes(30)).to_rfc3339();
+    let mut gprs = Vec::new();
+    for s in 0..3 {
+        let slice = create_slice(&app, &format!("team-{s}"), &cluster, json!({})).await;
+        let (_, token) = member(&app, &format!("user-{s}"), &slice, "EDITOR").await;
+        let created =
+            create_gpr(&app, &token, &slice, &format!("wide-{s}"), json!({ "nodeCount": 300, "duration": "1h", "earliestStartAt": at })).await;
+        gprs.push((token, id_of(&created)));
+    }
+    for (token, id) in &gprs {
+        wait_for(&app, token, id, "a promise", |g| !g["startNoLaterThan"].is_null()).await;
+    }
+    app.clock.advance(Duration::from_secs(31 * 60));
+    for (token, id) in &gprs {
+        let started = wait_for(&app, token, id, "its start", |g| g["phase"] != "QUEUED").await;
+        assert_eq!(started["nodes"].as_array().map(Vec::len), Some(300), "{started}");
+    }
+    assert_no_drift(&app, "a pass that started 900 nodes").await;
+    app.finish().await;
+}
+
 #[tokio::test]
 async fn the_leaders_scheduler_fed_by_changes_equals_one_rebuilt_from_storage() {
     let app = TestApp::spawn().await;

@@ -77,13 +77,17 @@ impl GpuNode {
     /// Maintenance windows planned on it that are not over, soonest first
     /// (`planMaintenance`).
     async fn maintenance_windows(&self, ctx: &Context<'_>) -> Result<Vec<windows::MaintenanceWindow>> {
-        let (_, db) = session(ctx)?;
-        let now = services(ctx)?.scheduler.clock.now();
-        Ok(windows::open_on(db, self.0.id, now).await?.into_iter().map(windows::MaintenanceWindow).collect())
+        // Boxed: a query's state would otherwise size every field of every node on a page.
+        crate::boxed(async move {
+            let (_, db) = session(ctx)?;
+            let now = services(ctx)?.scheduler.clock.now();
+            Ok(windows::open_on(db, self.0.id, now).await?.into_iter().map(windows::MaintenanceWindow).collect())
+        })
+        .await
     }
     /// The GPR holding this node, when the caller may see it.
     async fn allocated_gpr(&self, ctx: &Context<'_>) -> Result<Option<Gpr>> {
-        crate::gpr::types::visible_gpr(ctx, self.0.allocated_gpr_id).await
+        crate::boxed(crate::gpr::types::visible_gpr(ctx, self.0.allocated_gpr_id)).await
     }
     async fn power_threshold_watts(&self) -> Option<f64> {
         self.0.power_threshold_watts

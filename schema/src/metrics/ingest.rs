@@ -125,9 +125,10 @@ pub(super) async fn find_node(db: &DatabaseConnection, node_ref: &NodeRef) -> Re
     node.ok_or(Error::NotFound("node"))
 }
 
-fn check_range(field: &str, value: f64, min: f64, max: f64, unit: &str, errors: &mut Vec<UserError>) {
+/// `field` names the value only when it is refused (the path is formatted then, not per sample).
+fn check_range(field: impl FnOnce() -> String, value: f64, min: f64, max: f64, unit: &str, errors: &mut Vec<UserError>) {
     if !(value.is_finite() && (min..=max).contains(&value)) {
-        errors.push(UserError::invalid(field, format!("must be between {min} and {max}{unit}, got {value}")));
+        errors.push(UserError::invalid(&field(), format!("must be between {min} and {max}{unit}, got {value}")));
     }
 }
 
@@ -156,14 +157,14 @@ pub fn check_samples(node: &node::Model, gpus: &[gpu::Model], reports: &[SampleR
         } else if (now - r.timestamp).num_seconds() > MAX_AGE_SECS {
             errors.push(UserError::invalid(&at("timestamp"), "is older than 24 hours, which history does not keep"));
         }
-        check_range(&at("util"), r.util, 0.0, 100.0, " %", &mut errors);
-        check_range(&at("memUtil"), r.mem_util, 0.0, 100.0, " %", &mut errors);
+        check_range(|| at("util"), r.util, 0.0, 100.0, " %", &mut errors);
+        check_range(|| at("memUtil"), r.mem_util, 0.0, 100.0, " %", &mut errors);
         // The registered size is a little under what NVML may count: allow 5 % over it.
         let memory = gpu.map_or(16.0 * 1024.0 * 1024.0, |g| g.memory_mib as f64 * 1.05);
-        check_range(&at("memUsedMib"), r.mem_used_mib, 0.0, memory.floor(), " MiB", &mut errors);
-        check_range(&at("temperature"), r.temperature, -50.0, 150.0, " °C", &mut errors);
-        check_range(&at("power"), r.power, 0.0, 5000.0, " W", &mut errors);
-        check_range(&at("smClockMhz"), r.sm_clock_mhz, 0.0, 10_000.0, " MHz", &mut errors);
+        check_range(|| at("memUsedMib"), r.mem_used_mib, 0.0, memory.floor(), " MiB", &mut errors);
+        check_range(|| at("temperature"), r.temperature, -50.0, 150.0, " °C", &mut errors);
+        check_range(|| at("power"), r.power, 0.0, 5000.0, " W", &mut errors);
+        check_range(|| at("smClockMhz"), r.sm_clock_mhz, 0.0, 10_000.0, " MHz", &mut errors);
         if r.xid_errors.len() > MAX_XID_PER_SAMPLE {
             errors.push(UserError::invalid(&at("xidErrors"), format!("at most {MAX_XID_PER_SAMPLE} XID codes per sample")));
         } else if let Some(bad) = r.xid_errors.iter().find(|x| !(1..=65_535).contains(*x)) {
