@@ -33,6 +33,15 @@ const SWEEP_EVERY: u64 = 30;
 /// The maintenance windows are read at most this often.
 const WINDOWS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// The rows of `E` whose `id` column is among `ids`, a thousand ids a statement.
+async fn read_ids<E: EntityTrait>(db: &impl ConnectionTrait, id: E::Column, ids: &[i64]) -> Result<Vec<E::Model>> {
+    let mut rows = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(1000) {
+        rows.extend(E::find().filter(id.is_in(chunk.iter().copied())).all(db).await?);
+    }
+    Ok(rows)
+}
+
 pub struct Driver {
     /// The lease epoch it was built under: a new epoch means another leader may have written.
     pub epoch: i64,
@@ -92,11 +101,7 @@ impl Driver {
             .filter(|(id, at)| self.state.nodes.binary_search_by_key(id, |m| m.id).map_or(true, |k| self.state.nodes[k].updated_at != *at))
             .map(|(id, _)| id)
             .collect();
-        let mut nodes = Vec::with_capacity(fresh.len());
-        for chunk in fresh.chunks(1000) {
-            nodes.extend(node::Entity::find().filter(node::Column::Id.is_in(chunk.to_vec())).all(db).await?);
-        }
-        for n in nodes {
+        for n in read_ids::<node::Entity>(db, node::Column::Id, &fresh).await? {
             match self.state.nodes.binary_search_by_key(&n.id, |m| m.id) {
                 Ok(at) => {
                     let known = &self.state.nodes[at];
@@ -163,10 +168,7 @@ impl Driver {
             })
             .map(|(id, ..)| id)
             .collect();
-        let mut rows = Vec::with_capacity(fresh.len());
-        for chunk in fresh.chunks(1000) {
-            rows.extend(gpr::Entity::find().filter(gpr::Column::Id.is_in(chunk.to_vec())).all(db).await?);
-        }
+        let mut rows = read_ids::<gpr::Entity>(db, gpr::Column::Id, &fresh).await?;
         self.looks += 1;
         if self.looks.is_multiple_of(SWEEP_EVERY) {
             rows.extend(self.sweep(db).await?);
@@ -222,11 +224,7 @@ impl Driver {
         let mut behind: Vec<i64> =
             stored.iter().filter(|(id, version)| self.state.active.get(id).is_none_or(|g| g.version != **version)).map(|(id, _)| *id).collect();
         behind.extend(self.state.active.keys().filter(|id| !stored.contains_key(id)));
-        let mut rows = Vec::new();
-        for chunk in behind.chunks(1000) {
-            rows.extend(gpr::Entity::find().filter(gpr::Column::Id.is_in(chunk.to_vec())).all(db).await?);
-        }
-        Ok(rows)
+        read_ids::<gpr::Entity>(db, gpr::Column::Id, &behind).await
     }
 
     /// Tells the core about one stored GPR change. A step the leader took itself (an admission,
