@@ -11,10 +11,6 @@ pub struct Migration;
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        if manager.get_database_backend() != sea_orm::DbBackend::Postgres {
-            return Ok(());
-        }
-        manager.get_connection().execute_unprepared("ALTER TABLE gprs SET (fillfactor = 70)").await?;
-        Ok(())
+        crate::leave_room_for_updates(manager, &["gprs"]).await
     }
 }

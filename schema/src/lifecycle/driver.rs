@@ -160,14 +160,7 @@ impl Driver {
             .into_tuple()
             .all(db)
             .await?;
-        let fresh: Vec<i64> = versions
-            .into_iter()
-            .filter(|(id, version, phase)| match self.state.active.get(id) {
-                Some(known) => known.version != *version,
-                None => ACTIVE.contains(phase),
-            })
-            .map(|(id, ..)| id)
-            .collect();
+        let fresh: Vec<i64> = versions.into_iter().filter(|(id, version, phase)| self.unseen(*id, *version, phase)).map(|(id, ..)| id).collect();
         let mut rows = read_ids::<gpr::Entity>(db, gpr::Column::Id, &fresh).await?;
         self.looks += 1;
         if self.looks.is_multiple_of(SWEEP_EVERY) {
@@ -175,12 +168,8 @@ impl Driver {
         }
         let mut changed: HashMap<i64, gpr::Model> = HashMap::new();
         for row in rows {
-            let known = self.state.active.get(&row.id);
-            let news = match known {
-                Some(k) => k.version != row.version,
-                None => ACTIVE.contains(&row.phase),
-            };
-            if news {
+            // Read again: it may have moved on since its version was (an unknown GPR ended).
+            if self.unseen(row.id, row.version, &row.phase) {
                 changed.insert(row.id, row);
             }
         }
@@ -206,6 +195,15 @@ impl Driver {
         self.state.last_busy = self.state.load_last_busy(db).await?;
         self.cursor = wall;
         Ok(true)
+    }
+
+    /// Whether a stored GPR version is news to the core: another version of one it follows, or
+    /// one it does not follow yet that is queued or holding nodes.
+    fn unseen(&self, id: i64, version: i32, phase: &GprPhase) -> bool {
+        match self.state.active.get(&id) {
+            Some(known) => known.version != version,
+            None => ACTIVE.contains(phase),
+        }
     }
 
     /// Active GPRs whose stored version differs from the one the core was fed, and those that
