@@ -320,3 +320,70 @@ async fn an_agent_cannot_take_the_gpus_of_a_node_it_may_not_write() {
     assert_eq!(gpu_homes(&app).await[&own[7]], "a-1");
     app.finish().await;
 }
+
+/// One `upsertNodes` call writes all its nodes' GPUs together: a GPU another node of the call
+/// reports moves there with its row, one no report names leaves, a new one is added, and the
+/// call costs about one statement per node (it was one per GPU and three per node). A GPU
+/// reported on two nodes of one call is refused and nothing changes.
+#[tokio::test]
+async fn one_upsert_call_replaces_the_gpus_of_all_its_nodes_at_once() {
+    use egs_entities::gpu;
+    use sea_orm::EntityTrait;
+    let app = TestApp::spawn_with(api_only).await;
+    let c1 = fixtures::register_cluster(&app, "c1").await;
+    fixtures::add_nodes(&app, &c1, "a", 3, fixtures::SHAPE_H100, 8).await;
+    let before = gpu_homes(&app).await;
+    let of = |node: &str| before.iter().filter(|(_, n)| n.as_str() == node).map(|(u, _)| u.clone()).collect::<Vec<String>>();
+    let (a0, a1, a2) = (of("a-0"), of("a-1"), of("a-2"));
+    let row_of = |rows: &[gpu::Model], uuid: &str| rows.iter().find(|g| g.uuid == uuid).map(|g| g.id);
+    let rows_before = gpu::Entity::find().all(&app.db).await.expect("gpus");
+
+    let node = |name: &str, uuids: &[String]| {
+        let gpus: Vec<Value> = uuids.iter().enumerate().map(|(i, u)| json!({ "uuid": u, "index": i, "model": "H100", "memoryMib": 81559 })).collect();
+        json!({ "name": name, "instanceType": "p5.48xlarge", "gpuShape": fixtures::SHAPE_H100, "gpusPerNode": 8, "gpuMemoryMib": 81559, "gpus": gpus })
+    };
+    let query = "mutation($input: UpsertNodesInput!) { upsertNodes(input: $input) { nodes { id } userErrors { field message code } } }";
+
+    // The same GPU on two nodes of one call: refused, nothing stored.
+    let mut a1_and_a_gpu_of_a0 = a1[1..].to_vec();
+    a1_and_a_gpu_of_a0.push(a0[0].clone());
+    let twice = json!({ "clusterId": c1, "nodes": [node("a-0", &a0), node("a-1", &a1_and_a_gpu_of_a0)] });
+    let body = app.gql(&app.admin_token, query, json!({ "input": twice })).await;
+    let error = &body["data"]["upsertNodes"]["userErrors"][0];
+    let field: Vec<&str> = error["field"].as_array().expect("a field").iter().filter_map(Value::as_str).collect();
+    assert_eq!((error["code"].as_str(), field.join(".").as_str()), (Some("INVALID_INPUT"), "input.nodes.1.gpus.7.uuid"), "{body}");
+    assert_eq!(gpu_homes(&app).await, before, "nothing changed");
+
+    // a-0 gives its last GPU to a-1, which drops its own last one; a-2 gets a new card.
+    let mut on_a0 = a0.clone();
+    let moved = on_a0.pop().expect("a GPU");
+    let mut on_a1 = a1[..7].to_vec();
+    on_a1.push(moved.clone());
+    let mut on_a2 = a2[..7].to_vec();
+    on_a2.push("GPU-new-card".into());
+    let call = json!({ "clusterId": c1, "nodes": [node("a-0", &on_a0), node("a-1", &on_a1), node("a-2", &on_a2)] });
+    let body = app.gql(&app.admin_token, query, json!({ "input": call })).await;
+    assert_eq!(body["data"]["upsertNodes"]["userErrors"], json!([]), "{body}");
+
+    let after = gpu_homes(&app).await;
+    assert_eq!(after[&moved], "a-1");
+    assert!(!after.contains_key(&a1[7]) && !after.contains_key(&a2[7]), "GPUs no report names are gone: {after:?}");
+    assert_eq!(after["GPU-new-card"], "a-2");
+    assert_eq!(after.values().filter(|n| n.as_str() == "a-0").count(), 7);
+    let rows_after = gpu::Entity::find().all(&app.db).await.expect("gpus");
+    assert_eq!(row_of(&rows_after, &moved), row_of(&rows_before, &moved), "the moved GPU keeps its row (and its history)");
+    assert_eq!(row_of(&rows_after, &a0[0]), row_of(&rows_before, &a0[0]), "an unchanged GPU keeps its row");
+
+    // Registering nodes of 8 GPUs, and registering them again unchanged: one save per node and
+    // a handful for the call (the cluster, the nodes by name, the GPUs by UUID and by node, the
+    // GPUs inserted or stamped).
+    for n in [10, 40] {
+        for round in ["new", "again"] {
+            let before = app.statements.get();
+            fixtures::add_nodes(&app, &c1, &format!("x{n}"), n, fixtures::SHAPE_H100, 8).await;
+            let spent = app.statements.get() - before;
+            assert!(spent <= n as u64 + 8, "{spent} statements to register {n} nodes ({round})");
+        }
+    }
+    app.finish().await;
+}
