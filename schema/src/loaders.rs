@@ -232,6 +232,10 @@ impl<T: Loader<i64, Error = Arc<DbErr>>> Batched<T> {
     }
 
     pub async fn load_one(&self, key: i64) -> Result<Option<T::Value>, Arc<DbErr>> {
+        // Read already (a page's prefetch, for each of its items): no batch and no map.
+        if let Some(known) = self.inner.state.lock().unwrap_or_else(|p| p.into_inner()).known.get(&key) {
+            return Ok(known.clone());
+        }
         Ok(self.load_many(std::iter::once(key)).await?.remove(&key))
     }
 
