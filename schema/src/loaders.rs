@@ -12,11 +12,12 @@
 //! clone of the async-graphql DataLoader's per-call bookkeeping. Mutations and subscriptions
 //! keep nothing: what one mutation changed, the next field must read anew.
 
+use crate::metrics::StoredSample;
 use async_graphql::dataloader::Loader;
 use egs_entities::{cluster, gpr, gpr_node, gpu, node, slice, slice_cluster, slice_member, slice_namespace, user};
 use futures_util::FutureExt;
 use futures_util::future::{BoxFuture, Shared};
-use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder};
+use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -51,6 +52,25 @@ by_id_loader!(SliceById, egs_entities::slice, slice::Model);
 by_id_loader!(UserById, egs_entities::user, user::Model);
 by_id_loader!(GprById, egs_entities::gpr, gpr::Model);
 by_id_loader!(GpuById, egs_entities::gpu, gpu::Model);
+
+/// GPUs' latest samples alone (see [`StoredSample`]), by GPU id.
+pub struct GpuSampleById(pub DatabaseConnection);
+
+impl Loader<i64> for GpuSampleById {
+    type Value = StoredSample;
+    type Error = Arc<DbErr>;
+
+    async fn load(&self, keys: &[i64]) -> LoadResult<StoredSample> {
+        let rows = gpu::Entity::find()
+            .select_only()
+            .columns(StoredSample::COLUMNS)
+            .filter(gpu::Column::Id.is_in(keys.iter().copied()))
+            .into_model::<StoredSample>()
+            .all(&self.0)
+            .await?;
+        Ok(rows.into_iter().map(|row| (row.id, row)).collect())
+    }
+}
 
 /// Loads, for each key, all rows whose `$fk` column points at it, ordered by `$order`.
 macro_rules! by_parent_loader {
@@ -116,6 +136,7 @@ pub struct Loaders {
     user: OnceLock<Batched<UserById>>,
     gpr: OnceLock<Batched<GprById>>,
     gpu: OnceLock<Batched<GpuById>>,
+    gpu_sample: OnceLock<Batched<GpuSampleById>>,
     gpus_by_node: OnceLock<Batched<GpusByNode>>,
     node_links_by_gpr: OnceLock<Batched<NodeLinksByGpr>>,
     namespaces_by_slice: OnceLock<Batched<NamespacesBySlice>>,
@@ -141,6 +162,7 @@ impl Loaders {
             user: OnceLock::new(),
             gpr: OnceLock::new(),
             gpu: OnceLock::new(),
+            gpu_sample: OnceLock::new(),
             gpus_by_node: OnceLock::new(),
             node_links_by_gpr: OnceLock::new(),
             namespaces_by_slice: OnceLock::new(),
@@ -175,6 +197,10 @@ impl Loaders {
 
     pub fn gpu(&self) -> &Batched<GpuById> {
         self.gpu.get_or_init(|| self.make(GpuById(self.db.clone())))
+    }
+
+    pub fn gpu_sample(&self) -> &Batched<GpuSampleById> {
+        self.gpu_sample.get_or_init(|| self.make(GpuSampleById(self.db.clone())))
     }
 
     pub fn gpus_by_node(&self) -> &Batched<GpusByNode> {

@@ -205,9 +205,13 @@ impl Gpu {
     /// assignment on).
     async fn latest_sample(&self, ctx: &Context<'_>) -> Result<Option<crate::metrics::GpuSample>> {
         crate::boxed(async move {
-            match self.row(ctx).await? {
-                Some(row) => crate::metrics::latest_sample(ctx, &row).await,
-                None => Ok(None),
+            match &self.0 {
+                GpuRow::Row(g) => crate::metrics::latest_sample(ctx, &g.uuid, g.node_id, &g.into()).await,
+                // Described: its sample columns alone, batched with the page's others.
+                GpuRow::Described(g) => match loaded(loaders(ctx)?.gpu_sample().load_one(g.id).await)? {
+                    Some(stored) => crate::metrics::latest_sample(ctx, &g.uuid, g.node_id, &stored).await,
+                    None => Ok(None),
+                },
             }
         })
         .await
@@ -255,9 +259,14 @@ impl Gpu {
     }
 }
 
-/// Whether the fields selected on a list of GPUs read their samples (and so their rows).
+/// Whether the fields selected on a list of GPUs read their samples.
 fn reads_samples(selected: &crate::pagination::Selection<'_>) -> bool {
-    ["latestSample", "processes", "pods", "metrics"].iter().any(|f| selected.field(f).exists())
+    selected.field("latestSample").exists() || reads_rows(selected)
+}
+
+/// Whether they read the GPUs' whole rows (`latestSample` alone reads the sample columns).
+fn reads_rows(selected: &crate::pagination::Selection<'_>) -> bool {
+    ["processes", "pods", "metrics"].iter().any(|f| selected.field(f).exists())
 }
 
 /// Reads, one batch per relation, what the fields selected on a list of GPUs will ask for
@@ -273,10 +282,16 @@ pub(crate) async fn prefetch_for_gpus<'a>(
     let node = selected.field("node");
     // Admins read every sample; a user's check reads the node's GPR and its assignments.
     let checks_samples = !caller.is_admin() && reads_samples(&selected);
+    let gpus: Vec<&Gpu> = gpus.collect();
+    let described = gpus.iter().filter_map(|g| match &g.0 {
+        GpuRow::Described(d) => Some(d.id),
+        GpuRow::Row(_) => None,
+    });
+    loaded(loaders.gpu_sample().prefetch_when(selected.field("latestSample").exists(), described).await)?;
     if !node.exists() && !checks_samples {
         return Ok(());
     }
-    let node_ids: std::collections::BTreeSet<i64> = gpus.map(Gpu::node_id).collect();
+    let node_ids: std::collections::BTreeSet<i64> = gpus.iter().map(|g| g.node_id()).collect();
     let nodes = loaded(loaders.node().load_many(node_ids).await)?;
     let gprs: std::collections::BTreeSet<i64> = nodes.values().filter_map(|n| n.allocated_gpr_id).collect();
     let holders = checks_samples || node.field("allocatedGpr").exists();
@@ -440,8 +455,9 @@ impl InventoryQuery {
             crate::metrics::ranked_gpus(ctx, service::gpus_select(&query), order_by, first, after).await?
         } else {
             let request = PageRequest::new(first, after)?;
-            // A page that reads no samples is served from the catalog while it is current.
-            let described = match reads_samples(&selected) {
+            // A page is described from the catalog while it is current; its latest samples,
+            // if asked, are read for the page in one narrow statement (see `prefetch_for_gpus`).
+            let described = match reads_rows(&selected) {
                 true => None,
                 false => services(ctx)?.gpu_catalog.page(db, &query, request.after, request.limit as usize).await?,
             };

@@ -66,23 +66,79 @@ pub struct GpuSample {
     pub ecc_uncorrected: Option<i64>,
 }
 
+/// A GPU's latest sample as stored, without the rest of its row: what a page of GPUs that the
+/// catalog describes reads for `latestSample` (11 of a row's 21 columns, one of its four
+/// times), batched for the page.
+#[derive(Clone, Debug, sea_orm::FromQueryResult)]
+pub struct StoredSample {
+    pub id: i64,
+    pub last_sample_at: Option<DateTime<Utc>>,
+    pub latest_util: Option<f64>,
+    pub latest_mem_util: Option<f64>,
+    pub latest_mem_used_mib: Option<f64>,
+    pub latest_temperature_c: Option<f64>,
+    pub latest_power_w: Option<f64>,
+    pub latest_sm_clock_mhz: Option<f64>,
+    pub latest_xid_errors: Option<egs_entities::gpu::XidErrors>,
+    pub latest_ecc_corrected: Option<i64>,
+    pub latest_ecc_uncorrected: Option<i64>,
+}
+
+impl StoredSample {
+    /// The columns it reads, in a `select_only` query on `gpus`.
+    pub const COLUMNS: [gpu::Column; 11] = [
+        gpu::Column::Id,
+        gpu::Column::LastSampleAt,
+        gpu::Column::LatestUtil,
+        gpu::Column::LatestMemUtil,
+        gpu::Column::LatestMemUsedMib,
+        gpu::Column::LatestTemperatureC,
+        gpu::Column::LatestPowerW,
+        gpu::Column::LatestSmClockMhz,
+        gpu::Column::LatestXidErrors,
+        gpu::Column::LatestEccCorrected,
+        gpu::Column::LatestEccUncorrected,
+    ];
+}
+
+impl From<&gpu::Model> for StoredSample {
+    fn from(g: &gpu::Model) -> Self {
+        Self {
+            id: g.id,
+            last_sample_at: g.last_sample_at,
+            latest_util: g.latest_util,
+            latest_mem_util: g.latest_mem_util,
+            latest_mem_used_mib: g.latest_mem_used_mib,
+            latest_temperature_c: g.latest_temperature_c,
+            latest_power_w: g.latest_power_w,
+            latest_sm_clock_mhz: g.latest_sm_clock_mhz,
+            latest_xid_errors: g.latest_xid_errors.clone(),
+            latest_ecc_corrected: g.latest_ecc_corrected,
+            latest_ecc_uncorrected: g.latest_ecc_uncorrected,
+        }
+    }
+}
+
 impl GpuSample {
-    fn from_model(g: &gpu::Model) -> Option<Self> {
-        let latest = summary::latest(g)?;
+    fn from_stored(uuid: &str, node_id: i64, s: &StoredSample) -> Option<Self> {
+        let latest = summary::latest_of(
+            s.last_sample_at,
+            [s.latest_util, s.latest_mem_util, s.latest_mem_used_mib, s.latest_temperature_c, s.latest_power_w],
+        )?;
         Some(Self {
-            gpu_id: ids::encode(Kind::Gpu, g.id),
-            uuid: g.uuid.clone(),
-            node_id: ids::encode(Kind::GpuNode, g.node_id),
-            time: g.last_sample_at?,
+            gpu_id: ids::encode(Kind::Gpu, s.id),
+            uuid: uuid.to_owned(),
+            node_id: ids::encode(Kind::GpuNode, node_id),
+            time: s.last_sample_at?,
             util: latest.util,
             mem_util: latest.mem_util,
             mem_used_mib: latest.mem_used_mib,
             temperature: latest.temperature,
             power: latest.power,
-            sm_clock_mhz: g.latest_sm_clock_mhz.unwrap_or_default(),
-            xid_errors: g.latest_xid_errors.clone().map(|x| x.0).unwrap_or_default(),
-            ecc_corrected: g.latest_ecc_corrected,
-            ecc_uncorrected: g.latest_ecc_uncorrected,
+            sm_clock_mhz: s.latest_sm_clock_mhz.unwrap_or_default(),
+            xid_errors: s.latest_xid_errors.clone().map(|x| x.0).unwrap_or_default(),
+            ecc_corrected: s.latest_ecc_corrected,
+            ecc_uncorrected: s.latest_ecc_uncorrected,
         })
     }
 
@@ -399,24 +455,26 @@ pub(crate) async fn node_access(ctx: &Context<'_>, node: &node::Model) -> Result
     Ok(Access::of(holder, caller.can_see_slice(db, gpr.slice_id).await?))
 }
 
-async fn gpu_access(ctx: &Context<'_>, gpu: &gpu::Model) -> Result<Access> {
+/// What the caller may read of the metrics of a GPU on node `node_id`.
+async fn gpu_access(ctx: &Context<'_>, node_id: i64) -> Result<Access> {
     let caller = crate::caller(ctx)?;
     caller.require_person()?;
     if caller.is_admin() {
         return Ok(Access::All);
     }
-    match loaded(loaders(ctx)?.node().load_one(gpu.node_id).await)? {
+    match loaded(loaders(ctx)?.node().load_one(node_id).await)? {
         Some(node) => node_access(ctx, &node).await,
         None => Ok(Access::Nothing),
     }
 }
 
-/// `Gpu.latestSample`: null when none, or when the caller may not read it.
-pub(crate) async fn latest_sample(ctx: &Context<'_>, gpu: &gpu::Model) -> Result<Option<GpuSample>> {
-    if gpu.last_sample_at.is_none() || !gpu_access(ctx, gpu).await?.allows(gpu.last_sample_at) {
+/// `Gpu.latestSample` of GPU `uuid` on node `node_id`: null when none, or when the caller may
+/// not read it.
+pub(crate) async fn latest_sample(ctx: &Context<'_>, uuid: &str, node_id: i64, stored: &StoredSample) -> Result<Option<GpuSample>> {
+    if stored.last_sample_at.is_none() || !gpu_access(ctx, node_id).await?.allows(stored.last_sample_at) {
         return Ok(None);
     }
-    Ok(GpuSample::from_model(gpu))
+    Ok(GpuSample::from_stored(uuid, node_id, stored))
 }
 
 /// `Gpu.metrics`: `NOT_FOUND` when the caller may not read it, as for a missing GPU.
@@ -427,7 +485,7 @@ pub(crate) async fn history(
     to: Option<DateTime<Utc>>,
     step: Option<Duration>,
 ) -> Result<Vec<GpuMetricPoint>> {
-    let since = match gpu_access(ctx, gpu).await? {
+    let since = match gpu_access(ctx, gpu.node_id).await? {
         Access::Nothing => return Err(Error::NotFound("GPU")),
         Access::All => i64::MIN,
         Access::Since(since) => since.timestamp(),

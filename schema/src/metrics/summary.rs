@@ -80,14 +80,15 @@ pub struct Latest {
 }
 
 pub fn latest(g: &gpu::Model) -> Option<Latest> {
-    g.last_sample_at?;
-    Some(Latest {
-        util: g.latest_util?,
-        mem_util: g.latest_mem_util?,
-        mem_used_mib: g.latest_mem_used_mib?,
-        temperature: g.latest_temperature_c?,
-        power: g.latest_power_w?,
-    })
+    latest_of(g.last_sample_at, [g.latest_util, g.latest_mem_util, g.latest_mem_used_mib, g.latest_temperature_c, g.latest_power_w])
+}
+
+/// The latest sample from its stored time and values (utilisation, memory utilisation, memory
+/// used, temperature, power): none unless all are there.
+pub fn latest_of(at: Option<chrono::DateTime<chrono::Utc>>, values: [Option<f64>; 5]) -> Option<Latest> {
+    at?;
+    let [util, mem_util, mem_used_mib, temperature, power] = values;
+    Some(Latest { util: util?, mem_util: mem_util?, mem_used_mib: mem_used_mib?, temperature: temperature?, power: power? })
 }
 
 pub fn summarize(gpus: Vec<gpu::Model>) -> Summary {
