@@ -269,9 +269,10 @@ fn reads_rows(selected: &crate::pagination::Selection<'_>) -> bool {
     ["processes", "pods", "metrics"].iter().any(|f| selected.field(f).exists())
 }
 
-/// Reads, one batch per relation, what the fields selected on a list of GPUs will ask for
-/// (their nodes, the nodes' clusters, and what a user's sample check reads), so each GPU's
-/// fields answer at once instead of every GPU waiting on a batch per level.
+/// Reads, one batch per relation, what the fields selected on a list of GPUs will ask for (the
+/// described GPUs' latest samples, their nodes, the nodes' clusters, and what a user's sample
+/// check reads), so each GPU's fields answer at once instead of every GPU waiting on a batch
+/// per level.
 pub(crate) async fn prefetch_for_gpus<'a>(
     ctx: &Context<'_>,
     gpus: impl Iterator<Item = &'a Gpu>,
@@ -282,12 +283,18 @@ pub(crate) async fn prefetch_for_gpus<'a>(
     let node = selected.field("node");
     // Admins read every sample; a user's check reads the node's GPR and its assignments.
     let checks_samples = !caller.is_admin() && reads_samples(&selected);
+    let samples = selected.field("latestSample").exists();
+    if !node.exists() && !checks_samples && !samples {
+        return Ok(());
+    }
     let gpus: Vec<&Gpu> = gpus.collect();
-    let described = gpus.iter().filter_map(|g| match &g.0 {
-        GpuRow::Described(d) => Some(d.id),
-        GpuRow::Row(_) => None,
-    });
-    loaded(loaders.gpu_sample().prefetch_when(selected.field("latestSample").exists(), described).await)?;
+    if samples {
+        let described = gpus.iter().filter_map(|g| match &g.0 {
+            GpuRow::Described(d) => Some(d.id),
+            GpuRow::Row(_) => None,
+        });
+        loaded(loaders.gpu_sample().prefetch(described).await)?;
+    }
     if !node.exists() && !checks_samples {
         return Ok(());
     }
