@@ -173,13 +173,18 @@ impl Driver {
                 changed.insert(row.id, row);
             }
         }
-        let holding: Vec<i64> = changed.values().filter(|g| HOLDING.contains(&g.phase)).map(|g| g.id).collect();
+        // The nodes of a GPR that holds nodes change only by this leader's own writes while it
+        // holds the lease (admissions, replacements, which it also applies to its copy), and go
+        // with a requeue: so they are read only for a GPR it does not know as holding yet. (A
+        // provisioning step of a 250-node GPR read its 250 links again at every look.)
+        let holding: Vec<i64> =
+            changed.values().filter(|g| HOLDING.contains(&g.phase) && !self.state.links.contains_key(&g.id)).map(|g| g.id).collect();
         let mut links = state::load_links(db, holding).await?;
         let mut ids: Vec<i64> = changed.keys().copied().collect();
         ids.sort_unstable();
         for id in ids {
             let Some(row) = changed.remove(&id) else { continue };
-            let nodes = links.remove(&id).unwrap_or_default();
+            let nodes = links.remove(&id).or_else(|| self.state.links.get(&id).cloned()).unwrap_or_default();
             self.apply(row, nodes, config, t);
         }
 
