@@ -45,22 +45,8 @@ pub async fn live_gpus(db: &DatabaseConnection, now: DateTime<Utc>) -> Result<Ve
         Health::iter().filter(|h| *h != Health::Stale).fold(Condition::any(), |any, h| any.add(crate::inventory::liveness::health_condition(h, now)));
     gpu::Entity::find()
         .select_only()
-        .columns([
-            gpu::Column::Uuid,
-            gpu::Column::GpuIndex,
-            gpu::Column::Model,
-            gpu::Column::MemoryMib,
-            gpu::Column::LastSampleAt,
-            gpu::Column::LatestUtil,
-            gpu::Column::LatestMemUtil,
-            gpu::Column::LatestMemUsedMib,
-            gpu::Column::LatestTemperatureC,
-            gpu::Column::LatestPowerW,
-            gpu::Column::LatestSmClockMhz,
-            gpu::Column::LatestXidErrors,
-            gpu::Column::LatestEccCorrected,
-            gpu::Column::LatestEccUncorrected,
-        ])
+        .columns([gpu::Column::Uuid, gpu::Column::GpuIndex, gpu::Column::Model, gpu::Column::MemoryMib])
+        .columns(super::StoredSample::COLUMNS)
         .column_as(node::Column::Name, "node_name")
         .column_as(node::Column::DriverVersion, "driver_version")
         .column_as(cluster::Column::Name, "cluster_name")
