@@ -167,7 +167,8 @@ impl Application {
                 leader_tasks: Some(controllers),
             };
             let config = LifecycleConfig { lease_ttl: chrono::Duration::seconds(settings.lease_ttl_secs as i64), ..LifecycleConfig::default() };
-            Lifecycle::new(db.clone(), scheduler.clone(), providers, config, events.clone())
+            let leader_pool = db::leader_pool(&settings.storage, &statements);
+            Lifecycle::new(db.clone(), leader_pool, tokio::runtime::Handle::current(), scheduler.clone(), providers, config, events.clone())
         });
         let mailer = match settings.notify.smtp_url()? {
             Some(url) => {
@@ -275,7 +276,10 @@ impl Application {
         let webhook = self.webhook.map(|webhook| tokio::spawn(webhook.run(until_stopped())));
         let notifier = tokio::spawn(services.notifier.clone().run(until_stopped()));
         let usage = tokio::spawn(egs_schema::usage::run(services.db.clone(), self.clock.clone(), egs_schema::usage::EVERY, until_stopped()));
-        let lifecycle = self.lifecycle.map(|lifecycle| tokio::spawn(lifecycle.run(until_stopped())));
+        let lifecycle = match self.lifecycle {
+            Some(lifecycle) => Some(lifecycle.run_on_own_thread(until_stopped()).context("failed to start the scheduler's thread")?),
+            None => None,
+        };
         let demo = self.demo_telemetry.then(|| tokio::spawn(demo::telemetry::run(services.clone(), until_stopped())));
         let metrics = self.metrics.map(|(listener, router)| {
             let stopped = until_stopped();
@@ -300,10 +304,10 @@ impl Application {
         if let Some(metrics) = metrics {
             let _ = metrics.await;
         }
-        if let Some(task) = lifecycle
-            && let Err(error) = task.await
+        if let Some(ended) = lifecycle
+            && ended.await.is_err()
         {
-            tracing::warn!(error = %error, "the scheduler loop ended abnormally");
+            tracing::warn!("the scheduler loop ended abnormally");
         }
         // Sockets were told to close when shutdown began; let their close frames go out.
         self.state.sockets.closed().await;

@@ -111,6 +111,27 @@ pub async fn connect_reads(storage: &StorageArgs, counter: &StatementCounter, db
     Ok(reads)
 }
 
+/// Connections of the scheduler leader's own pool on PostgreSQL: a tick reads and writes on
+/// one at a time; a second covers the lease renewal beside it.
+const POSTGRES_LEADER_CONNECTIONS: u32 = 2;
+
+/// The scheduler leader's own pool on PostgreSQL (see [`egs_schema::lifecycle::LeaderPool`]),
+/// opened lazily on the scheduler's thread; `None` on SQLite, whose one writer it shares.
+pub fn leader_pool(storage: &StorageArgs, counter: &StatementCounter) -> Option<egs_schema::lifecycle::LeaderPool> {
+    let url = database_url(storage);
+    if url.starts_with("sqlite:") {
+        return None;
+    }
+    let mut options = ConnectOptions::new(url);
+    options
+        .sqlx_logging(false)
+        .connect_timeout(Duration::from_secs(10))
+        .acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT)
+        .max_connections(POSTGRES_LEADER_CONNECTIONS)
+        .connect_lazy(true);
+    Some(egs_schema::lifecycle::LeaderPool { options, statements: counter.0.clone() })
+}
+
 /// The advisory lock replicas take around migrations on PostgreSQL ("EGS" + "MIGR").
 const MIGRATION_LOCK: i64 = 0x4547_5300_4d49_4752;
 

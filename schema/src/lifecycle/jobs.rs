@@ -30,7 +30,7 @@ impl Lifecycle {
         }
         let id = g.id;
         let this = self.clone();
-        let task = tokio::spawn(async move {
+        let task = self.jobs.spawn(async move {
             let this = this;
             let result = match g.phase {
                 GprPhase::Provisioning => this.provision(epoch, &g).await,
@@ -63,15 +63,16 @@ impl Lifecycle {
         }
     }
 
-    pub(super) async fn job_for(&self, g: &gpr::Model) -> Result<(NodeJob, Arc<dyn ClusterProvider>)> {
-        let links = gpr_node::Entity::find().filter(gpr_node::Column::GprId.eq(g.id)).all(&self.db).await?;
+    /// What the provider needs to step `g`, read on `db`.
+    pub(super) async fn job_for(&self, db: &sea_orm::DatabaseConnection, g: &gpr::Model) -> Result<(NodeJob, Arc<dyn ClusterProvider>)> {
+        let links = gpr_node::Entity::find().filter(gpr_node::Column::GprId.eq(g.id)).all(db).await?;
         let node_ids: Vec<i64> = links.iter().map(|l| l.node_id).collect();
-        let nodes = node::Entity::find().filter(node::Column::Id.is_in(node_ids)).all(&self.db).await?;
+        let nodes = node::Entity::find().filter(node::Column::Id.is_in(node_ids)).all(db).await?;
         let cluster = match g.assigned_cluster_id {
-            Some(id) => cluster::Entity::find_by_id(id).one(&self.db).await?,
+            Some(id) => cluster::Entity::find_by_id(id).one(db).await?,
             None => None,
         };
-        let slice = slice::Entity::find_by_id(g.slice_id).one(&self.db).await?;
+        let slice = slice::Entity::find_by_id(g.slice_id).one(db).await?;
         let provider = match cluster.as_ref().map(|c| c.provider) {
             Some(egs_entities::ClusterProvider::Kubernetes) => match &self.providers.kubernetes {
                 Some(provider) => provider.clone(),
@@ -83,7 +84,7 @@ impl Lifecycle {
             Some(c) => slice_namespace::Entity::find()
                 .filter(slice_namespace::Column::SliceId.eq(g.slice_id))
                 .filter(slice_namespace::Column::ClusterId.eq(c.id))
-                .all(&self.db)
+                .all(db)
                 .await?
                 .into_iter()
                 .map(|n| n.name)
@@ -138,11 +139,11 @@ impl Lifecycle {
 
     pub(super) async fn provision(&self, epoch: i64, g: &gpr::Model) -> Result<()> {
         self.wait_for_nodes(g).await?;
-        let (job, provider) = self.job_for(g).await?;
+        let (job, provider) = self.job_for(&self.db, g).await?;
         let log = steps::DbStepLog::new(self.db.clone(), g.id, StepOperation::Provision, true);
         let outcome = provider.provision(&job, &log).await;
         let now = self.now();
-        let txn = self.fenced(epoch).await?;
+        let txn = self.fenced_on(&self.db, epoch).await?;
         let Some(current) = gpr::Entity::find_by_id(g.id).one(&txn).await? else { return Ok(()) };
         if current.phase != GprPhase::Provisioning {
             return Ok(());
@@ -195,14 +196,14 @@ impl Lifecycle {
     }
 
     pub(super) async fn release(&self, epoch: i64, g: &gpr::Model) -> Result<()> {
-        let (job, provider) = self.job_for(g).await?;
+        let (job, provider) = self.job_for(&self.db, g).await?;
         let log = steps::DbStepLog::new(self.db.clone(), g.id, StepOperation::Release, true);
         if let Err(error) = provider.release(&job, &log).await {
             tracing::warn!(gpr = g.id, error = %error, "release will be retried");
             tokio::time::sleep(RETRY_PAUSE).await;
             return Ok(());
         }
-        let txn = self.fenced(epoch).await?;
+        let txn = self.fenced_on(&self.db, epoch).await?;
         let Some(current) = gpr::Entity::find_by_id(g.id).one(&txn).await? else { return Ok(()) };
         if current.phase != GprPhase::Releasing {
             return Ok(());

@@ -16,9 +16,9 @@ impl Lifecycle {
         let now = self.now();
         let expires_at = now + self.config.lease_ttl;
         let me = &self.config.instance;
-        let Some(current) = leader_lease::Entity::find_by_id(LEASE).one(&self.db).await? else {
+        let Some(current) = leader_lease::Entity::find_by_id(LEASE).one(self.leader()).await? else {
             let inserted = leader_lease::ActiveModel { name: Set(LEASE.into()), holder: Set(me.clone()), epoch: Set(1), expires_at: Set(expires_at) }
-                .insert(&self.db)
+                .insert(self.leader())
                 .await;
             return Ok(inserted.ok().map(|l| l.epoch));
         };
@@ -38,7 +38,7 @@ impl Lifecycle {
         if guard_holder {
             update = update.filter(leader_lease::Column::Holder.eq(me.clone()));
         }
-        let taken = update.exec(&self.db).await?.rows_affected == 1;
+        let taken = update.exec(self.leader()).await?.rows_affected == 1;
         if taken && !guard_holder {
             tracing::info!(epoch, instance = %me, "took the scheduler lease");
         }
@@ -51,7 +51,7 @@ impl Lifecycle {
             .col_expr(leader_lease::Column::ExpiresAt, Expr::value(expired))
             .filter(leader_lease::Column::Name.eq(LEASE))
             .filter(leader_lease::Column::Holder.eq(self.config.instance.clone()))
-            .exec(&self.db)
+            .exec(self.leader())
             .await;
         if let Err(error) = result {
             tracing::warn!(error = %error, "could not hand the scheduler lease back");
@@ -67,7 +67,12 @@ impl Lifecycle {
     /// waited 100–140 ms behind the jobs at fleet scale. SQLite has one writer at a time, so
     /// there the check is that no-op update, taking the write lock at once.
     pub(super) async fn fenced(&self, epoch: i64) -> Result<DatabaseTransaction> {
-        let txn = self.db.begin().await?;
+        self.fenced_on(self.leader(), epoch).await
+    }
+
+    /// [`Self::fenced`] on `db` (the provider jobs write on the gateway's pool).
+    pub(super) async fn fenced_on(&self, db: &sea_orm::DatabaseConnection, epoch: i64) -> Result<DatabaseTransaction> {
+        let txn = db.begin().await?;
         let me = self.config.instance.clone();
         let held = match txn.get_database_backend() {
             DbBackend::Postgres => leader_lease::Entity::find()

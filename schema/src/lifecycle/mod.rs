@@ -174,8 +174,25 @@ pub struct Providers {
     pub leader_tasks: Option<Arc<dyn LeaderTasks>>,
 }
 
+/// A database pool of the leader's own (PostgreSQL): opened on the scheduler's thread, so its
+/// connections wake that thread's runtime, and never waiting behind requests or jobs for a
+/// connection. SQLite has one writer, which the leader shares.
+pub struct LeaderPool {
+    pub options: sea_orm::ConnectOptions,
+    /// Counts its statements with the gateway's.
+    pub statements: prometheus_client::metrics::counter::Counter,
+}
+
 pub struct Lifecycle {
+    /// The gateway's pool: the provider jobs' reads and writes.
     db: DatabaseConnection,
+    /// The leader's own pool once [`Self::run_on_own_thread`] opened it; until then (and on
+    /// SQLite) the gateway's.
+    leader_db: std::sync::OnceLock<DatabaseConnection>,
+    leader_pool: Option<LeaderPool>,
+    /// The gateway's runtime: provider jobs, and what the tick's callees spawn, run there, so
+    /// the leader's thread runs only ticks.
+    jobs: tokio::runtime::Handle,
     handle: Arc<SchedulerHandle>,
     providers: Providers,
     config: LifecycleConfig,
@@ -187,18 +204,38 @@ pub struct Lifecycle {
 }
 
 impl Lifecycle {
+    /// `jobs`: the gateway's runtime. `leader_pool`: see [`LeaderPool`]; `None` to share `db`.
     pub fn new(
         db: DatabaseConnection,
+        leader_pool: Option<LeaderPool>,
+        jobs: tokio::runtime::Handle,
         handle: Arc<SchedulerHandle>,
         providers: Providers,
         config: LifecycleConfig,
         events: Arc<crate::events::EventHub>,
     ) -> Arc<Self> {
-        Arc::new(Self { db, handle, providers, config, in_flight: Mutex::new(HashMap::new()), events })
+        Arc::new(Self {
+            db,
+            leader_db: std::sync::OnceLock::new(),
+            leader_pool,
+            jobs,
+            handle,
+            providers,
+            config,
+            in_flight: Mutex::new(HashMap::new()),
+            events,
+        })
+    }
+
+    /// Where the loop itself (lease, looks, ticks) reads and writes.
+    fn leader(&self) -> &DatabaseConnection {
+        self.leader_db.get().unwrap_or(&self.db)
     }
 
     fn set_leading(&self, leading: bool) {
         if let Some(tasks) = &self.providers.leader_tasks {
+            // The controllers it starts belong to the gateway's runtime.
+            let _gateway = self.jobs.enter();
             tasks.set_leading(leading);
         }
     }
@@ -206,8 +243,47 @@ impl Lifecycle {
     /// Commits a fenced transaction and lets subscribers see the events it wrote.
     async fn commit(&self, txn: DatabaseTransaction) -> Result<()> {
         txn.commit().await?;
+        // Telling the other replicas spawns a task: on the gateway's runtime.
+        let _gateway = self.jobs.enter();
         self.events.changed();
         Ok(())
+    }
+
+    /// Runs [`Self::run`] on a thread of its own, with a runtime of its own; the receiver
+    /// resolves when the loop has ended (and handed the lease back).
+    ///
+    /// A tick awaits the database a dozen times. On the gateway's runtime each of those
+    /// wake-ups queued behind every request and subscription task ready to run: with 1,000
+    /// `queueChanged` subscribers, writing a moved queue's estimates took a tick 300–500 ms, of
+    /// which PostgreSQL spent about 40. The operating system runs a thread that mostly sleeps
+    /// as soon as it wakes.
+    pub fn run_on_own_thread(
+        self: Arc<Self>,
+        stop: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<tokio::sync::oneshot::Receiver<()>> {
+        let (ended, ends) = tokio::sync::oneshot::channel();
+        std::thread::Builder::new().name("egs-scheduler".into()).spawn(move || {
+            match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(runtime) => runtime.block_on(async move {
+                    if let Some(pool) = &self.leader_pool {
+                        let statements = pool.statements.clone();
+                        match sea_orm::Database::connect(pool.options.clone()).await {
+                            Ok(mut db) => {
+                                db.set_metric_callback(move |_| {
+                                    statements.inc();
+                                });
+                                let _ = self.leader_db.set(db);
+                            }
+                            Err(error) => tracing::warn!(%error, "the scheduler's own database pool did not open; it shares the gateway's"),
+                        }
+                    }
+                    self.run(stop).await
+                }),
+                Err(error) => tracing::error!(%error, "the scheduler's runtime did not start; this replica does not schedule"),
+            }
+            let _ = ended.send(());
+        })?;
+        Ok(ends)
     }
 
     fn now(&self) -> DateTime<Utc> {
