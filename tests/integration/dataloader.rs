@@ -240,3 +240,36 @@ async fn gpu_pages_served_from_the_catalog_equal_the_rows_and_follow_every_chang
     assert_eq!(fewest_statements(&app, &app.admin_token, WARM, warm.clone(), |_| {}).await, 1, "still served from memory");
     app.finish().await;
 }
+
+/// Pages that arrive together share one read of the catalog's version (each still needs a read
+/// that began after it arrived, so none misses a change committed before it): twenty at once
+/// cost a few statements, not twenty, and each answers in full.
+#[tokio::test]
+async fn gpu_pages_arriving_together_share_the_catalogs_version_reads() {
+    let app = TestApp::spawn_with(|s| s.no_scheduler = true).await;
+    let c1 = fixtures::register_cluster(&app, "c1").await;
+    fixtures::add_nodes(&app, &c1, "a", 3, SHAPE_H100, 4).await;
+    const WARM: &str = "query($first: Int) { gpus(first: $first) { totalCount nodes { id uuid } } }";
+    let warm = json!({ "first": 5 });
+    egs_tests::wait_for("GPU pages served from the catalog", || async {
+        fewest_statements(&app, &app.admin_token, WARM, warm.clone(), |_| {}).await == 1
+    })
+    .await;
+    const PAGES: u64 = 20;
+    let mut fewest = u64::MAX;
+    for _ in 0..3 {
+        let before = app.statements.get();
+        let pages = futures_util::future::join_all((0..PAGES).map(|_| app.ok(&app.admin_token, WARM, warm.clone()))).await;
+        fewest = fewest.min(app.statements.get() - before);
+        for page in pages {
+            assert_eq!(page["gpus"]["totalCount"], 12, "{page}");
+            assert_eq!(page["gpus"]["nodes"].as_array().map(Vec::len), Some(5), "{page}");
+        }
+    }
+    assert!(fewest <= PAGES / 2, "{PAGES} pages at once read the version {fewest} times");
+    // And a change written before a page arrives is in it.
+    fixtures::add_nodes(&app, &c1, "b", 1, SHAPE_H100, 8).await;
+    let pages = futures_util::future::join_all((0..PAGES).map(|_| app.ok(&app.admin_token, WARM, warm.clone()))).await;
+    assert!(pages.iter().all(|p| p["gpus"]["totalCount"] == 20), "every page after the change sees it");
+    app.finish().await;
+}
