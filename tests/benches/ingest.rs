@@ -20,7 +20,8 @@
 //! 2. **1 Hz**: every agent reports once a second, spread evenly over the second, as real
 //!    agents do. Each replica's CPU over the phase is read from `/proc`, and printed as cores
 //!    and as cores per 1,000 samples/s that replica accepted — the figure that must not grow
-//!    with the fleet, only with the replica's share of it.
+//!    with the fleet, only with the replica's share of it. Each replica's CPU over a quiet
+//!    stretch before it (no reports: timers, the scheduler, probes) is printed beside it.
 //!
 //! It prints samples/s, latency quantiles, SQL statements per report (from each replica's
 //! `/metrics`), each replica's cores and resident memory, the agents' own CPU, and failures.
@@ -333,6 +334,18 @@ async fn drive() {
     per_replica.into_iter().for_each(|t| totals.add(t));
     totals.print("flat out:", elapsed, statements().await - before);
 
+    // Idle: what each replica spends with no report arriving (its timers, the scheduler, the
+    // probes), printed beside the 1 Hz figure, which includes it.
+    let idle_secs = (secs / 2).max(3);
+    let cpu_before: Vec<f64> = pids.iter().map(|&pid| egs_tests::process_usage(pid).map_or(0.0, |u| u.2)).collect();
+    let clock = Instant::now();
+    tokio::time::sleep(Duration::from_secs(idle_secs)).await;
+    let idle: Vec<f64> = pids
+        .iter()
+        .zip(&cpu_before)
+        .map(|(&pid, before)| (egs_tests::process_usage(pid).map_or(0.0, |u| u.2) - before) / clock.elapsed().as_secs_f64())
+        .collect();
+
     // 2. 1 Hz, spread over the second.
     let start = tokio::time::Instant::now() + Duration::from_millis(200);
     let base = Utc::now().timestamp() + 1;
@@ -380,9 +393,12 @@ async fn drive() {
         let rss = egs_tests::process_usage(pid).map_or(0, |u| u.0) / 1024;
         println!(
             "replica {r}: {cores:.3} cores, {rate:.0} samples/s accepted here, {:.3} cores per 1,000 samples/s of its own, \
-             {:.3} per 1,000 samples/s of the fleet; RSS {rss} MiB",
+             {:.3} per 1,000 samples/s of the fleet; RSS {rss} MiB; idle {:.3} cores over {idle_secs} s before, \
+             so {:.3} cores per 1,000 samples/s above idle",
             cores / (rate / 1000.0),
             cores / (fleet_rate / 1000.0),
+            idle[r],
+            (cores - idle[r]) / (rate / 1000.0),
         );
     }
     let total_cores: f64 = cpu.iter().sum::<f64>() / elapsed;
