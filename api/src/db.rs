@@ -111,8 +111,8 @@ pub async fn connect_reads(storage: &StorageArgs, counter: &StatementCounter, db
     Ok(reads)
 }
 
-/// Connections of the scheduler leader's own pool on PostgreSQL: a tick reads and writes on
-/// one at a time; a second covers the lease renewal beside it.
+/// Connections of the scheduler leader's own pool on PostgreSQL: the loop reads and writes on
+/// one at a time; the second is a spare for a reconnect.
 const POSTGRES_LEADER_CONNECTIONS: u32 = 2;
 
 /// The scheduler leader's own pool on PostgreSQL (see [`egs_schema::lifecycle::LeaderPool`]),

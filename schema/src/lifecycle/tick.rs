@@ -16,8 +16,9 @@ use std::sync::Arc;
 /// A queued GPR as the snapshot holds it, with its new position, promise, expected start and pool.
 type Estimate = (gpr::Model, Option<i32>, Option<DateTime<Utc>>, Option<DateTime<Utc>>, Option<crate::scheduler::PoolKey>);
 
-/// Rows per estimate-writing statement: far under either database's bound-parameter limit
-/// (each row binds about ten values).
+/// Rows per estimate-writing statement, and per statement of their events: far under either
+/// database's bound-parameter limit (a row binds about ten values, except in PostgreSQL's
+/// estimate update, which binds one JSON array).
 const ESTIMATE_BATCH: usize = 500;
 
 /// Nodes one tick hands out (its first admission may be larger). Storing an admission costs
