@@ -376,14 +376,18 @@ async fn one_upsert_call_replaces_the_gpus_of_all_its_nodes_at_once() {
 
     // Registering nodes of 8 GPUs, and registering them again unchanged: one save per node and
     // a handful for the call (the cluster, the nodes by name, the GPUs by UUID and by node, the
-    // GPUs inserted or stamped).
+    // GPUs inserted or stamped). The fewest of three tries counts: a background tailer's poll
+    // can land inside a call on a busy machine and is not the call's cost.
     for n in [10, 40] {
-        for round in ["new", "again"] {
-            let before = app.statements.get();
-            fixtures::add_nodes(&app, &c1, &format!("x{n}"), n, fixtures::SHAPE_H100, 8).await;
-            let spent = app.statements.get() - before;
-            assert!(spent <= n as u64 + 8, "{spent} statements to register {n} nodes ({round})");
+        let (mut new, mut again) = (u64::MAX, u64::MAX);
+        for attempt in 0..3 {
+            for fewest in [&mut new, &mut again] {
+                let before = app.statements.get();
+                fixtures::add_nodes(&app, &c1, &format!("x{n}-{attempt}"), n, fixtures::SHAPE_H100, 8).await;
+                *fewest = (*fewest).min(app.statements.get() - before);
+            }
         }
+        assert!(new <= n as u64 + 8 && again <= n as u64 + 8, "{new} statements to register {n} nodes, {again} to register them again");
     }
     app.finish().await;
 }
