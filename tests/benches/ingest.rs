@@ -23,6 +23,10 @@
 //!    with the fleet, only with the replica's share of it. Each replica's CPU over a quiet
 //!    stretch before it (no reports: timers, the scheduler, probes) is printed beside it.
 //!
+//! 3. **floor**: the same agents at 1 Hz, each sending `{ __typename }` instead of its report:
+//!    what one GraphQL request over HTTP per node per second costs, below which no report over
+//!    this transport can go.
+//!
 //! It prints samples/s, latency quantiles, SQL statements per report (from each replica's
 //! `/metrics`), each replica's cores and resident memory, the agents' own CPU, and failures.
 //! Nothing is asserted.
@@ -229,9 +233,53 @@ impl Totals {
     }
 }
 
+/// Every agent once a second, spread evenly over the second, for `secs` seconds: its reports, or
+/// with `floor` the least request instead.
+async fn at_one_hertz(client: &reqwest::Client, remotes: &[Remote], agents: &Arc<Vec<Agent>>, secs: u64, floor: bool) -> Vec<Totals> {
+    let start = tokio::time::Instant::now() + Duration::from_millis(200);
+    let base = Utc::now().timestamp() + 1;
+    let agent_count = agents.len() as u32;
+    let ticks: Arc<Vec<tokio::sync::Mutex<(tokio::time::Interval, u64)>>> = Arc::new(
+        (0..agent_count)
+            .map(|i| {
+                let mut ticks = tokio::time::interval_at(start + Duration::from_secs(1) * i / agent_count, Duration::from_secs(1));
+                ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+                tokio::sync::Mutex::new((ticks, 0))
+            })
+            .collect(),
+    );
+    run_agents(client, remotes, agents, floor, move |i| {
+        let ticks = ticks.clone();
+        async move {
+            let mut state = ticks[i].lock().await;
+            if state.1 >= secs {
+                return None;
+            }
+            state.1 += 1;
+            state.0.tick().await;
+            // The second this tick stands for, whatever the jitter.
+            let n = start.elapsed().as_secs();
+            Some((DateTime::from_timestamp(base + n as i64, 0).expect("a time"), n))
+        }
+    })
+    .await
+}
+
+/// The least request an agent could send: what one GraphQL request over HTTP costs the gateway.
+const FLOOR: &str = "{ __typename }";
+
+async fn send_floor(client: &reqwest::Client, url: &str, agent: &Agent, body: &Value) -> Result<(u64, u64), String> {
+    let response = client.post(url).bearer_auth(&agent.token).json(body).send().await.map_err(|e| format!("transport: {e}"))?;
+    let value: Value = response.json().await.map_err(|e| format!("body: {e}"))?;
+    match value["data"]["__typename"].as_str() {
+        Some("Query") => Ok((0, 0)),
+        _ => Err(format!("floor: {value}")),
+    }
+}
+
 /// Runs every agent with `body_at(agent, n)` until `done(n, started)`, and adds up what each
 /// replica's agents saw (index = replica).
-async fn run_agents<P, F>(client: &reqwest::Client, remotes: &[Remote], agents: &Arc<Vec<Agent>>, pace: P) -> Vec<Totals>
+async fn run_agents<P, F>(client: &reqwest::Client, remotes: &[Remote], agents: &Arc<Vec<Agent>>, floor: bool, pace: P) -> Vec<Totals>
 where
     P: Fn(usize) -> F + Clone + Send + 'static,
     F: std::future::Future<Output = Option<(DateTime<Utc>, u64)>> + Send,
@@ -243,9 +291,9 @@ where
         tasks.push(tokio::spawn(async move {
             let mut totals = Totals::default();
             while let Some((at, n)) = pace(i).await {
-                let body = batch(&agents[i], at, n);
+                let body = if floor { json!({ "query": FLOOR }) } else { batch(&agents[i], at, n) };
                 let sent = Instant::now();
-                let outcome = send(&client, &url, &agents[i], &body).await;
+                let outcome = if floor { send_floor(&client, &url, &agents[i], &body).await } else { send(&client, &url, &agents[i], &body).await };
                 totals.record(outcome, sent.elapsed());
             }
             (agents[i].replica, totals)
@@ -318,7 +366,7 @@ async fn drive() {
     let before = statements().await;
     let clock = Instant::now();
     let counters: Arc<Vec<std::sync::atomic::AtomicU64>> = Arc::new((0..agents.len()).map(|_| Default::default()).collect());
-    let per_replica = run_agents(&client, &remotes, &agents, move |i| {
+    let per_replica = run_agents(&client, &remotes, &agents, false, move |i| {
         let counters = counters.clone();
         async move {
             if Instant::now() >= stop {
@@ -347,37 +395,11 @@ async fn drive() {
         .collect();
 
     // 2. 1 Hz, spread over the second.
-    let start = tokio::time::Instant::now() + Duration::from_millis(200);
-    let base = Utc::now().timestamp() + 1;
-    let agent_count = agents.len() as u32;
     let before = statements().await;
     let cpu_before: Vec<f64> = pids.iter().map(|&pid| egs_tests::process_usage(pid).map_or(0.0, |u| u.2)).collect();
     let driver_before = egs_tests::process_usage(std::process::id()).map_or(0.0, |u| u.2);
     let clock = Instant::now();
-    let ticks: Arc<Vec<tokio::sync::Mutex<(tokio::time::Interval, u64)>>> = Arc::new(
-        (0..agent_count)
-            .map(|i| {
-                let mut ticks = tokio::time::interval_at(start + Duration::from_secs(1) * i / agent_count, Duration::from_secs(1));
-                ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-                tokio::sync::Mutex::new((ticks, 0))
-            })
-            .collect(),
-    );
-    let per_replica = run_agents(&client, &remotes, &agents, move |i| {
-        let ticks = ticks.clone();
-        async move {
-            let mut state = ticks[i].lock().await;
-            if state.1 >= secs {
-                return None;
-            }
-            state.1 += 1;
-            state.0.tick().await;
-            // The second this tick stands for, whatever the jitter.
-            let n = start.elapsed().as_secs();
-            Some((DateTime::from_timestamp(base + n as i64, 0).expect("a time"), n))
-        }
-    })
-    .await;
+    let per_replica = at_one_hertz(&client, &remotes, &agents, secs, false).await;
     let elapsed = clock.elapsed().as_secs_f64();
     let cpu: Vec<f64> = pids.iter().zip(&cpu_before).map(|(&pid, before)| egs_tests::process_usage(pid).map_or(0.0, |u| u.2) - before).collect();
     let driver = egs_tests::process_usage(std::process::id()).map_or(0.0, |u| u.2) - driver_before;
@@ -411,6 +433,21 @@ async fn drive() {
     println!(
         "history:   {BYTES_PER_GPU} bytes per GPU (bound), {:.1} MiB for these {gpus} GPUs if one replica held them all",
         (BYTES_PER_GPU * gpus) as f64 / (1024.0 * 1024.0),
+    );
+    // 3. The floor: the same agents at 1 Hz sending the least request instead of their reports.
+    let cpu_before: Vec<f64> = pids.iter().map(|&pid| egs_tests::process_usage(pid).map_or(0.0, |u| u.2)).collect();
+    let clock = Instant::now();
+    let per_replica = at_one_hertz(&client, &remotes, &agents, secs, true).await;
+    let elapsed = clock.elapsed().as_secs_f64();
+    let floor_cores: f64 =
+        pids.iter().zip(&cpu_before).map(|(&pid, before)| egs_tests::process_usage(pid).map_or(0.0, |u| u.2) - before).sum::<f64>() / elapsed;
+    let mut totals = Totals::default();
+    per_replica.into_iter().for_each(|t| totals.add(t));
+    totals.print("floor:", elapsed, 0.0);
+    println!(
+        "floor:     `{FLOOR}` from every agent at 1 Hz instead of its report: {floor_cores:.3} cores over all replicas, {:.3} per 1,000 GPUs \
+         reporting: one GraphQL request over HTTP per node per second, idle included, which no report over this transport costs less than",
+        floor_cores / (gpus as f64 / 1000.0),
     );
     // Replicas first, the first one (which drops the database) last.
     for mut child in children.into_iter().rev() {
