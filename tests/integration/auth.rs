@@ -174,6 +174,35 @@ async fn a_user_cannot_mint_an_admin_token_or_widen_a_scoped_one() {
     app.finish().await;
 }
 
+/// Tokens in steady use (a fleet of agents) are read again together once their cached records
+/// age, not one read per token: ten tokens cost two statements (the tokens, their users), not
+/// twelve.
+#[tokio::test]
+async fn tokens_in_steady_use_are_read_again_together() {
+    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let two = fixtures::two_slices(&app).await;
+    let cluster = fixtures::register_cluster(&app, "fleet").await;
+    fixtures::add_nodes(&app, &cluster, "n", 8, fixtures::SHAPE_H100, 1).await;
+    let mut tokens = vec![two.token_a.clone(), two.token_b.clone()];
+    for n in 0..8 {
+        tokens.push(fixtures::agent_token(&app, &cluster, &format!("n-{n}")).await);
+    }
+    let typename = async |token: &str| app.post(Some(token), json!({ "query": "{ __typename }" })).await.status().as_u16();
+    for token in &tokens {
+        assert_eq!(typename(token).await, 200);
+    }
+    // Past the cache's period (5 s): every record must be read again before its next use.
+    tokio::time::sleep(std::time::Duration::from_millis(5_100)).await;
+    let before = app.statements.get();
+    for token in &tokens {
+        assert_eq!(typename(token).await, 200);
+    }
+    let spent = app.statements.get() - before;
+    // Two, and room for a background tailer's poll landing in between.
+    assert!(spent <= 4, "{spent} statements to read {} tokens' records again", tokens.len());
+    app.finish().await;
+}
+
 #[tokio::test]
 async fn a_revocation_reaches_every_replica_at_once() {
     let first = TestApp::spawn().await;
