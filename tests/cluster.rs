@@ -121,9 +121,15 @@ pub fn egs_binary(release: bool) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").to_path_buf();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut command = std::process::Command::new(cargo);
-    command.current_dir(&root).args(["build", "-q", "-p", "egs-api", "--bin", "egs"]);
+    command.current_dir(&root).args(["build", "-q"]);
     if release {
-        command.arg("--release");
+        command.args(["--release", "-p", "egs-api", "--bin", "egs"]);
+    } else {
+        // The same packages, targets and so features as `cargo test --workspace` (a
+        // dev-dependency turns on tokio's `test-util`): the binary reuses every dependency the
+        // test build compiled, where `-p egs-api` would build a second copy of them all (minutes
+        // and gigabytes; CI once ran out of disk on it).
+        command.args(["--workspace", "--bins", "--tests"]);
     }
     let status = command.status().expect("cargo runs");
     assert!(status.success(), "building the egs binary failed");
