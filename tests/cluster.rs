@@ -122,6 +122,28 @@ pub fn egs_binary(release: bool) -> PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut command = std::process::Command::new(cargo);
     command.current_dir(&root).args(["build", "-q"]);
+    // Cargo hands a test its own package's variables (CARGO_MANIFEST_DIR, CARGO_PKG_NAME, ...).
+    // Build scripts that watch them (ring's does) would see another package's values, run again
+    // and rebuild their crate and every crate above it, here and again in the next `cargo test`.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy().into_owned();
+        let of_a_package = name.starts_with("CARGO_PKG_")
+            || name.starts_with("CARGO_BIN_")
+            || matches!(
+                name.as_str(),
+                "OUT_DIR"
+                    | "CARGO_MANIFEST_DIR"
+                    | "CARGO_MANIFEST_PATH"
+                    | "CARGO_MANIFEST_LINKS"
+                    | "CARGO_CRATE_NAME"
+                    | "CARGO_PRIMARY_PACKAGE"
+                    | "CARGO_TARGET_TMPDIR"
+                    | "CARGO_RUSTC_CURRENT_DIR"
+            );
+        if of_a_package {
+            command.env_remove(name);
+        }
+    }
     if release {
         command.args(["--release", "-p", "egs-api", "--bin", "egs"]);
     } else {
