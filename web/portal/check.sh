@@ -44,6 +44,8 @@ drift ../dist/portal
 
 echo "--- end-to-end tests (Chromium; screenshots in test-results/screenshots, EGS_SCREENSHOTS=1 refreshes web/screenshots)"
 if [ -z "${EGS_BIN:-}" ]; then
-  (cd "$root" && cargo build --bin egs)
+  # Built as `cargo test --workspace` builds (same targets, so the same features): the binary
+  # reuses that build's dependencies instead of compiling a second copy of them all.
+  (cd "$root" && cargo build --workspace --bins --tests)
 fi
 npx playwright test
