@@ -228,6 +228,7 @@ fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> Ser
         rate_limit: ServeArgs::DEFAULT_RATE_LIMIT,
         rate_limit_burst: ServeArgs::DEFAULT_RATE_LIMIT_BURST,
         lease_ttl_secs: ServeArgs::DEFAULT_LEASE_TTL_SECS,
+        unwatched_report_interval_secs: ServeArgs::DEFAULT_UNWATCHED_REPORT_INTERVAL_SECS,
         no_scheduler: false,
         simulated_step_ms: 20,
         ws: Default::default(),

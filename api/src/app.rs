@@ -188,7 +188,12 @@ impl Application {
         let services = Services {
             gpu_catalog: Default::default(),
             queue_views: egs_schema::gpr::queue_views::QueueViews::new(db.clone(), events.clone()),
-            reports: egs_schema::metrics::batch::ReportBatcher::new(db.clone(), metrics.clone(), alerts.clone()),
+            reports: egs_schema::metrics::batch::ReportBatcher::new(
+                db.clone(),
+                metrics.clone(),
+                alerts.clone(),
+                Duration::from_secs(settings.unwatched_report_interval_secs),
+            ),
             db,
             reads,
             keys: Arc::new(keys),

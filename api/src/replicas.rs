@@ -20,7 +20,7 @@ use egs_schema::ports::{Announce, MetricsFanout, RevocationBroadcast};
 use egs_wire::backoff::Backoff;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -35,6 +35,10 @@ pub const ALERTS_CHANNEL: &str = "alerts";
 pub const INVENTORY_CHANNEL: &str = "inventory";
 /// GPU sample batches travel on one channel per node: this name, `:`, the node's id.
 pub const GPU_SAMPLES_CHANNEL: &str = "gpu-samples";
+/// Presence, not messages: a replica whose live subscribers watch a GPR's nodes (a GPR or a
+/// slice scope) subscribes to this name, `:`, the GPR's id, and the replica an agent reports
+/// to counts the subscribers of its node's GPR here (`PUBSUB NUMSUB`). Nothing is published.
+pub const GPU_WATCHERS_CHANNEL: &str = "gpu-watchers-gpr";
 /// The channel history queries to the other replicas travel on.
 pub const GPU_HISTORY_CHANNEL: &str = "gpu-history";
 /// Answers to a replica's history queries: this name, `:`, the asking replica's origin.
@@ -285,6 +289,8 @@ pub struct RedisMetrics {
     connection: redis::aio::ConnectionManager,
     /// `egs:<deployment>:gpu-samples`; a node's channel adds `:<id>`.
     samples: String,
+    /// `egs:<deployment>:gpu-watchers-gpr`; a GPR's presence channel adds `:<id>`.
+    watchers: String,
     requests: String,
     /// `egs:<deployment>:gpu-history-reply`; a replica's answers channel adds `:<origin>`.
     reply_prefix: String,
@@ -294,6 +300,9 @@ pub struct RedisMetrics {
     origin: u64,
     /// History queries waiting for answers, by request id.
     pending: Mutex<HashMap<u64, tokio::sync::mpsc::UnboundedSender<Vec<WirePoint>>>>,
+    /// The nodes that, when their last batch was published, some replica watched: a listener
+    /// subscribed to the node's channel or to the presence channel of the GPR holding it.
+    heard: Arc<Mutex<HashSet<i64>>>,
 }
 
 impl RedisMetrics {
@@ -302,16 +311,22 @@ impl RedisMetrics {
         Self {
             connection,
             samples: channel(deployment, GPU_SAMPLES_CHANNEL),
+            watchers: channel(deployment, GPU_WATCHERS_CHANNEL),
             requests: channel(deployment, GPU_HISTORY_CHANNEL),
             replies: format!("{reply_prefix}:{origin}"),
             reply_prefix,
             origin,
             pending: Mutex::new(HashMap::new()),
+            heard: Arc::new(Mutex::new(HashSet::new())),
         }
     }
 
     fn node_channel(&self, node_id: i64) -> String {
         format!("{}:{node_id}", self.samples)
+    }
+
+    fn watchers_channel(&self, gpr_id: i64) -> String {
+        format!("{}:{gpr_id}", self.watchers)
     }
 
     fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<u64, tokio::sync::mpsc::UnboundedSender<Vec<WirePoint>>>> {
@@ -375,22 +390,41 @@ impl Drop for Waiting<'_> {
 
 #[async_trait::async_trait]
 impl MetricsFanout for RedisMetrics {
-    fn publish(&self, node_id: i64, samples: &[Sample]) {
+    fn publish(&self, node_id: i64, held_by: Option<i64>, samples: &[Sample]) {
         let message = SampleMessage { origin: self.origin, node_id, samples: samples.iter().map(WireSample::from_sample).collect() };
         let Ok(payload) = serde_json::to_vec(&message) else { return };
-        let (mut connection, channel) = (self.connection.clone(), self.node_channel(node_id));
+        let (mut connection, channel, heard) = (self.connection.clone(), self.node_channel(node_id), self.heard.clone());
+        // Who watches, in the same round trip: the node's subscribers (not the pattern that
+        // GPR and slice scopes hear every batch by) and those of its GPR's presence channel.
+        let mut pipe = redis::pipe();
+        pipe.cmd("PUBLISH").arg(&channel).arg(payload).cmd("PUBSUB").arg("NUMSUB").arg(&channel);
+        if let Some(gpr_id) = held_by {
+            pipe.arg(self.watchers_channel(gpr_id));
+        }
         // Fire and forget: the latest sample is in the database for everyone; a lost batch
         // costs the other replicas' live subscribers one update.
         tokio::spawn(async move {
-            let published: Result<i64, _> = redis::cmd("PUBLISH").arg(&channel).arg(payload).query_async(&mut connection).await;
-            if let Err(e) = published {
-                tracing::debug!(error = %e, "failed to hand GPU samples to the other replicas");
+            let published: Result<(i64, Vec<(String, i64)>), _> = pipe.query_async(&mut connection).await;
+            match published {
+                Ok((_, watchers)) => {
+                    let mut heard = heard.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                    if watchers.iter().any(|(_, n)| *n > 0) {
+                        heard.insert(node_id);
+                    } else {
+                        heard.remove(&node_id);
+                    }
+                }
+                Err(e) => tracing::debug!(error = %e, "failed to hand GPU samples to the other replicas"),
             }
         });
     }
 
     fn has_peers(&self) -> bool {
         true
+    }
+
+    fn watched_elsewhere(&self, node_id: i64) -> bool {
+        self.heard.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).contains(&node_id)
     }
 
     async fn peer_points(&self, gpu_id: i64, from: i64, to: i64, step: i64) -> Vec<Point> {
@@ -429,11 +463,13 @@ impl MetricsFanout for RedisMetrics {
     }
 }
 
-/// The node channels (or the pattern for all of them) this replica's listener is subscribed to.
+/// The node channels (or the pattern for all of them) this replica's listener is subscribed
+/// to, and the GPR presence channels.
 #[derive(Default)]
 struct Heard {
     all: bool,
     nodes: BTreeSet<i64>,
+    gprs: BTreeSet<i64>,
 }
 
 impl Heard {
@@ -455,6 +491,15 @@ impl Heard {
             sink.unsubscribe(&removed).await?;
         }
         self.nodes = nodes;
+        let added: Vec<String> = wanted.gprs.difference(&self.gprs).map(|g| fanout.watchers_channel(*g)).collect();
+        if !added.is_empty() {
+            sink.subscribe(&added).await?;
+        }
+        let removed: Vec<String> = self.gprs.difference(&wanted.gprs).map(|g| fanout.watchers_channel(*g)).collect();
+        if !removed.is_empty() {
+            sink.unsubscribe(&removed).await?;
+        }
+        self.gprs = wanted.gprs.clone();
         if !wanted.all && self.all {
             sink.punsubscribe(&pattern).await?;
             self.all = false;

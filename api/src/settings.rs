@@ -169,6 +169,12 @@ pub struct ServeArgs {
     /// stalls of the leader (it renews every second).
     #[arg(long, env = "EGS_LEASE_TTL", default_value_t = ServeArgs::DEFAULT_LEASE_TTL_SECS, value_parser = clap::value_parser!(u64).range(3..=300))]
     pub lease_ttl_secs: u64,
+    /// Seconds a node agent may gather samples before it reports while nobody watches the
+    /// node's GPUs live (it reports every sample as taken while someone does). Samples keep
+    /// their timestamps, so history has every second either way; `latestSample`, alert rules
+    /// and heartbeats see them up to this much later. 0: agents always report as they sample.
+    #[arg(long, env = "EGS_UNWATCHED_REPORT_INTERVAL", default_value_t = ServeArgs::DEFAULT_UNWATCHED_REPORT_INTERVAL_SECS, value_parser = clap::value_parser!(u64).range(0..=egs_schema::metrics::batch::MAX_UNWATCHED_INTERVAL.as_secs()))]
+    pub unwatched_report_interval_secs: u64,
     #[command(flatten)]
     pub ws: WsArgs,
     #[command(flatten)]
@@ -188,6 +194,9 @@ impl ServeArgs {
     pub const DEFAULT_RATE_LIMIT: u32 = 2_000;
     pub const DEFAULT_RATE_LIMIT_BURST: u32 = egs_schema::MAX_QUERY_COMPLEXITY as u32;
     pub const DEFAULT_LEASE_TTL_SECS: u64 = 6;
+    /// A report's fixed cost is most of ingest's: five seconds' samples per report cut a
+    /// fleet's cost about five times, and unwatched GPUs are a few seconds late, not lost.
+    pub const DEFAULT_UNWATCHED_REPORT_INTERVAL_SECS: u64 = 5;
 
     /// The per-user cost budget the schema enforces.
     pub fn cost_budget(&self) -> Option<egs_schema::limits::CostBudget> {

@@ -56,6 +56,8 @@ pub struct Metrics {
     pub registered: Gauge,
     pub gpus: Gauge,
     pub last_report_time: Gauge<f64, AtomicU64>,
+    /// What the gateway last asked for (0: every sample as it is taken).
+    pub report_interval: Gauge,
 }
 
 impl Default for Metrics {
@@ -74,6 +76,7 @@ impl Default for Metrics {
             registered: Gauge::default(),
             gpus: Gauge::default(),
             last_report_time: Gauge::default(),
+            report_interval: Gauge::default(),
             registry: Registry::default(),
         };
         registry.register("samples", "GPU samples taken", metrics.samples_taken.clone());
@@ -92,6 +95,11 @@ impl Default for Metrics {
         registry.register("registered", "1 once the gateway accepted the node's registration", metrics.registered.clone());
         registry.register("gpus", "GPUs on this node", metrics.gpus.clone());
         registry.register("last_report_timestamp_seconds", "When the gateway last stored a batch (Unix time)", metrics.last_report_time.clone());
+        registry.register(
+            "report_interval_seconds",
+            "How long the gateway lets this agent gather samples before reporting (0 while someone watches the node live)",
+            metrics.report_interval.clone(),
+        );
         Self { registry, ..metrics }
     }
 }

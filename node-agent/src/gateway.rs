@@ -36,6 +36,9 @@ pub struct ReportOutcome {
     pub accepted: u64,
     /// Samples it already had (same GPU and second): a resend after a lost answer.
     pub duplicates: u64,
+    /// How long to gather samples before the next report: zero (each as it is taken) while
+    /// someone watches the node live, longer while nobody does.
+    pub report_interval: Duration,
 }
 
 /// Why a call to the gateway failed. [`GatewayError::reason`] doubles as the `reason` label of
@@ -219,7 +222,11 @@ impl Gateway for HttpGateway {
         };
         let answer = self.call::<EgsAgentReport>(egs_agent_report::Variables { input }, "reportGpuSamples").await?.report_gpu_samples;
         let count = |n: i64| u64::try_from(n).map_err(|_| GatewayError::Invalid(format!("a negative count: {n}")));
-        Ok(ReportOutcome { accepted: count(answer.accepted)?, duplicates: count(answer.duplicates)? })
+        Ok(ReportOutcome {
+            accepted: count(answer.accepted)?,
+            duplicates: count(answer.duplicates)?,
+            report_interval: Duration::from_secs(count(answer.report_interval_seconds)?),
+        })
     }
 
     async fn report_workloads(&self, cluster_id: &str, node_name: &str, gpus: &[GpuWorkloadInput]) -> Result<(), GatewayError> {

@@ -7,6 +7,13 @@
 //! answer was lost is sent again; the gateway keeps one sample per GPU and second and counts the
 //! rest as `duplicates`, so nothing is stored twice.
 //!
+//! The gateway's answer to each report says how long to gather samples before the next
+//! ([`ReportOutcome::report_interval`]): nothing while someone watches the node live, a few
+//! seconds while nobody does (a report's cost to the gateway is mostly per request). The
+//! sampler keeps its pace either way, so the history has every sample; at most
+//! [`MAX_REPORT_INTERVAL`] whatever the gateway says, and the last batch of `--once` or a
+//! shutdown goes at once.
+//!
 //! The processes and pods on each GPU go separately (`reportGpuWorkloads`), when they change
 //! and at least every [`WORKLOADS_REFRESH`] ([`WorkloadSchedule`]); only the latest mapping
 //! matters, so nothing of it is buffered.
@@ -28,6 +35,10 @@ pub const BACKOFF_BASE: Duration = Duration::from_millis(500);
 /// …and no retry waits longer than this: short enough that a recovered gateway hears from
 /// the node well before it is marked `STALE` for long.
 pub const BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+/// The longest the agent gathers samples before reporting, whatever the gateway asks: well
+/// inside the 30 s after which the gateway calls a silent node stale.
+pub const MAX_REPORT_INTERVAL: Duration = Duration::from_secs(10);
 
 /// The pod mapping is sent again this long after the last delivery even when unchanged: the
 /// gateway's view heals after a lost report or a gateway restore, and a slice that was just
@@ -164,6 +175,8 @@ pub async fn run<G: Gateway>(gateway: &G, state: &State, registration: &Registra
     let mut ever_registered = false;
     let mut outage: Option<Instant> = None;
     let mut workloads = WorkloadSchedule::default();
+    // When the last report went out, and how long the gateway then let the next one wait.
+    let mut last_report: Option<(Instant, Duration)> = None;
     loop {
         let unhealthy = state.unhealthy.load(Ordering::Relaxed);
         if registered != Some(unhealthy) {
@@ -196,8 +209,21 @@ pub async fn run<G: Gateway>(gateway: &G, state: &State, registration: &Registra
             state.new_batch.notified().await;
             continue;
         };
+        let last_batch = once && state.sampling_done.load(Ordering::Relaxed);
+        if let Some(due) = last_report.map(|(at, wait)| at + wait).filter(|due| *due > Instant::now() && !last_batch) {
+            // A new batch wakes the loop too: a health change or new pods go out at once.
+            tokio::select! {
+                () = tokio::time::sleep_until(due) => {}
+                () = state.new_batch.notified() => {}
+            }
+            continue;
+        }
+        let sent_at = Instant::now();
         match gateway.report(&registration.cluster_id, &registration.node.name, &samples).await {
             Ok(outcome) => {
+                let wait = outcome.report_interval.min(MAX_REPORT_INTERVAL);
+                last_report = Some((sent_at, wait));
+                metrics.report_interval.set(wait.as_secs() as i64);
                 let mut buffer = state.buffer();
                 buffer.ack(through);
                 metrics.buffered_samples.set(buffer.samples() as i64);

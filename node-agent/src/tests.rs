@@ -34,6 +34,8 @@ struct Fake {
     /// Store the next report, then fail as if the answer was lost on the way back.
     lose_next_answer: bool,
     refuse: bool,
+    /// What it answers each report with (how long the agent may gather samples).
+    report_interval: Duration,
     calls: Vec<Call>,
     registrations: Vec<NodeInput>,
     /// (UUID, second) of every stored sample, as the gateway keys them.
@@ -85,7 +87,7 @@ impl Gateway for FakeGateway {
                 return Err(GatewayError::Unreachable("connection refused".into()));
             }
             assert_eq!((cluster_id, node_name), (CLUSTER, NODE));
-            let mut outcome = ReportOutcome::default();
+            let mut outcome = ReportOutcome { report_interval: f.report_interval, ..ReportOutcome::default() };
             for s in samples {
                 if f.stored.insert((s.uuid.clone(), s.timestamp.timestamp())) {
                     outcome.accepted += 1;
@@ -177,6 +179,43 @@ async fn samples_every_gpu_once_per_interval_and_reports_each_tick_as_one_batch(
     assert_eq!(agent.state.metrics.samples_sent.get(), 80);
     assert_eq!(agent.gateway.with(|f| f.registrations.len()), 1, "registered once");
     agent.stop().await.expect("a clean stop");
+}
+
+#[tokio::test(start_paused = true)]
+async fn while_nobody_watches_the_node_the_agent_gathers_samples_as_long_as_the_gateway_asks() {
+    let gateway = FakeGateway::default();
+    gateway.with(|f| f.report_interval = Duration::from_secs(5));
+    let agent = spawn(config(&[]), gateway);
+    wait(Duration::from_millis(20_500)).await;
+    let reports = agent.gateway.reports();
+    let gaps: Vec<Duration> = reports.windows(2).map(|w| w[1].at - w[0].at).collect();
+    assert_eq!(gaps, vec![Duration::from_secs(5); 4], "the first report at once, then one every 5 s: {reports:?}");
+    // The second report goes at the instant of a tick, before or after its sample.
+    assert!((4 * 8..=5 * 8).contains(&reports[1].samples), "{reports:?}");
+    assert!(reports[2..].iter().all(|r| r.samples == 5 * 8), "each carries 5 s of samples of every GPU: {reports:?}");
+    let sent: Vec<i64> = reports.iter().flat_map(|r| r.seconds.iter().copied()).collect();
+    let mut seconds: Vec<i64> = sent.iter().map(|s| s - start().timestamp()).collect();
+    seconds.dedup();
+    assert_eq!(seconds, (0..20).collect::<Vec<_>>(), "every second's samples but the one gathered for the next, in order, none twice");
+    assert!(crate::exporter::render(&agent.state).expect("metrics").contains("egs_agent_report_interval_seconds 5"));
+
+    // Someone starts watching: the next answer says so, and from then on every tick goes at once.
+    agent.gateway.with(|f| f.report_interval = Duration::ZERO);
+    wait(Duration::from_secs(10)).await;
+    let after: Vec<Call> = agent.gateway.reports().into_iter().skip(reports.len()).collect();
+    assert_eq!(after.first().map(|r| r.samples), Some(5 * 8), "the report that learns of it still gathered 5 s: {after:?}");
+    assert!(after.len() >= 6 && after[1..].iter().all(|r| r.samples == 8), "then a report per tick: {after:?}");
+
+    // An absurd answer is capped well inside the gateway's staleness limit.
+    agent.gateway.with(|f| f.report_interval = Duration::from_secs(3600));
+    wait(Duration::from_secs(25)).await;
+    let capped: Vec<Call> = agent.gateway.reports().into_iter().skip(reports.len() + after.len()).collect();
+    let gaps: Vec<Duration> = capped.windows(2).map(|w| w[1].at - w[0].at).collect();
+    assert!(!gaps.is_empty() && gaps.iter().all(|g| *g == crate::report::MAX_REPORT_INTERVAL), "{gaps:?}");
+    // Stopping delivers what was gathered.
+    let state = agent.state.clone();
+    agent.stop().await.expect("a clean stop");
+    assert_eq!(state.metrics.samples_sent.get(), state.metrics.samples_taken.get(), "nothing gathered is left behind");
 }
 
 #[tokio::test(start_paused = true)]
@@ -505,9 +544,11 @@ fn assert_simulation_speaks_as_real_nvml(simulated: &[(String, HashMap<String, S
         }
         out
     };
-    // Per-pod memory only exists where a pod uses a GPU.
+    // Per-pod memory only exists where a pod uses a GPU; the pace the gateway asks for is the
+    // agent's own (not NVML's) and came after the recording.
     let mut simulated = shape(simulated);
     simulated.remove("egs_agent_gpu_pod_memory_used_mib");
+    simulated.remove("egs_agent_report_interval_seconds");
     assert_eq!(simulated, shape(&real), "the simulated /metrics has the real one's families and labels");
     let value = |family: &str| real.iter().find(|(name, _, _)| name == family).map(|s| s.2).unwrap_or_else(|| panic!("{family}"));
     assert_eq!(value("DCGM_FI_DEV_GPU_UTIL"), 100.0, "recorded under load");

@@ -41,10 +41,18 @@ pub trait RevocationBroadcast: Send + Sync {
 #[async_trait]
 pub trait MetricsFanout: Send + Sync {
     /// Hands the samples this replica accepted to the replicas whose live subscribers watch
-    /// the node. Fire and forget: a lost batch costs their subscribers one update.
-    fn publish(&self, node_id: i64, samples: &[Sample]);
+    /// the node, and finds out whether any of them watches it, or GPR `held_by` holding it
+    /// (for [`MetricsFanout::watched_elsewhere`]). Fire and forget: a lost batch costs their
+    /// subscribers one update.
+    fn publish(&self, node_id: i64, held_by: Option<i64>, samples: &[Sample]);
     /// Whether other replicas may exist (history and live feeds are then shared).
     fn has_peers(&self) -> bool;
+    /// Whether a live subscriber on another replica watched the node (or the GPR holding it)
+    /// when its last batch was published (what decides how often its agent reports, see
+    /// `MetricsStore::watched`).
+    fn watched_elsewhere(&self, _node_id: i64) -> bool {
+        false
+    }
     /// What the other replicas hold of one GPU's history (as `MetricsStore::points` returns them),
     /// each replica's points in time order, all in one list; what does not answer in time is
     /// left out.

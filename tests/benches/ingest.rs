@@ -17,13 +17,21 @@
 //! 1. **flat out**: every agent sends its next 1-second batch as soon as the last one is
 //!    answered, with timestamps a second apart from 20 h ago: the most samples/s the replicas
 //!    take in 8-sample requests;
-//! 2. **1 Hz**: every agent reports once a second, spread evenly over the second, as real
-//!    agents do. Each replica's CPU over the phase is read from `/proc`, and printed as cores
-//!    and as cores per 1,000 samples/s that replica accepted — the figure that must not grow
-//!    with the fleet, only with the replica's share of it. Each replica's CPU over a quiet
-//!    stretch before it (no reports: timers, the scheduler, probes) is printed beside it.
+//! 2. **1 Hz**: every agent reports once a second, spread evenly over the second, as the
+//!    agents of watched nodes do (someone subscribes to their GPUs live, so the gateway asks for
+//!    every sample as it is taken; here the agents ignore its answer, and no subscriber's
+//!    delivery is in the figure: `live_load` measures that). Each replica's CPU over the phase
+//!    is read from `/proc`, and printed as cores and as cores per 1,000 samples/s that replica
+//!    accepted — the figure that must not grow with the fleet, only with the replica's share of
+//!    it. Each replica's CPU over a quiet stretch before it (no reports: timers, the scheduler,
+//!    probes) is printed beside it.
 //!
-//! 3. **floor**: the same agents at 1 Hz, each sending `{ __typename }` instead of its report:
+//! 3. **paced**: every agent samples once a second as before but reports when the gateway's
+//!    last answer lets it (`reportIntervalSeconds`; at once the first time), then sends what it
+//!    gathered: the agents of nodes nobody watches, the usual state of most of a fleet. The
+//!    same figures as 1 Hz, and what the gateway asked for.
+//!
+//! 4. **floor**: the same agents at 1 Hz, each sending `{ __typename }` instead of its report:
 //!    what one GraphQL request over HTTP per node per second costs, below which no report over
 //!    this transport can go.
 //!
@@ -51,7 +59,7 @@ const GPUS_PER_NODE: i32 = 8;
 /// Nodes per `upsertNodes` call.
 const UPSERT_CHUNK: usize = 500;
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-const REPORT: &str = "mutation($input: ReportGpuSamplesInput!) { reportGpuSamples(input: $input) { accepted duplicates userErrors { message } } }";
+const REPORT: &str = "mutation($input: ReportGpuSamplesInput!) { reportGpuSamples(input: $input) { accepted duplicates reportIntervalSeconds userErrors { message } } }";
 
 /// What a started replica tells the driver.
 #[derive(Clone, Serialize, Deserialize)]
@@ -136,8 +144,18 @@ struct Agent {
     replica: usize,
 }
 
+/// One second's samples of every GPU of `agent`, as a report's body.
 fn batch(agent: &Agent, at: DateTime<Utc>, n: u64) -> Value {
-    let samples: Vec<Value> = agent
+    report_body(agent, samples(agent, at, n))
+}
+
+fn report_body(agent: &Agent, samples: Vec<Value>) -> Value {
+    json!({ "query": REPORT, "variables": { "input": { "clusterId": agent.cluster, "nodeName": agent.node, "samples": samples } } })
+}
+
+/// One second's samples of every GPU of `agent`.
+fn samples(agent: &Agent, at: DateTime<Utc>, n: u64) -> Vec<Value> {
+    agent
         .uuids
         .iter()
         .enumerate()
@@ -148,12 +166,19 @@ fn batch(agent: &Agent, at: DateTime<Utc>, n: u64) -> Value {
                 "temperature": 35.0 + util / 2.0, "power": 90.0 + util * 6.0, "smClockMhz": 1980.0,
             })
         })
-        .collect();
-    json!({ "query": REPORT, "variables": { "input": { "clusterId": agent.cluster, "nodeName": agent.node, "samples": samples } } })
+        .collect()
 }
 
-/// Accepted and duplicate samples of one report.
-async fn send(client: &reqwest::Client, url: &str, agent: &Agent, body: &Value) -> Result<(u64, u64), String> {
+/// What the gateway answered a report.
+#[derive(Default)]
+struct Answer {
+    accepted: u64,
+    duplicates: u64,
+    /// `reportIntervalSeconds`.
+    interval: u64,
+}
+
+async fn send(client: &reqwest::Client, url: &str, agent: &Agent, body: &Value) -> Result<Answer, String> {
     let response = client.post(url).bearer_auth(&agent.token).json(body).send().await.map_err(|e| format!("transport: {e}"))?;
     let status = response.status();
     let value: Value = response.json().await.map_err(|e| format!("body: {e}"))?;
@@ -164,7 +189,11 @@ async fn send(client: &reqwest::Client, url: &str, agent: &Agent, body: &Value) 
     if payload["userErrors"].as_array().is_none_or(|e| !e.is_empty()) {
         return Err(format!("userErrors: {}", payload["userErrors"]));
     }
-    Ok((payload["accepted"].as_u64().unwrap_or_default(), payload["duplicates"].as_u64().unwrap_or_default()))
+    Ok(Answer {
+        accepted: payload["accepted"].as_u64().unwrap_or_default(),
+        duplicates: payload["duplicates"].as_u64().unwrap_or_default(),
+        interval: payload["reportIntervalSeconds"].as_u64().unwrap_or_default(),
+    })
 }
 
 #[derive(Default)]
@@ -175,6 +204,8 @@ struct Totals {
     failures: u64,
     first_failure: Option<String>,
     latencies_us: Vec<u64>,
+    /// Answers by the `reportIntervalSeconds` they asked for.
+    intervals: std::collections::BTreeMap<u64, u64>,
 }
 
 impl Totals {
@@ -184,17 +215,21 @@ impl Totals {
         self.duplicates += other.duplicates;
         self.failures += other.failures;
         self.latencies_us.extend(other.latencies_us);
+        for (interval, answers) in other.intervals {
+            *self.intervals.entry(interval).or_default() += answers;
+        }
         if self.first_failure.is_none() {
             self.first_failure = other.first_failure;
         }
     }
 
-    fn record(&mut self, outcome: Result<(u64, u64), String>, took: Duration) {
+    fn record(&mut self, outcome: Result<Answer, String>, took: Duration) {
         self.reports += 1;
         match outcome {
-            Ok((accepted, duplicates)) => {
-                self.accepted += accepted;
-                self.duplicates += duplicates;
+            Ok(answer) => {
+                self.accepted += answer.accepted;
+                self.duplicates += answer.duplicates;
+                *self.intervals.entry(answer.interval).or_default() += 1;
                 self.latencies_us.push(took.as_micros() as u64);
             }
             Err(e) => {
@@ -265,14 +300,54 @@ async fn at_one_hertz(client: &reqwest::Client, remotes: &[Remote], agents: &Arc
     .await
 }
 
+/// Every agent samples once a second (spread evenly over the second) for `secs` seconds and
+/// reports what it gathered whenever the gateway's last answer lets it, then sends the rest.
+async fn paced(client: &reqwest::Client, remotes: &[Remote], agents: &Arc<Vec<Agent>>, secs: u64) -> Vec<Totals> {
+    let start = tokio::time::Instant::now() + Duration::from_millis(200);
+    let base = Utc::now().timestamp() + 1;
+    let agent_count = agents.len() as u32;
+    let mut tasks = Vec::new();
+    for i in 0..agents.len() {
+        let (client, agents) = (client.clone(), agents.clone());
+        let url = format!("{}graphql", remotes[agents[i].replica].base);
+        tasks.push(tokio::spawn(async move {
+            let agent = &agents[i];
+            let mut ticks = tokio::time::interval_at(start + Duration::from_secs(1) * i as u32 / agent_count, Duration::from_secs(1));
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            let (mut totals, mut gathered, mut due) = (Totals::default(), Vec::new(), tokio::time::Instant::now());
+            for tick in 0..=secs {
+                if tick < secs {
+                    ticks.tick().await;
+                    let n = start.elapsed().as_secs();
+                    gathered.extend(samples(agent, DateTime::from_timestamp(base + n as i64, 0).expect("a time"), n));
+                }
+                if gathered.is_empty() || (tick < secs && tokio::time::Instant::now() < due) {
+                    continue;
+                }
+                let (sent, body) = (tokio::time::Instant::now(), report_body(agent, std::mem::take(&mut gathered)));
+                let outcome = send(&client, &url, agent, &body).await;
+                due = sent + Duration::from_secs(outcome.as_ref().map_or(0, |a| a.interval));
+                totals.record(outcome, sent.elapsed());
+            }
+            (agent.replica, totals)
+        }));
+    }
+    let mut per_replica: Vec<Totals> = remotes.iter().map(|_| Totals::default()).collect();
+    for task in tasks {
+        let (replica, totals) = task.await.expect("an agent task");
+        per_replica[replica].add(totals);
+    }
+    per_replica
+}
+
 /// The least request an agent could send: what one GraphQL request over HTTP costs the gateway.
 const FLOOR: &str = "{ __typename }";
 
-async fn send_floor(client: &reqwest::Client, url: &str, agent: &Agent, body: &Value) -> Result<(u64, u64), String> {
+async fn send_floor(client: &reqwest::Client, url: &str, agent: &Agent, body: &Value) -> Result<Answer, String> {
     let response = client.post(url).bearer_auth(&agent.token).json(body).send().await.map_err(|e| format!("transport: {e}"))?;
     let value: Value = response.json().await.map_err(|e| format!("body: {e}"))?;
     match value["data"]["__typename"].as_str() {
-        Some("Query") => Ok((0, 0)),
+        Some("Query") => Ok(Answer::default()),
         _ => Err(format!("floor: {value}")),
     }
 }
@@ -305,6 +380,72 @@ where
         per_replica[replica].add(totals);
     }
     per_replica
+}
+
+/// What a phase cost each replica, and what its agents saw.
+struct Measured {
+    per_replica: Vec<Totals>,
+    /// CPU seconds per replica over the phase.
+    cpu: Vec<f64>,
+    /// The agents' (this process's) CPU seconds.
+    driver: f64,
+    elapsed: f64,
+}
+
+/// Measures phases against the replicas `pids`, whose CPU when idle is `idle`.
+struct Costs<'a> {
+    pids: &'a [u32],
+    idle: &'a [f64],
+    idle_secs: u64,
+    gpus: usize,
+}
+
+fn cpu_seconds(pid: u32) -> f64 {
+    egs_tests::process_usage(pid).map_or(0.0, |u| u.2)
+}
+
+impl Costs<'_> {
+    async fn measure(&self, phase: impl std::future::Future<Output = Vec<Totals>>) -> Measured {
+        let cpu_before: Vec<f64> = self.pids.iter().map(|&pid| cpu_seconds(pid)).collect();
+        let driver_before = cpu_seconds(std::process::id());
+        let clock = Instant::now();
+        let per_replica = phase.await;
+        let elapsed = clock.elapsed().as_secs_f64();
+        let cpu = self.pids.iter().zip(&cpu_before).map(|(&pid, before)| cpu_seconds(pid) - before).collect();
+        Measured { per_replica, cpu, driver: cpu_seconds(std::process::id()) - driver_before, elapsed }
+    }
+
+    /// Each replica's cores, per 1,000 samples/s of its own and of the fleet, and above idle.
+    fn print(&self, name: &str, measured: Measured, statements: f64, what: &str) {
+        let Measured { per_replica, cpu, driver, elapsed } = measured;
+        let accepted: Vec<u64> = per_replica.iter().map(|t| t.accepted).collect();
+        let mut totals = Totals::default();
+        per_replica.into_iter().for_each(|t| totals.add(t));
+        let fleet_rate = totals.accepted as f64 / elapsed;
+        totals.print(name, elapsed, statements);
+        println!("{:<10} {what}; offered: {} samples/s ({} GPUs sampled at 1 Hz)", "", self.gpus, self.gpus);
+        for (r, (&pid, cores)) in self.pids.iter().zip(cpu.iter().map(|c| c / elapsed)).enumerate() {
+            let rate = accepted[r] as f64 / elapsed;
+            let rss = egs_tests::process_usage(pid).map_or(0, |u| u.0) / 1024;
+            println!(
+                "replica {r}: {cores:.3} cores, {rate:.0} samples/s accepted here, {:.3} cores per 1,000 samples/s of its own, \
+                 {:.3} per 1,000 samples/s of the fleet; RSS {rss} MiB; idle {:.3} cores over {} s before, \
+                 so {:.3} cores per 1,000 samples/s above idle",
+                cores / (rate / 1000.0),
+                cores / (fleet_rate / 1000.0),
+                self.idle[r],
+                self.idle_secs,
+                (cores - self.idle[r]) / (rate / 1000.0),
+            );
+        }
+        let total_cores: f64 = cpu.iter().sum::<f64>() / elapsed;
+        println!(
+            "all replicas ({name}) {total_cores:.3} cores for {fleet_rate:.0} samples/s = {:.3} cores per 1,000 samples/s (target ≤ 0.05 on one replica; \
+             with several, each replica's cost should follow its share); the agents: {:.2} cores",
+            total_cores / (fleet_rate / 1000.0),
+            driver / elapsed,
+        );
+    }
 }
 
 async fn seed(admin: &Remote, replicas: usize, nodes: usize) -> Vec<Agent> {
@@ -394,47 +535,30 @@ async fn drive() {
         .map(|(&pid, before)| (egs_tests::process_usage(pid).map_or(0.0, |u| u.2) - before) / clock.elapsed().as_secs_f64())
         .collect();
 
-    // 2. 1 Hz, spread over the second.
+    // 2. 1 Hz, spread over the second: agents of watched nodes.
+    let costs = Costs { pids: &pids, idle: &idle, idle_secs, gpus };
     let before = statements().await;
-    let cpu_before: Vec<f64> = pids.iter().map(|&pid| egs_tests::process_usage(pid).map_or(0.0, |u| u.2)).collect();
-    let driver_before = egs_tests::process_usage(std::process::id()).map_or(0.0, |u| u.2);
-    let clock = Instant::now();
-    let per_replica = at_one_hertz(&client, &remotes, &agents, secs, false).await;
-    let elapsed = clock.elapsed().as_secs_f64();
-    let cpu: Vec<f64> = pids.iter().zip(&cpu_before).map(|(&pid, before)| egs_tests::process_usage(pid).map_or(0.0, |u| u.2) - before).collect();
-    let driver = egs_tests::process_usage(std::process::id()).map_or(0.0, |u| u.2) - driver_before;
-    let statements = statements().await - before;
-    let accepted: Vec<u64> = per_replica.iter().map(|t| t.accepted).collect();
-    let mut totals = Totals::default();
-    per_replica.into_iter().for_each(|t| totals.add(t));
-    let fleet_rate = totals.accepted as f64 / elapsed;
-    totals.print("1 Hz:", elapsed, statements);
-    println!("{:<10} offered: {gpus} samples/s ({gpus} GPUs at 1 Hz)", "");
-    for (r, (&pid, cores)) in pids.iter().zip(cpu.iter().map(|c| c / elapsed)).enumerate() {
-        let rate = accepted[r] as f64 / elapsed;
-        let rss = egs_tests::process_usage(pid).map_or(0, |u| u.0) / 1024;
-        println!(
-            "replica {r}: {cores:.3} cores, {rate:.0} samples/s accepted here, {:.3} cores per 1,000 samples/s of its own, \
-             {:.3} per 1,000 samples/s of the fleet; RSS {rss} MiB; idle {:.3} cores over {idle_secs} s before, \
-             so {:.3} cores per 1,000 samples/s above idle",
-            cores / (rate / 1000.0),
-            cores / (fleet_rate / 1000.0),
-            idle[r],
-            (cores - idle[r]) / (rate / 1000.0),
-        );
-    }
-    let total_cores: f64 = cpu.iter().sum::<f64>() / elapsed;
-    println!(
-        "all replicas: {total_cores:.3} cores for {fleet_rate:.0} samples/s = {:.3} cores per 1,000 samples/s (target ≤ 0.05 on one replica; \
-         with several, each replica's cost should follow its share); the agents: {:.2} cores",
-        total_cores / (fleet_rate / 1000.0),
-        driver / elapsed,
-    );
+    let measured = costs.measure(at_one_hertz(&client, &remotes, &agents, secs, false)).await;
+    costs.print("1 Hz:", measured, statements().await - before, "each sample reported as taken, as for a watched node");
     println!(
         "history:   {BYTES_PER_GPU} bytes per GPU (bound), {:.1} MiB for these {gpus} GPUs if one replica held them all",
         (BYTES_PER_GPU * gpus) as f64 / (1024.0 * 1024.0),
     );
-    // 3. The floor: the same agents at 1 Hz sending the least request instead of their reports.
+    // 3. Paced by the gateway: agents of nodes nobody watches.
+    let before = statements().await;
+    let measured = costs.measure(paced(&client, &remotes, &agents, secs)).await;
+    let asked: Vec<String> = {
+        let mut by_interval = std::collections::BTreeMap::<u64, u64>::new();
+        for t in &measured.per_replica {
+            for (interval, answers) in &t.intervals {
+                *by_interval.entry(*interval).or_default() += answers;
+            }
+        }
+        by_interval.iter().map(|(interval, answers)| format!("{answers} answers asked for {interval} s")).collect()
+    };
+    costs.print("paced:", measured, statements().await - before, "reports at the pace the gateway asks for, as for a node nobody watches");
+    println!("{:<10} the gateway's answers: {}", "", asked.join(", "));
+    // 4. The floor: the same agents at 1 Hz sending the least request instead of their reports.
     let cpu_before: Vec<f64> = pids.iter().map(|&pid| egs_tests::process_usage(pid).map_or(0.0, |u| u.2)).collect();
     let clock = Instant::now();
     let per_replica = at_one_hertz(&client, &remotes, &agents, secs, true).await;

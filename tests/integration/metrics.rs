@@ -596,6 +596,128 @@ mod live {
         app.finish().await;
     }
 
+    /// Reports one new sample of `gpu` (a second after the last) to `to`; returns the interval
+    /// the gateway asks the agent to gather for next.
+    async fn report_interval(to: &TestApp, agent: &str, cluster: &str, node: &Node, second: &mut i64) -> i64 {
+        const PACED: &str = "mutation($input: ReportGpuSamplesInput!) {
+            reportGpuSamples(input: $input) { accepted reportIntervalSeconds userErrors { message } } }";
+        *second += 1;
+        let at = DateTime::from_timestamp(*second, 0).expect("a time");
+        let input = json!({ "clusterId": cluster, "nodeName": node.name, "samples": [gpu_sample(&node.gpus[0].1, at, 5.0)] });
+        let payload = to.mutate(agent, "reportGpuSamples", PACED, input).await;
+        assert_eq!(payload["accepted"], 1, "{payload}");
+        payload["reportIntervalSeconds"].as_i64().expect("an interval")
+    }
+
+    /// Reports until the answer is `wanted` (the watch state follows a subscription within a
+    /// moment, and another replica's through the next hand-over over Redis).
+    async fn until_interval(to: &TestApp, agent: &str, cluster: &str, node: &Node, second: &mut i64, wanted: i64, why: &str) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let got = report_interval(to, agent, cluster, node, second).await;
+            if got == wanted {
+                return;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "{why}: the gateway still asks for {got} s, not {wanted} s");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn agents_report_every_sample_while_someone_watches_their_node_and_every_few_seconds_otherwise() {
+        let app = TestApp::spawn_with(egs_tests::api_only).await;
+        let cluster = register_cluster(&app, "c1").await;
+        add_nodes(&app, &cluster, "h100", 2, SHAPE_H100, 8).await;
+        let mut all = nodes(&app, &cluster).await;
+        let (node, other) = (all.remove(0), all.remove(0));
+        let agent = agent_token(&app, &cluster, &node.name).await;
+        let first = Utc::now().timestamp() - 300;
+        let mut second = first;
+        let unwatched = egs_api::settings::ServeArgs::DEFAULT_UNWATCHED_REPORT_INTERVAL_SECS as i64;
+        assert_eq!(report_interval(&app, &agent, &cluster, &node, &mut second).await, unwatched, "nobody watches: gather");
+
+        // A subscriber to another node changes nothing; one to this node's GPU does.
+        let mut watcher = Socket::open(&app, &app.admin_token).await;
+        watcher.subscribe("other", SUBSCRIBE, json!({ "node": other.id })).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(report_interval(&app, &agent, &cluster, &node, &mut second).await, unwatched, "another node's subscriber");
+        watcher.subscribe("mine", SUBSCRIBE, json!({ "gpu": node.gpus[0].0 })).await;
+        until_interval(&app, &agent, &cluster, &node, &mut second, 0, "a subscriber to one of its GPUs").await;
+        // (The sample of the report that found it watched may have gone out just before.)
+        assert_eq!(report_interval(&app, &agent, &cluster, &node, &mut second).await, 0);
+        let update = watcher.next("mine", "gpuMetrics").await;
+        assert!(update["samples"].is_array(), "the watcher gets the samples: {update}");
+        watcher.send(json!({ "id": "mine", "type": "complete" })).await;
+        until_interval(&app, &agent, &cluster, &node, &mut second, unwatched, "its subscriber left").await;
+        drop(watcher);
+
+        if std::env::var("EGS_TEST_REDIS_URL").is_ok_and(|u| !u.is_empty()) {
+            // A subscriber on another replica counts as much: Redis says it heard the batch.
+            let replica = app.spawn_replica_with(egs_tests::api_only).await;
+            let mut remote = Socket::open(&replica, &app.admin_token).await;
+            remote.subscribe("far", SUBSCRIBE, json!({ "node": node.id })).await;
+            until_interval(&app, &agent, &cluster, &node, &mut second, 0, "a subscriber on another replica").await;
+            drop(remote);
+            until_interval(&app, &agent, &cluster, &node, &mut second, unwatched, "the other replica's subscriber left").await;
+            replica.finish().await;
+        }
+
+        // Every sample gathered meanwhile is in the history, whatever the pace.
+        let from = DateTime::from_timestamp(first, 0);
+        let points = app.ok(&app.admin_token, GPU, json!({ "id": node.gpus[0].0, "step": "1s", "from": from })).await;
+        let reported = points["node"]["metrics"].as_array().map_or(0, Vec::len) as i64;
+        assert_eq!(reported, second - first, "one point per report: {points}");
+        app.finish().await;
+    }
+
+    #[tokio::test]
+    async fn a_gpr_or_slice_subscriber_makes_the_nodes_it_holds_watched_and_no_others() {
+        const SCOPED: &str = "subscription($gpr: ID, $slice: ID) { gpuMetrics(gprId: $gpr, sliceId: $slice) { samples { gpuId } } }";
+        let app = TestApp::spawn().await;
+        let two = two_slices(&app).await;
+        let created = create_gpr(&app, &two.token_a, &two.slice_a, "watched", json!({ "nodeCount": 1 })).await;
+        let gpr = created["id"].as_str().expect("id").to_owned();
+        let (id, name, gpus) = gpus_of(&provisioned(&app, &two.token_a, &gpr).await);
+        let held = Node { id, name, gpus };
+        let idle = nodes(&app, &two.cluster).await.into_iter().find(|n| n.id != held.id).expect("an idle node");
+        let (held_agent, idle_agent) = (agent_token(&app, &two.cluster, &held.name).await, agent_token(&app, &two.cluster, &idle.name).await);
+        let first = Utc::now().timestamp() - 300;
+        let (mut held_second, mut idle_second) = (first, first);
+        let unwatched = egs_api::settings::ServeArgs::DEFAULT_UNWATCHED_REPORT_INTERVAL_SECS as i64;
+        assert_eq!(report_interval(&app, &held_agent, &two.cluster, &held, &mut held_second).await, unwatched);
+
+        let mut alice = Socket::open(&app, &two.token_a).await;
+        for (scope, variables) in [("its GPR", json!({ "gpr": gpr })), ("its slice", json!({ "slice": two.slice_a }))] {
+            alice.subscribe("scoped", SCOPED, variables).await;
+            until_interval(&app, &held_agent, &two.cluster, &held, &mut held_second, 0, scope).await;
+            let idle_pace = report_interval(&app, &idle_agent, &two.cluster, &idle, &mut idle_second).await;
+            assert_eq!(idle_pace, unwatched, "{scope}'s subscriber does not watch a node it does not hold");
+            alice.send(json!({ "id": "scoped", "type": "complete" })).await;
+            until_interval(&app, &held_agent, &two.cluster, &held, &mut held_second, unwatched, "the subscriber left").await;
+        }
+        drop(alice);
+
+        if std::env::var("EGS_TEST_REDIS_URL").is_ok_and(|u| !u.is_empty()) {
+            // On another replica: it tells through the GPR's presence channel, not by hearing
+            // every batch (which a scoped subscriber's replica does).
+            let replica = app.spawn_replica().await;
+            let mut remote = Socket::open(&replica, &two.token_a).await;
+            for (scope, variables) in [("its GPR", json!({ "gpr": gpr })), ("its slice", json!({ "slice": two.slice_a }))] {
+                remote.subscribe("far", SCOPED, variables).await;
+                until_interval(&app, &held_agent, &two.cluster, &held, &mut held_second, 0, scope).await;
+                for _ in 0..2 {
+                    let idle_pace = report_interval(&app, &idle_agent, &two.cluster, &idle, &mut idle_second).await;
+                    assert_eq!(idle_pace, unwatched, "{scope}'s subscriber on another replica does not watch a node it does not hold");
+                }
+                remote.send(json!({ "id": "far", "type": "complete" })).await;
+                until_interval(&app, &held_agent, &two.cluster, &held, &mut held_second, unwatched, "the other replica's subscriber left").await;
+            }
+            drop(remote);
+            replica.finish().await;
+        }
+        app.finish().await;
+    }
+
     #[tokio::test]
     async fn live_samples_arrive_coalesced_and_only_for_the_holding_slice() {
         let app = TestApp::spawn().await;

@@ -23,6 +23,16 @@
 //! its nodes again, so what is kept is never older than the last batch; a report whose node was
 //! removed meanwhile is refused by the batch (`NOT_FOUND`) although live subscribers saw it.
 //!
+//! **Reports come as often as someone looks.** The answer to a report tells the agent how long
+//! it may gather samples before the next ([`ReportAnswer::report_interval`]): zero (each sample
+//! as it is taken) while anyone watches the node live ([`MetricsStore::watched`], on any
+//! replica), otherwise the gateway's unwatched interval (5 s by default). Samples keep their own
+//! timestamps, so history has every second either way; what waits is `latestSample`, the alert
+//! rules and the node's heartbeat, by at most that interval. Most of a report's cost is per
+//! request (HTTP, the GraphQL request, a batch slot), so a fleet nobody watches costs about
+//! half as much (the `ingest` bench); a subscriber who starts watching gets the node every second from its agent's
+//! next report on.
+//!
 //! Validation stays per report and all or nothing: a report with a bad sample is refused with
 //! its own `userErrors` and changes nothing, whatever the others in its batch. A database
 //! failure fails every report of the batch (none of them is written; agents resend, and the
@@ -57,6 +67,18 @@ const RECENT: Duration = Duration::from_secs(2);
 const MAX_BATCH: usize = 256;
 /// Reports waiting for a batch beyond this wait for room (back-pressure on the agents).
 const QUEUE: usize = 4096;
+/// The longest the unwatched interval may be: well inside the 30 s after which a silent node
+/// is stale, so a report or two may be lost without the node going stale.
+pub const MAX_UNWATCHED_INTERVAL: Duration = Duration::from_secs(10);
+
+/// What a report's sender is told.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ReportAnswer {
+    pub ingested: Ingested,
+    /// How long the agent may gather samples before it reports again: zero (send each as it
+    /// is taken) while anyone watches the node live.
+    pub report_interval: Duration,
+}
 
 /// A node's samples from all its reports in a batch.
 struct NodeSamples<'a> {
@@ -162,19 +184,30 @@ pub struct ReportBatcher {
     /// nodes that exist (a read that finds nothing keeps nothing), so at most two entries per
     /// node of the inventory.
     known: Mutex<HashMap<NodeKey, Arc<KnownNode>>>,
+    /// How long the agent of a node nobody watches may gather samples (at most
+    /// [`MAX_UNWATCHED_INTERVAL`]).
+    unwatched_interval: Duration,
 }
 
 impl ReportBatcher {
-    pub fn new(db: DatabaseConnection, store: Arc<MetricsStore>, alerts: Arc<AlertHub>) -> Arc<Self> {
-        Arc::new(Self { db, store, alerts, queue: OnceLock::new(), known: Mutex::new(HashMap::new()) })
+    pub fn new(db: DatabaseConnection, store: Arc<MetricsStore>, alerts: Arc<AlertHub>, unwatched_interval: Duration) -> Arc<Self> {
+        let unwatched_interval = unwatched_interval.min(MAX_UNWATCHED_INTERVAL);
+        Arc::new(Self { db, store, alerts, queue: OnceLock::new(), known: Mutex::new(HashMap::new()), unwatched_interval })
     }
 
     /// Validates and stores one node's report, all or nothing: any invalid sample (or a GPU
     /// that is not the node's) stores none. Admins report for any node, an agent only for its
     /// own (refused before anything is read when it names another), and an agent's report is
     /// its node's heartbeat. New samples reach live subscribers at once, then are written with
-    /// their batch and go through the alert rules (whose transitions `alerts` publishes).
-    pub async fn report(self: &Arc<Self>, caller: &Caller, now: DateTime<Utc>, node_ref: NodeRef, reports: Vec<SampleReport>) -> Result<Ingested> {
+    /// their batch and go through the alert rules (whose transitions `alerts` publishes). The
+    /// answer says when to report next (see the module's docs).
+    pub async fn report(
+        self: &Arc<Self>,
+        caller: &Caller,
+        now: DateTime<Utc>,
+        node_ref: NodeRef,
+        reports: Vec<SampleReport>,
+    ) -> Result<ReportAnswer> {
         let agent = may_report_for(caller, &node_ref)?;
         if reports.len() > MAX_SAMPLES_PER_REPORT {
             return Err(Error::invalid("samples", format!("at most {MAX_SAMPLES_PER_REPORT} samples per report, got {}", reports.len())));
@@ -184,14 +217,14 @@ impl ReportBatcher {
             |known: &KnownNode| may_report_on(caller, agent, &known.node).and_then(|()| check_samples(&known.node, &known.gpus, &reports, now));
         // What the last batch read, if it passes; otherwise the node as stored now decides.
         let kept = self.known.lock().expect("known nodes").get(&key).cloned();
-        let (node_id, samples) = match kept.as_deref().map(|known| (known.node.id, check(known))) {
-            Some((id, Ok(samples))) => (id, samples),
+        let (node_id, held_by, samples) = match kept.as_deref().map(|known| (known.node.id, known.node.allocated_gpr_id, check(known))) {
+            Some((id, held_by, Ok(samples))) => (id, held_by, samples),
             _ => {
                 let known = self.read_node(&node_ref).await?;
-                (known.node.id, check(&known)?)
+                (known.node.id, known.node.allocated_gpr_id, check(&known)?)
             }
         };
-        let counts = self.store.ingest(node_id, samples.clone(), now.timestamp());
+        let counts = self.store.ingest_held(node_id, held_by, samples.clone(), now.timestamp());
         let (reply, answer) = oneshot::channel();
         let job = Job { node_id, samples, heartbeat: agent.then_some(now), reply, arrived: Instant::now() };
         let queue = self.queue.get_or_init(|| {
@@ -201,7 +234,10 @@ impl ReportBatcher {
         });
         queue.send(job).await.map_err(|_| Error::Internal(anyhow::anyhow!("the report writer stopped")))?;
         answer.await.map_err(|_| Error::Internal(anyhow::anyhow!("the report writer dropped a report")))??;
-        Ok(counts)
+        // Asked after the write, by when the batch's hand-over to the other replicas has
+        // answered whether any of them listens.
+        let report_interval = if self.store.watched(node_id) { Duration::ZERO } else { self.unwatched_interval };
+        Ok(ReportAnswer { ingested: counts, report_interval })
     }
 
     /// Reads one node and its GPUs as stored now, and keeps them for the next reports.

@@ -300,6 +300,12 @@ pub struct ReportGpuSamplesPayload {
     pub accepted: i32,
     /// Samples already stored (same GPU and second), e.g. resent after a reconnect.
     pub duplicates: i32,
+    /// How long the node's agent may gather samples before it reports again: 0 (send each
+    /// sample as it is taken) while anyone watches the node's GPUs live, on any replica;
+    /// otherwise the gateway's `--unwatched-report-interval` (5 by default, at most 10). Samples
+    /// keep their timestamps, so the history has every second either way; `latestSample`, the
+    /// alert rules and the heartbeat see them up to this much later.
+    pub report_interval_seconds: i32,
     /// Problems with the input; when there are any, nothing was stored.
     pub user_errors: Vec<UserError>,
 }
@@ -355,8 +361,13 @@ impl MetricsMutation {
             services.reports.report(caller, Utc::now(), node, input.samples).await
         };
         match result.await {
-            Ok(done) => Ok(ReportGpuSamplesPayload { accepted: done.accepted as i32, duplicates: done.duplicates as i32, user_errors: Vec::new() }),
-            Err(Error::User(user_errors)) => Ok(ReportGpuSamplesPayload { accepted: 0, duplicates: 0, user_errors }),
+            Ok(done) => Ok(ReportGpuSamplesPayload {
+                accepted: done.ingested.accepted as i32,
+                duplicates: done.ingested.duplicates as i32,
+                report_interval_seconds: i32::try_from(done.report_interval.as_secs()).unwrap_or(i32::MAX),
+                user_errors: Vec::new(),
+            }),
+            Err(Error::User(user_errors)) => Ok(ReportGpuSamplesPayload { accepted: 0, duplicates: 0, report_interval_seconds: 0, user_errors }),
             Err(other) => Err(other.into()),
         }
     }
@@ -396,6 +407,13 @@ impl MetricsSubscription {
             Scope::Gpu(_) => gpus.first().map_or(Feed::All, |g| Feed::Node(g.node_id)),
             Scope::Gpr(_) | Scope::Slice(_) => Feed::All,
         };
+        // Its agents report every sample while it lasts (a node's or a GPU's subscriber counts
+        // through its node feed).
+        let scope_watch = match scope {
+            Scope::Gpr(id) => Some(services.metrics.watch_scope(store::WatchedScope::Gpr(id))),
+            Scope::Slice(id) => Some(services.metrics.watch_scope(store::WatchedScope::Slice(id))),
+            Scope::Node(_) | Scope::Gpu(_) => None,
+        };
         let live = services.metrics.subscribe(feed).await;
         let visible = caller.visible_slices(db).await?;
         let allocation = match services.metrics.allocation() {
@@ -420,7 +438,10 @@ impl MetricsSubscription {
         };
         let wanted = move |sample: &sample::Sample, allocation: &store::Allocation| access::live_wanted(scope, &visible, allocation, sample);
         let updates = live::coalesced(live, std::time::Duration::from_secs(interval as u64), allocation, wanted);
-        Ok(updates.map(|samples| Ok(GpuMetricsUpdate { samples: samples.iter().map(GpuSample::from_live).collect() })))
+        Ok(updates.map(move |samples| {
+            let _watching = &scope_watch;
+            Ok(GpuMetricsUpdate { samples: samples.iter().map(GpuSample::from_live).collect() })
+        }))
     }
 }
 

@@ -180,7 +180,7 @@ pub struct NoMetricsFanout;
 
 #[async_trait::async_trait]
 impl MetricsFanout for NoMetricsFanout {
-    fn publish(&self, _: i64, _: &[Sample]) {}
+    fn publish(&self, _: i64, _: Option<i64>, _: &[Sample]) {}
 
     fn has_peers(&self) -> bool {
         false
@@ -198,6 +198,10 @@ pub struct Interest {
     pub all: bool,
     /// These nodes' (when not `all`).
     pub nodes: BTreeSet<i64>,
+    /// The GPRs whose nodes a GPR- or slice-scoped subscriber here watches (a slice's through
+    /// the GPRs holding nodes for it now): not to hear their batches (`all` does), but so the
+    /// replica an agent reports to can tell its node is watched (see [`MetricsStore::watched`]).
+    pub gprs: BTreeSet<i64>,
     /// Counts changes, so a subscriber can wait until the listener has applied its own.
     pub version: u64,
 }
@@ -206,6 +210,17 @@ pub struct Interest {
 /// node (so a sample reported elsewhere right after `subscribe` answered is not missed); past
 /// this it goes on, and hears the node from the next batch the listener gets.
 const INTEREST_APPLY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What a GPR- or slice-scoped live subscriber watches: the nodes the GPR holds, or those the
+/// slice's GPRs hold, whichever they are from moment to moment.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum WatchedScope {
+    Gpr(i64),
+    Slice(i64),
+}
+
+/// Held by a scoped subscription while it lasts: its scope counts as watched until dropped.
+pub struct ScopeWatch(#[allow(dead_code)] Arc<()>);
 
 /// Bounded per-GPU history and the live feeds; one per process, in `Services`.
 pub struct MetricsStore {
@@ -222,6 +237,8 @@ pub struct MetricsStore {
     last_sweep: AtomicI64,
     /// The shared allocation while live subscribers exist (its refresher stops with the last).
     allocation: Mutex<Option<watch::Sender<Arc<Allocation>>>>,
+    /// The scopes GPR- and slice-scoped subscribers watch, while their [`ScopeWatch`] lives.
+    scopes: Mutex<Vec<(WatchedScope, std::sync::Weak<()>)>>,
 }
 
 impl Default for MetricsStore {
@@ -247,6 +264,7 @@ impl MetricsStore {
             listening: std::sync::atomic::AtomicBool::new(false),
             last_sweep: AtomicI64::new(0),
             allocation: Mutex::new(None),
+            scopes: Mutex::new(Vec::new()),
         }
     }
 
@@ -260,9 +278,15 @@ impl MetricsStore {
     /// live subscribers, and hands the new samples to the other replicas. Samples must be
     /// validated (and within 24 h of `now`, Unix seconds) by the caller.
     pub fn ingest(&self, node_id: i64, samples: Vec<Sample>, now: i64) -> Ingested {
+        self.ingest_held(node_id, None, samples, now)
+    }
+
+    /// [`MetricsStore::ingest`] of a node held by GPR `held_by` (as the caller last read it):
+    /// the other replicas are asked whether they watch that GPR too.
+    pub fn ingest_held(&self, node_id: i64, held_by: Option<i64>, samples: Vec<Sample>, now: i64) -> Ingested {
         let (counts, stored) = self.store(samples, now);
         if !stored.is_empty() {
-            self.fanout.publish(node_id, &stored);
+            self.fanout.publish(node_id, held_by, &stored);
         }
         self.publish(node_id, stored);
         counts
@@ -272,6 +296,59 @@ impl MetricsStore {
     /// not stored here, not handed on again.
     pub fn deliver_remote(&self, node_id: i64, samples: Vec<Sample>) {
         self.publish(node_id, samples);
+    }
+
+    /// Whether anyone watches the node's samples live: a subscriber on this replica to the
+    /// node or one of its GPUs, or to the GPR holding it or that GPR's slice (as the shared
+    /// allocation, which live delivery follows, has it), or one on another replica (as the
+    /// fanout last heard). Agents of nodes nobody watches report less often.
+    pub fn watched(&self, node_id: i64) -> bool {
+        let feed =
+            self.node_feeds.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(&node_id).is_some_and(|feed| feed.receiver_count() > 0);
+        feed || self.scope_watched(node_id) || self.fanout.watched_elsewhere(node_id)
+    }
+
+    /// Whether a scoped subscriber here watches the GPR holding `node_id` or its slice.
+    fn scope_watched(&self, node_id: i64) -> bool {
+        let scopes = self.scopes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if scopes.iter().all(|(_, alive)| alive.strong_count() == 0) {
+            return false;
+        }
+        let Some(allocation) = self.allocation() else { return false };
+        let Some(holder) = allocation.borrow().get(&node_id).copied() else { return false };
+        scopes.iter().filter(|(_, alive)| alive.strong_count() > 0).any(|(scope, _)| match scope {
+            WatchedScope::Gpr(gpr_id) => *gpr_id == holder.gpr_id,
+            WatchedScope::Slice(slice_id) => *slice_id == holder.slice_id,
+        })
+    }
+
+    /// Counts `scope` as watched until the returned guard is dropped; the interest follows.
+    pub fn watch_scope(&self, scope: WatchedScope) -> ScopeWatch {
+        let alive = Arc::new(());
+        let mut scopes = self.scopes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        scopes.retain(|(_, alive)| alive.strong_count() > 0);
+        scopes.push((scope, Arc::downgrade(&alive)));
+        drop(scopes);
+        self.refresh_interest();
+        ScopeWatch(alive)
+    }
+
+    /// The GPRs scoped subscribers here watch: a slice's are those holding nodes for it now.
+    fn watched_gprs(&self) -> BTreeSet<i64> {
+        let scopes: Vec<WatchedScope> = {
+            let mut scopes = self.scopes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            scopes.retain(|(_, alive)| alive.strong_count() > 0);
+            scopes.iter().map(|(scope, _)| *scope).collect()
+        };
+        let mut gprs: BTreeSet<i64> = scopes.iter().filter_map(|s| if let WatchedScope::Gpr(id) = s { Some(*id) } else { None }).collect();
+        let slices: BTreeSet<i64> = scopes.iter().filter_map(|s| if let WatchedScope::Slice(id) = s { Some(*id) } else { None }).collect();
+        if !slices.is_empty()
+            && let Some(allocation) = self.allocation()
+        {
+            let held = allocation.borrow();
+            gprs.extend(held.values().filter(|h| slices.contains(&h.slice_id)).map(|h| h.gpr_id));
+        }
+        gprs
     }
 
     /// Which nodes this replica's live subscribers need from the others, kept current by
@@ -308,10 +385,11 @@ impl MetricsStore {
     fn set_interest(&self, feeds: &HashMap<i64, broadcast::Sender<Arc<SampleBatch>>>) {
         let all = self.live.receiver_count() > 0;
         let nodes: BTreeSet<i64> = if all { BTreeSet::new() } else { feeds.keys().copied().collect() };
+        let gprs = self.watched_gprs();
         self.interest.send_if_modified(|current| {
-            let changed = current.all != all || current.nodes != nodes;
+            let changed = current.all != all || current.nodes != nodes || current.gprs != gprs;
             if changed {
-                *current = Interest { all, nodes, version: current.version + 1 };
+                *current = Interest { all, nodes, gprs, version: current.version + 1 };
             }
             changed
         });
@@ -577,6 +655,34 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_node_is_watched_while_a_subscriber_of_it_or_of_its_gpr_or_slice_listens() {
+        let store = MetricsStore::new();
+        assert!(!store.watched(3), "nobody listens");
+        let node3 = store.subscribe(Feed::Node(3)).await;
+        assert!(store.watched(3) && !store.watched(4), "a node's subscriber watches that node only");
+        drop(node3);
+        assert!(!store.watched(3), "its subscriber left");
+
+        // Node 3 is held by GPR 7 of slice 2, node 5 by GPR 8 of slice 2, node 4 by nobody.
+        let held = |gpr_id, slice_id| Holder { gpr_id, slice_id, since: T0 };
+        let (_allocation, _refresher) = store.install_allocation(HashMap::from([(3, held(7, 2)), (5, held(8, 2))]));
+        let all = store.subscribe(Feed::All).await;
+        assert!(!store.watched(3), "hearing every batch is not watching every node");
+        let gpr = store.watch_scope(WatchedScope::Gpr(7));
+        assert!(store.watched(3) && !store.watched(4) && !store.watched(5), "a GPR's subscriber watches the nodes it holds");
+        assert_eq!(store.interest().borrow().gprs, BTreeSet::from([7]), "and tells the other replicas");
+        drop(gpr);
+        assert!(!store.watched(3));
+        let slice = store.watch_scope(WatchedScope::Slice(2));
+        assert!(store.watched(3) && store.watched(5) && !store.watched(4), "a slice's, those its GPRs hold");
+        assert_eq!(store.interest().borrow().gprs, BTreeSet::from([7, 8]));
+        drop((slice, all));
+        assert!(!store.watched(5));
+        store.refresh_interest();
+        assert!(store.interest().borrow().gprs.is_empty(), "forgotten once its subscriber left");
+    }
+
+    #[tokio::test]
     async fn a_node_feed_hears_only_its_node() {
         let store = MetricsStore::new();
         let mut node3 = store.subscribe(Feed::Node(3)).await;
@@ -597,7 +703,7 @@ mod tests {
 
     #[async_trait::async_trait]
     impl MetricsFanout for Recorded {
-        fn publish(&self, node_id: i64, samples: &[Sample]) {
+        fn publish(&self, node_id: i64, _: Option<i64>, samples: &[Sample]) {
             self.0.lock().expect("recorded").push((node_id, samples.iter().map(|s| s.at).collect()));
         }
 
