@@ -2463,6 +2463,14 @@ export type ReportGpuSamplesPayload = {
   accepted: Scalars['Int']['output'];
   /** Samples already stored (same GPU and second), e.g. resent after a reconnect. */
   duplicates: Scalars['Int']['output'];
+  /**
+   * How long the node's agent may gather samples before it reports again: 0 (send each
+   * sample as it is taken) while anyone watches the node's GPUs live, on any replica;
+   * otherwise the gateway's `--unwatched-report-interval` (5 by default, at most 10). Samples
+   * keep their timestamps, so the history has every second either way; `latestSample`, the
+   * alert rules and the heartbeat see them up to this much later.
+   */
+  reportIntervalSeconds: Scalars['Int']['output'];
   /** Problems with the input; when there are any, nothing was stored. */
   userErrors: Array<UserError>;
 };
