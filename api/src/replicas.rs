@@ -482,30 +482,34 @@ impl Heard {
             self.all = true;
         }
         let nodes = if wanted.all { BTreeSet::new() } else { wanted.nodes.clone() };
-        let added: Vec<String> = nodes.difference(&self.nodes).map(|n| fanout.node_channel(*n)).collect();
-        if !added.is_empty() {
-            sink.subscribe(&added).await?;
-        }
-        let removed: Vec<String> = self.nodes.difference(&nodes).map(|n| fanout.node_channel(*n)).collect();
-        if !removed.is_empty() {
-            sink.unsubscribe(&removed).await?;
-        }
-        self.nodes = nodes;
-        let added: Vec<String> = wanted.gprs.difference(&self.gprs).map(|g| fanout.watchers_channel(*g)).collect();
-        if !added.is_empty() {
-            sink.subscribe(&added).await?;
-        }
-        let removed: Vec<String> = self.gprs.difference(&wanted.gprs).map(|g| fanout.watchers_channel(*g)).collect();
-        if !removed.is_empty() {
-            sink.unsubscribe(&removed).await?;
-        }
-        self.gprs = wanted.gprs.clone();
+        follow(sink, &mut self.nodes, nodes, |n| fanout.node_channel(n)).await?;
+        follow(sink, &mut self.gprs, wanted.gprs.clone(), |g| fanout.watchers_channel(g)).await?;
         if !wanted.all && self.all {
             sink.punsubscribe(&pattern).await?;
             self.all = false;
         }
         Ok(())
     }
+}
+
+/// Subscribes to the channels of the ids in `wanted` and not in `heard`, unsubscribes from those
+/// only in `heard`; `heard` becomes `wanted`.
+async fn follow(
+    sink: &mut redis::aio::PubSubSink,
+    heard: &mut BTreeSet<i64>,
+    wanted: BTreeSet<i64>,
+    channel: impl Fn(i64) -> String,
+) -> redis::RedisResult<()> {
+    let added: Vec<String> = wanted.difference(heard).map(|id| channel(*id)).collect();
+    if !added.is_empty() {
+        sink.subscribe(&added).await?;
+    }
+    let removed: Vec<String> = heard.difference(&wanted).map(|id| channel(*id)).collect();
+    if !removed.is_empty() {
+        sink.unsubscribe(&removed).await?;
+    }
+    *heard = wanted;
+    Ok(())
 }
 
 /// Hears, for this replica: history queries from the others (and their answers to its own),

@@ -239,7 +239,7 @@ impl Totals {
         }
     }
 
-    fn print(mut self, name: &str, secs: f64, statements: f64) {
+    fn print(&mut self, name: &str, secs: f64, statements: f64) {
         self.latencies_us.sort_unstable();
         let q = |p: f64| {
             if self.latencies_us.is_empty() {
@@ -262,10 +262,28 @@ impl Totals {
             self.failures,
             statements / self.reports.max(1) as f64,
         );
-        if let Some(failure) = self.first_failure {
+        if let Some(failure) = &self.first_failure {
             println!("{:<10} first failure: {failure}", "");
         }
     }
+}
+
+/// Agent `i` of `count`'s ticks, once a second from `start`, the agents spread evenly over the
+/// second.
+fn spread_ticks(start: tokio::time::Instant, i: usize, count: usize) -> tokio::time::Interval {
+    let mut ticks = tokio::time::interval_at(start + Duration::from_secs(1) * i as u32 / count as u32, Duration::from_secs(1));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    ticks
+}
+
+/// What each replica's agents saw (index = replica), once every agent task is done.
+async fn by_replica(remotes: &[Remote], tasks: Vec<tokio::task::JoinHandle<(usize, Totals)>>) -> Vec<Totals> {
+    let mut per_replica: Vec<Totals> = remotes.iter().map(|_| Totals::default()).collect();
+    for task in tasks {
+        let (replica, totals) = task.await.expect("an agent task");
+        per_replica[replica].add(totals);
+    }
+    per_replica
 }
 
 /// Every agent once a second, spread evenly over the second, for `secs` seconds: its reports, or
@@ -273,16 +291,8 @@ impl Totals {
 async fn at_one_hertz(client: &reqwest::Client, remotes: &[Remote], agents: &Arc<Vec<Agent>>, secs: u64, floor: bool) -> Vec<Totals> {
     let start = tokio::time::Instant::now() + Duration::from_millis(200);
     let base = Utc::now().timestamp() + 1;
-    let agent_count = agents.len() as u32;
-    let ticks: Arc<Vec<tokio::sync::Mutex<(tokio::time::Interval, u64)>>> = Arc::new(
-        (0..agent_count)
-            .map(|i| {
-                let mut ticks = tokio::time::interval_at(start + Duration::from_secs(1) * i / agent_count, Duration::from_secs(1));
-                ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-                tokio::sync::Mutex::new((ticks, 0))
-            })
-            .collect(),
-    );
+    let ticks: Arc<Vec<tokio::sync::Mutex<(tokio::time::Interval, u64)>>> =
+        Arc::new((0..agents.len()).map(|i| tokio::sync::Mutex::new((spread_ticks(start, i, agents.len()), 0))).collect());
     run_agents(client, remotes, agents, floor, move |i| {
         let ticks = ticks.clone();
         async move {
@@ -305,15 +315,13 @@ async fn at_one_hertz(client: &reqwest::Client, remotes: &[Remote], agents: &Arc
 async fn paced(client: &reqwest::Client, remotes: &[Remote], agents: &Arc<Vec<Agent>>, secs: u64) -> Vec<Totals> {
     let start = tokio::time::Instant::now() + Duration::from_millis(200);
     let base = Utc::now().timestamp() + 1;
-    let agent_count = agents.len() as u32;
     let mut tasks = Vec::new();
     for i in 0..agents.len() {
         let (client, agents) = (client.clone(), agents.clone());
         let url = format!("{}graphql", remotes[agents[i].replica].base);
         tasks.push(tokio::spawn(async move {
             let agent = &agents[i];
-            let mut ticks = tokio::time::interval_at(start + Duration::from_secs(1) * i as u32 / agent_count, Duration::from_secs(1));
-            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            let mut ticks = spread_ticks(start, i, agents.len());
             let (mut totals, mut gathered, mut due) = (Totals::default(), Vec::new(), tokio::time::Instant::now());
             for tick in 0..=secs {
                 if tick < secs {
@@ -332,12 +340,7 @@ async fn paced(client: &reqwest::Client, remotes: &[Remote], agents: &Arc<Vec<Ag
             (agent.replica, totals)
         }));
     }
-    let mut per_replica: Vec<Totals> = remotes.iter().map(|_| Totals::default()).collect();
-    for task in tasks {
-        let (replica, totals) = task.await.expect("an agent task");
-        per_replica[replica].add(totals);
-    }
-    per_replica
+    by_replica(remotes, tasks).await
 }
 
 /// The least request an agent could send: what one GraphQL request over HTTP costs the gateway.
@@ -374,12 +377,7 @@ where
             (agents[i].replica, totals)
         }));
     }
-    let mut per_replica: Vec<Totals> = remotes.iter().map(|_| Totals::default()).collect();
-    for task in tasks {
-        let (replica, totals) = task.await.expect("an agent task");
-        per_replica[replica].add(totals);
-    }
-    per_replica
+    by_replica(remotes, tasks).await
 }
 
 /// What a phase cost each replica, and what its agents saw.
@@ -415,8 +413,9 @@ impl Costs<'_> {
         Measured { per_replica, cpu, driver: cpu_seconds(std::process::id()) - driver_before, elapsed }
     }
 
-    /// Each replica's cores, per 1,000 samples/s of its own and of the fleet, and above idle.
-    fn print(&self, name: &str, measured: Measured, statements: f64, what: &str) {
+    /// Each replica's cores, per 1,000 samples/s of its own and of the fleet, and above idle;
+    /// returns how many answers asked for each `reportIntervalSeconds`.
+    fn print(&self, name: &str, measured: Measured, statements: f64, what: &str) -> std::collections::BTreeMap<u64, u64> {
         let Measured { per_replica, cpu, driver, elapsed } = measured;
         let accepted: Vec<u64> = per_replica.iter().map(|t| t.accepted).collect();
         let mut totals = Totals::default();
@@ -445,6 +444,7 @@ impl Costs<'_> {
             total_cores / (fleet_rate / 1000.0),
             driver / elapsed,
         );
+        totals.intervals
     }
 }
 
@@ -526,20 +526,16 @@ async fn drive() {
     // Idle: what each replica spends with no report arriving (its timers, the scheduler, the
     // probes), printed beside the 1 Hz figure, which includes it.
     let idle_secs = (secs / 2).max(3);
-    let cpu_before: Vec<f64> = pids.iter().map(|&pid| egs_tests::process_usage(pid).map_or(0.0, |u| u.2)).collect();
+    let cpu_before: Vec<f64> = pids.iter().map(|&pid| cpu_seconds(pid)).collect();
     let clock = Instant::now();
     tokio::time::sleep(Duration::from_secs(idle_secs)).await;
-    let idle: Vec<f64> = pids
-        .iter()
-        .zip(&cpu_before)
-        .map(|(&pid, before)| (egs_tests::process_usage(pid).map_or(0.0, |u| u.2) - before) / clock.elapsed().as_secs_f64())
-        .collect();
+    let idle: Vec<f64> = pids.iter().zip(&cpu_before).map(|(&pid, before)| (cpu_seconds(pid) - before) / clock.elapsed().as_secs_f64()).collect();
 
     // 2. 1 Hz, spread over the second: agents of watched nodes.
     let costs = Costs { pids: &pids, idle: &idle, idle_secs, gpus };
     let before = statements().await;
     let measured = costs.measure(at_one_hertz(&client, &remotes, &agents, secs, false)).await;
-    costs.print("1 Hz:", measured, statements().await - before, "each sample reported as taken, as for a watched node");
+    let _ = costs.print("1 Hz:", measured, statements().await - before, "each sample reported as taken, as for a watched node");
     println!(
         "history:   {BYTES_PER_GPU} bytes per GPU (bound), {:.1} MiB for these {gpus} GPUs if one replica held them all",
         (BYTES_PER_GPU * gpus) as f64 / (1024.0 * 1024.0),
@@ -547,27 +543,16 @@ async fn drive() {
     // 3. Paced by the gateway: agents of nodes nobody watches.
     let before = statements().await;
     let measured = costs.measure(paced(&client, &remotes, &agents, secs)).await;
-    let asked: Vec<String> = {
-        let mut by_interval = std::collections::BTreeMap::<u64, u64>::new();
-        for t in &measured.per_replica {
-            for (interval, answers) in &t.intervals {
-                *by_interval.entry(*interval).or_default() += answers;
-            }
-        }
-        by_interval.iter().map(|(interval, answers)| format!("{answers} answers asked for {interval} s")).collect()
-    };
-    costs.print("paced:", measured, statements().await - before, "reports at the pace the gateway asks for, as for a node nobody watches");
+    let asked =
+        costs.print("paced:", measured, statements().await - before, "reports at the pace the gateway asks for, as for a node nobody watches");
+    let asked: Vec<String> = asked.iter().map(|(interval, answers)| format!("{answers} answers asked for {interval} s")).collect();
     println!("{:<10} the gateway's answers: {}", "", asked.join(", "));
     // 4. The floor: the same agents at 1 Hz sending the least request instead of their reports.
-    let cpu_before: Vec<f64> = pids.iter().map(|&pid| egs_tests::process_usage(pid).map_or(0.0, |u| u.2)).collect();
-    let clock = Instant::now();
-    let per_replica = at_one_hertz(&client, &remotes, &agents, secs, true).await;
-    let elapsed = clock.elapsed().as_secs_f64();
-    let floor_cores: f64 =
-        pids.iter().zip(&cpu_before).map(|(&pid, before)| egs_tests::process_usage(pid).map_or(0.0, |u| u.2) - before).sum::<f64>() / elapsed;
+    let measured = costs.measure(at_one_hertz(&client, &remotes, &agents, secs, true)).await;
+    let floor_cores = measured.cpu.iter().sum::<f64>() / measured.elapsed;
     let mut totals = Totals::default();
-    per_replica.into_iter().for_each(|t| totals.add(t));
-    totals.print("floor:", elapsed, 0.0);
+    measured.per_replica.into_iter().for_each(|t| totals.add(t));
+    totals.print("floor:", measured.elapsed, 0.0);
     println!(
         "floor:     `{FLOOR}` from every agent at 1 Hz instead of its report: {floor_cores:.3} cores over all replicas, {:.3} per 1,000 GPUs \
          reporting: one GraphQL request over HTTP per node per second, idle included, which no report over this transport costs less than",

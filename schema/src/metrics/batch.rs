@@ -30,8 +30,8 @@
 //! timestamps, so history has every second either way; what waits is `latestSample`, the alert
 //! rules and the node's heartbeat, by at most that interval. Most of a report's cost is per
 //! request (HTTP, the GraphQL request, a batch slot), so a fleet nobody watches costs about
-//! half as much (the `ingest` bench); a subscriber who starts watching gets the node every second from its agent's
-//! next report on.
+//! half as much (the `ingest` bench); a subscriber who starts watching gets the node every
+//! second from its agent's next report on.
 //!
 //! Validation stays per report and all or nothing: a report with a bad sample is refused with
 //! its own `userErrors` and changes nothing, whatever the others in its batch. A database

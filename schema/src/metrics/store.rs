@@ -310,36 +310,36 @@ impl MetricsStore {
 
     /// Whether a scoped subscriber here watches the GPR holding `node_id` or its slice.
     fn scope_watched(&self, node_id: i64) -> bool {
-        let scopes = self.scopes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if scopes.iter().all(|(_, alive)| alive.strong_count() == 0) {
+        let scopes = self.live_scopes();
+        if scopes.is_empty() {
             return false;
         }
         let Some(allocation) = self.allocation() else { return false };
         let Some(holder) = allocation.borrow().get(&node_id).copied() else { return false };
-        scopes.iter().filter(|(_, alive)| alive.strong_count() > 0).any(|(scope, _)| match scope {
+        scopes.iter().any(|scope| match scope {
             WatchedScope::Gpr(gpr_id) => *gpr_id == holder.gpr_id,
             WatchedScope::Slice(slice_id) => *slice_id == holder.slice_id,
         })
     }
 
+    /// The scopes of the scoped subscriptions still alive (the others are forgotten).
+    fn live_scopes(&self) -> Vec<WatchedScope> {
+        let mut scopes = self.scopes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        scopes.retain(|(_, alive)| alive.strong_count() > 0);
+        scopes.iter().map(|(scope, _)| *scope).collect()
+    }
+
     /// Counts `scope` as watched until the returned guard is dropped; the interest follows.
     pub fn watch_scope(&self, scope: WatchedScope) -> ScopeWatch {
         let alive = Arc::new(());
-        let mut scopes = self.scopes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        scopes.retain(|(_, alive)| alive.strong_count() > 0);
-        scopes.push((scope, Arc::downgrade(&alive)));
-        drop(scopes);
+        self.scopes.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push((scope, Arc::downgrade(&alive)));
         self.refresh_interest();
         ScopeWatch(alive)
     }
 
     /// The GPRs scoped subscribers here watch: a slice's are those holding nodes for it now.
     fn watched_gprs(&self) -> BTreeSet<i64> {
-        let scopes: Vec<WatchedScope> = {
-            let mut scopes = self.scopes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            scopes.retain(|(_, alive)| alive.strong_count() > 0);
-            scopes.iter().map(|(scope, _)| *scope).collect()
-        };
+        let scopes = self.live_scopes();
         let mut gprs: BTreeSet<i64> = scopes.iter().filter_map(|s| if let WatchedScope::Gpr(id) = s { Some(*id) } else { None }).collect();
         let slices: BTreeSet<i64> = scopes.iter().filter_map(|s| if let WatchedScope::Slice(id) = s { Some(*id) } else { None }).collect();
         if !slices.is_empty()
