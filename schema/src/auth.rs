@@ -9,7 +9,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::OnceCell;
@@ -21,8 +21,10 @@ pub const TOKEN_ISSUER: &str = "egs";
 /// How long a token lookup is trusted before the database is asked again. Revocation on this
 /// replica takes effect at once; on other replicas within this bound.
 const TOKEN_CACHE_TTL: Duration = Duration::from_secs(5);
-/// Bound on cached token lookups; the cache is cleared when it is reached.
-const TOKEN_CACHE_MAX: usize = 10_000;
+/// Bound on cached token lookups: room for a fleet's agents (one token per node, 10,000 nodes
+/// on one gateway) and its users. When it is reached, lapsed entries go first, and only if
+/// that frees nothing is the cache cleared.
+const TOKEN_CACHE_MAX: usize = 50_000;
 
 /// The claims inside an EGS token.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -173,6 +175,12 @@ pub struct TokenCache {
     /// cost. A token that differs in any byte (a forged signature, edited claims) misses and
     /// is checked in full; expiry and revocation are the record's, checked on every use.
     verified: Recent<Arc<str>>,
+
+    /// Token ids whose records a refresh is reading now: a refresh that starts meanwhile
+    /// leaves them to it. Without this, a fleet's tokens lapsing together start many refreshes
+    /// at once, each reading the same few hundred records (at 3,333 agents on one replica,
+    /// 2.6 million rows in three minutes).
+    refreshing: Mutex<HashSet<Box<str>>>,
 }
 
 impl TokenCache {
@@ -185,10 +193,34 @@ impl TokenCache {
     pub fn forget_user(&self, user_id: i64) {
         self.records.retain(|record| record.as_ref().is_none_or(|r| r.user_id != Some(user_id)));
     }
+
+    /// `jti`, and up to `limit - 1` other tokens past `age` in the cache that no other refresh
+    /// is reading: claimed for a refresh until the returned claim is dropped.
+    fn claim_refresh(&self, jti: &str, age: Duration, limit: usize) -> RefreshClaim<'_> {
+        let mut refreshing = self.refreshing.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut jtis = self.records.aging(age, limit.saturating_sub(1), |key| key == jti || refreshing.contains(key));
+        jtis.push(Box::from(jti));
+        refreshing.extend(jtis.iter().cloned());
+        RefreshClaim { cache: self, jtis }
+    }
 }
 
-/// Values by key for [`TOKEN_CACHE_TTL`], at most [`TOKEN_CACHE_MAX`] of them (all dropped
-/// when full).
+/// Token ids a refresh reads; released when it ends, however it ends.
+struct RefreshClaim<'a> {
+    cache: &'a TokenCache,
+    jtis: Vec<Box<str>>,
+}
+
+impl Drop for RefreshClaim<'_> {
+    fn drop(&mut self) {
+        let mut refreshing = self.cache.refreshing.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        for jti in &self.jtis {
+            refreshing.remove(jti);
+        }
+    }
+}
+
+/// Values by key for [`TOKEN_CACHE_TTL`], at most [`TOKEN_CACHE_MAX`] of them.
 struct Recent<V> {
     entries: Mutex<HashMap<Box<str>, (Instant, V)>>,
 }
@@ -211,14 +243,17 @@ impl<V: Clone> Recent<V> {
     fn put(&self, key: &str, value: V) {
         let mut entries = self.lock();
         if entries.len() >= TOKEN_CACHE_MAX {
-            entries.clear();
+            entries.retain(|_, (at, _)| at.elapsed() < TOKEN_CACHE_TTL);
+            if entries.len() >= TOKEN_CACHE_MAX {
+                entries.clear();
+            }
         }
         entries.insert(Box::from(key), (Instant::now(), value));
     }
 
-    /// Up to `limit` keys other than `besides` whose entries are older than `age`.
-    fn aging(&self, age: Duration, limit: usize, besides: &str) -> Vec<Box<str>> {
-        self.lock().iter().filter(|(key, (at, _))| at.elapsed() >= age && &***key != besides).map(|(key, _)| key.clone()).take(limit).collect()
+    /// Up to `limit` keys whose entries are older than `age`, except those `skip` names.
+    fn aging(&self, age: Duration, limit: usize, skip: impl Fn(&str) -> bool) -> Vec<Box<str>> {
+        self.lock().iter().filter(|(key, (at, _))| at.elapsed() >= age && !skip(key)).map(|(key, _)| key.clone()).take(limit).collect()
     }
 
     fn remove(&self, key: &str) {
@@ -295,16 +330,15 @@ pub async fn authenticate(db: &DatabaseConnection, keys: &TokenKeys, cache: &Tok
 /// couple of seconds, instead of one read per token per [`TOKEN_CACHE_TTL`]. Every record is
 /// still at most that old when it is used.
 async fn refresh_records(db: &DatabaseConnection, cache: &TokenCache, jti: &str) -> Result<Option<Arc<TokenRecord>>> {
-    let mut jtis = cache.records.aging(TOKEN_CACHE_TTL / 2, REFRESH_TOGETHER - 1, jti);
-    jtis.push(Box::from(jti));
-    let mut found = load_token_records(db, &jtis).await?;
+    let claim = cache.claim_refresh(jti, TOKEN_CACHE_TTL / 2, REFRESH_TOGETHER);
+    let mut found = load_token_records(db, &claim.jtis).await?;
     let mut asked = None;
-    for key in jtis {
-        let record = found.remove(&*key).map(Arc::new);
-        if *key == *jti {
+    for key in &claim.jtis {
+        let record = found.remove(&**key).map(Arc::new);
+        if **key == *jti {
             asked = Some(record.clone());
         }
-        cache.records.put(&key, record);
+        cache.records.put(key, record);
     }
     Ok(asked.flatten())
 }
@@ -484,7 +518,47 @@ impl Caller {
 
 #[cfg(test)]
 mod tests {
-    use super::TokenKeys;
+    use super::{Recent, TOKEN_CACHE_MAX, TOKEN_CACHE_TTL, TokenCache, TokenKeys};
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn concurrent_refreshes_read_each_aging_token_once() {
+        let cache = TokenCache::default();
+        for n in 0..10 {
+            cache.records.put(&format!("t{n}"), None);
+        }
+        // All ten are past the age at once (age zero): the first refresh claims them all
+        // besides its own token, the second gets only its own.
+        let first = cache.claim_refresh("t0", Duration::ZERO, 500);
+        assert_eq!(first.jtis.len(), 10);
+        let second = cache.claim_refresh("t3", Duration::ZERO, 500);
+        assert_eq!(second.jtis.iter().map(|j| &**j).collect::<Vec<_>>(), ["t3"], "t3 is also read by the first, but a miss reads its own");
+        drop(second);
+        drop(first);
+        assert_eq!(cache.claim_refresh("t0", Duration::ZERO, 4).jtis.len(), 4, "claims end with their refresh; the limit holds");
+    }
+
+    #[test]
+    fn a_full_cache_drops_lapsed_entries_first() {
+        let recent: Recent<u8> = Recent::default();
+        let lapsed = Instant::now().checked_sub(TOKEN_CACHE_TTL).expect("a clock past the TTL");
+        {
+            let mut entries = recent.lock();
+            for n in 0..TOKEN_CACHE_MAX - 1 {
+                entries.insert(format!("old{n}").into(), (lapsed, 0));
+            }
+        }
+        recent.put("fresh", 1);
+        recent.put("another", 2);
+        assert_eq!((recent.get("fresh"), recent.get("another"), recent.lock().len()), (Some(1), Some(2), 2));
+        // Full of live entries: cleared, rather than growing without bound.
+        let recent: Recent<u8> = Recent::default();
+        for n in 0..TOKEN_CACHE_MAX {
+            recent.put(&format!("live{n}"), 0);
+        }
+        recent.put("one more", 1);
+        assert_eq!(recent.lock().len(), 1);
+    }
 
     #[test]
     fn the_deployment_name_is_the_same_for_one_key_and_reveals_nothing_of_it() {
