@@ -253,6 +253,14 @@ pub fn api_only(settings: &mut ServeArgs) {
     settings.no_scheduler = true;
 }
 
+/// Settings for tests that read the database's copy of a node (latest samples, heartbeat,
+/// busy time) right after each of several quick reports: every report is written at once (and
+/// agents are asked for every sample). By default a node's are written at most once per
+/// unwatched interval (`egs_schema::metrics::batch`), which its own test covers.
+pub fn writes_every_report(settings: &mut ServeArgs) {
+    settings.unwatched_report_interval_secs = 0;
+}
+
 /// Settings for a bench whose one test user stands in for a crowd: no per-user bound on
 /// WebSocket connections and live operations, and no per-user query-cost budget (a real
 /// fleet's subscribers are many users, each with their own).

@@ -172,7 +172,10 @@ pub struct ServeArgs {
     /// Seconds a node agent may gather samples before it reports while nobody watches the
     /// node's GPUs live (it reports every sample as taken while someone does). Samples keep
     /// their timestamps, so history has every second either way; `latestSample`, alert rules
-    /// and heartbeats see them up to this much later. 0: agents always report as they sample.
+    /// and heartbeats see them up to this much later. Also how often at most a node's latest
+    /// values and heartbeat are written to the database, watched or not (live subscribers and
+    /// the alert rules still see every report at once). 0: agents always report as they
+    /// sample, and every report is written.
     #[arg(long, env = "EGS_UNWATCHED_REPORT_INTERVAL", default_value_t = ServeArgs::DEFAULT_UNWATCHED_REPORT_INTERVAL_SECS, value_parser = clap::value_parser!(u64).range(0..=egs_schema::metrics::batch::MAX_UNWATCHED_INTERVAL.as_secs()))]
     pub unwatched_report_interval_secs: u64,
     #[command(flatten)]

@@ -361,7 +361,13 @@ async fn an_idle_gpr_is_warned_before_its_idle_release_and_the_warning_ends_with
 
 #[tokio::test]
 async fn a_gpr_that_holds_gpus_it_barely_uses_is_warned_by_its_slice_policy() {
-    let app = TestApp::spawn_with(|s| s.alerts.sweep_interval_ms = 100).await;
+    // The sweep reads busy times from the database against the lifecycle's test clock, which
+    // jumps an hour: each report must be there before the jump.
+    let app = TestApp::spawn_with(|s| {
+        s.alerts.sweep_interval_ms = 100;
+        egs_tests::writes_every_report(s);
+    })
+    .await;
     let two = two_slices(&app).await;
     let policy = "mutation($input: SetSlicePolicyInput!) { setSlicePolicy(input: $input) { slice { policy { underuseBelowPercent underusePeriod } } userErrors { field code } } }";
     for (bad, field) in [(json!({ "underuseBelowPercent": 0 }), "underuseBelowPercent"), (json!({ "underusePeriod": "1m" }), "underusePeriod")] {

@@ -206,7 +206,7 @@ fn exported(metrics: &Exposition, family: &str) -> HashSet<String> {
 
 #[tokio::test]
 async fn gpu_samples_are_exported_under_dcgm_exporter_names_and_labels() {
-    let app = TestApp::spawn().await;
+    let app = TestApp::spawn_with(egs_tests::writes_every_report).await;
     let two = two_slices(&app).await; // cluster c1: h100-0..3, 8 GPUs each
     let names: Vec<String> = (0..4).map(|n| format!("h100-{n}")).collect();
     let mut agents = Vec::new();
@@ -326,7 +326,11 @@ async fn gpu_samples_are_exported_under_dcgm_exporter_names_and_labels() {
 async fn gpus_of_a_silent_agent_are_left_out_until_it_reports_again() {
     use sea_orm::sea_query::Expr;
     use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
-    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let app = TestApp::spawn_with(|s| {
+        egs_tests::api_only(s);
+        egs_tests::writes_every_report(s);
+    })
+    .await;
     let cluster = register_cluster(&app, "c1").await;
     add_nodes(&app, &cluster, "h100", 2, SHAPE_H100, 2).await;
     let mut agents = Vec::new();
@@ -467,7 +471,7 @@ mod summaries {
 
     #[tokio::test]
     async fn the_next_holder_s_summaries_do_not_read_what_the_previous_one_ran() {
-        let app = TestApp::spawn().await;
+        let app = TestApp::spawn_with(egs_tests::writes_every_report).await;
         let two = two_slices(&app).await; // four nodes
         let first = create_gpr(&app, &two.token_a, &two.slice_a, "first", json!({ "nodeCount": 4 })).await["id"].as_str().expect("id").to_owned();
         let held = provisioned(&app, &two.token_a, &first).await;

@@ -119,9 +119,73 @@ async fn an_agent_reports_a_batch_and_dashboards_read_it_back() {
     app.finish().await;
 }
 
+/// By default the database gets a node's latest values at most once per unwatched interval:
+/// a report soon after the last write is answered, in history and through the alert rules at
+/// once, and in the database's columns when the interval is over, with no report after it.
+#[tokio::test]
+async fn the_database_gets_a_nodes_latest_values_at_most_once_per_interval() {
+    const OPEN_HOT: &str = "{ alerts(kind: OVER_TEMPERATURE, open: true, first: 10) { nodes { value } } }";
+    let app = TestApp::spawn_with(|s| {
+        egs_tests::api_only(s);
+        s.unwatched_report_interval_secs = 1;
+    })
+    .await;
+    let cluster = register_cluster(&app, "c1").await;
+    add_nodes(&app, &cluster, "n", 1, SHAPE_H100, 1).await;
+    let node = nodes(&app, &cluster).await.remove(0);
+    let agent = agent_token(&app, &cluster, &node.name).await;
+    let (gpu_id, uuid) = node.gpus[0].clone();
+    let t0 = second(Utc::now()) - chrono::Duration::seconds(10);
+    let at = |s: i64| t0 + chrono::Duration::seconds(s);
+    let accepted = |body: Value| body["data"]["reportGpuSamples"]["accepted"].clone();
+
+    // Not written lately: written with its own batch.
+    let started = std::time::Instant::now();
+    assert_eq!(accepted(report(&app, &agent, &cluster, &node.name, vec![gpu_sample(&uuid, at(0), 10.0)]).await), 1);
+    let row = gpu_row(&app, &uuid).await;
+    assert_eq!((row.last_sample_at, row.latest_util), (Some(at(0)), Some(10.0)));
+    // Its heartbeat as if long ago, to see the next one written.
+    let aged = Utc::now() - chrono::Duration::seconds(31);
+    egs_entities::node::Entity::update_many()
+        .col_expr(egs_entities::node::Column::LastHeartbeatAt, sea_orm::sea_query::Expr::value(aged))
+        .exec(&app.db)
+        .await
+        .expect("age the heartbeat");
+    let heartbeat = || async { egs_entities::node::Entity::find().one(&app.db).await.expect("query").and_then(|n| n.last_heartbeat_at) };
+
+    // Right after: answered, in history, through the alert rules, not in the database yet.
+    assert_eq!(accepted(report(&app, &agent, &cluster, &node.name, vec![gpu_sample_hot(&uuid, at(1), 95.0, 300.0)]).await), 1);
+    assert_eq!(app.ok(&app.admin_token, OPEN_HOT, json!({})).await["alerts"]["nodes"], json!([{ "value": 95.0 }]));
+    let gpu = app.ok(&app.admin_token, GPU, json!({ "id": gpu_id, "step": "1s", "from": at(0).to_rfc3339() })).await["node"].clone();
+    assert_eq!(gpu["metrics"].as_array().map(Vec::len), Some(2), "history has both: {gpu}");
+    if started.elapsed() < Duration::from_millis(900) {
+        assert_eq!(gpu_row(&app, &uuid).await.last_sample_at, Some(at(0)), "written at most once a second");
+        assert_eq!(time(&gpu["latestSample"]["time"]), at(0));
+        assert!(heartbeat().await < Some(aged + chrono::Duration::seconds(1)), "the heartbeat waits with the values");
+    }
+
+    // The interval over, with no other report: written, heartbeat and all.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while gpu_row(&app, &uuid).await.last_sample_at != Some(at(1)) {
+        assert!(std::time::Instant::now() < deadline, "the waiting values were never written");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(started.elapsed() >= Duration::from_secs(1), "not before the interval: {:?}", started.elapsed());
+    let row = gpu_row(&app, &uuid).await;
+    assert_eq!((row.latest_temperature_c, row.latest_power_w), (Some(95.0), Some(300.0)));
+    assert!(heartbeat().await > Some(aged + chrono::Duration::seconds(25)), "the second report's heartbeat is written with it");
+    let gpu = app.ok(&app.admin_token, GPU, json!({ "id": gpu_id })).await["node"].clone();
+    assert_eq!(time(&gpu["latestSample"]["time"]), at(1));
+    app.finish().await;
+}
+
 #[tokio::test]
 async fn a_resend_after_a_reconnect_is_not_counted_twice() {
-    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let app = TestApp::spawn_with(|s| {
+        egs_tests::api_only(s);
+        egs_tests::writes_every_report(s);
+    })
+    .await;
     let cluster = register_cluster(&app, "c1").await;
     add_nodes(&app, &cluster, "h100", 1, SHAPE_H100, 2).await;
     let node = nodes(&app, &cluster).await.remove(0);
@@ -309,7 +373,7 @@ async fn only_the_slice_holding_a_node_reads_its_metrics() {
 
 #[tokio::test]
 async fn the_next_holder_of_a_node_does_not_read_what_the_previous_one_ran() {
-    let app = TestApp::spawn().await;
+    let app = TestApp::spawn_with(egs_tests::writes_every_report).await;
     let two = two_slices(&app).await; // four nodes
     let release = "mutation($input: GprActionInput!) { earlyReleaseGpr(input: $input) { gpr { phase } userErrors { field message code } } }";
     let phase = "query($id: ID!) { gpr(id: $id) { phase } }";
@@ -351,7 +415,7 @@ async fn the_next_holder_of_a_node_does_not_read_what_the_previous_one_ran() {
 
 #[tokio::test]
 async fn samples_move_last_busy_at_and_idle_gpus_end_the_gpr() {
-    let app = TestApp::spawn().await;
+    let app = TestApp::spawn_with(egs_tests::writes_every_report).await;
     let two = two_slices(&app).await;
     let created = create_gpr(&app, &two.token_a, &two.slice_a, "idle", json!({ "nodeCount": 1, "idleTimeout": "30m" })).await;
     let id = created["id"].as_str().expect("id").to_owned();
@@ -398,7 +462,11 @@ async fn samples_move_last_busy_at_and_idle_gpus_end_the_gpr() {
 #[tokio::test]
 async fn a_node_whose_agent_falls_silent_reads_as_stale() {
     use sea_orm::sea_query::Expr;
-    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let app = TestApp::spawn_with(|s| {
+        egs_tests::api_only(s);
+        egs_tests::writes_every_report(s);
+    })
+    .await;
     let cluster = register_cluster(&app, "c1").await;
     add_nodes(&app, &cluster, "h100", 2, SHAPE_H100, 1).await;
     let all = nodes(&app, &cluster).await;
@@ -432,7 +500,11 @@ async fn a_node_whose_agent_falls_silent_reads_as_stale() {
 #[tokio::test]
 async fn reports_arriving_together_are_stored_as_one_batch_each_answered_on_its_own() {
     const REPORTERS: usize = 20;
-    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let app = TestApp::spawn_with(|s| {
+        egs_tests::api_only(s);
+        egs_tests::writes_every_report(s);
+    })
+    .await;
     let cluster = register_cluster(&app, "c1").await;
     add_nodes(&app, &cluster, "h100", REPORTERS + 1, SHAPE_H100, 8).await;
     let all = nodes(&app, &cluster).await;
@@ -489,7 +561,11 @@ async fn reports_arriving_together_are_stored_as_one_batch_each_answered_on_its_
 /// node and a node registered again under its old name are each seen by the next report.
 #[tokio::test]
 async fn reports_follow_the_inventory_the_gateway_kept_of_their_node() {
-    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let app = TestApp::spawn_with(|s| {
+        egs_tests::api_only(s);
+        egs_tests::writes_every_report(s);
+    })
+    .await;
     let cluster = register_cluster(&app, "c1").await;
     add_nodes(&app, &cluster, "n", 1, SHAPE_H100, 1).await;
     let agent = agent_token(&app, &cluster, "n-0").await;

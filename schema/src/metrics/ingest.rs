@@ -210,37 +210,67 @@ pub(super) fn time_of(at: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(at, 0).unwrap_or_default()
 }
 
-/// One node's validated samples, and the heartbeat when its agent sent them.
-pub(super) struct NodeReport<'a> {
-    pub node_id: i64,
-    pub samples: &'a [Sample],
-    pub heartbeat: Option<DateTime<Utc>>,
+/// What one node's reports have brought that the database does not have yet: each GPU's
+/// newest sample and newest busy time, and the newest heartbeat. Adding reports keeps only
+/// what is newer, so it holds at most one sample per GPU however many reports went in.
+#[derive(Default)]
+pub(super) struct Unwritten {
+    newest: BTreeMap<i64, Sample>,
+    busy: BTreeMap<i64, i64>,
+    heartbeat: Option<DateTime<Utc>>,
 }
 
-/// Moves each GPU's latest sample (and `last_sample_at`, `last_busy_at`) forward, never back,
-/// for reports of one or more nodes: a
-/// resend or a late batch changes nothing it should not. One `UPDATE … FROM (VALUES …)` for all
-/// the GPUs (per [`GPUS_PER_STATEMENT`]), each column guarded by its own "newer than stored"
-/// test, and one for the heartbeats, in one transaction: a fixed number of statements whatever
-/// the number of GPUs and nodes (one `UPDATE` per GPU was 2 + GPUs + 1 per report).
-pub(super) async fn persist_latest(db: &DatabaseConnection, reports: &[NodeReport<'_>]) -> Result<()> {
+impl Unwritten {
+    pub fn add(&mut self, samples: &[Sample], heartbeat: Option<DateTime<Utc>>) {
+        for s in samples {
+            if self.newest.get(&s.gpu_id).is_none_or(|kept| kept.at < s.at) {
+                self.newest.insert(s.gpu_id, s.clone());
+            }
+            if f64::from(s.values.util) >= BUSY_UTIL_PERCENT {
+                let at = self.busy.entry(s.gpu_id).or_insert(s.at);
+                *at = (*at).max(s.at);
+            }
+        }
+        self.heartbeat = self.heartbeat.max(heartbeat);
+    }
+
+    /// `gpu` as the database will have it once this is written (the columns only move forward).
+    pub fn apply_to(&self, gpu: &mut gpu::Model) {
+        if let Some(s) = self.newest.get(&gpu.id).filter(|s| gpu.last_sample_at.is_none_or(|t| t.timestamp() < s.at)) {
+            gpu.last_sample_at = Some(time_of(s.at));
+            gpu.latest_util = Some(f64::from(s.values.util));
+            gpu.latest_mem_util = Some(f64::from(s.values.mem_util));
+            gpu.latest_mem_used_mib = Some(f64::from(s.values.mem_used_mib));
+            gpu.latest_temperature_c = Some(f64::from(s.values.temperature));
+            gpu.latest_power_w = Some(f64::from(s.values.power));
+            gpu.latest_sm_clock_mhz = Some(f64::from(s.sm_clock_mhz));
+            gpu.latest_xid_errors = Some(XidErrors(s.xid_errors.clone()));
+            gpu.latest_ecc_corrected = s.ecc_corrected;
+            gpu.latest_ecc_uncorrected = s.ecc_uncorrected;
+        }
+        if let Some(&at) = self.busy.get(&gpu.id).filter(|&&at| gpu.last_busy_at.is_none_or(|t| t.timestamp() < at)) {
+            gpu.last_busy_at = Some(time_of(at));
+        }
+    }
+}
+
+/// Moves each GPU's latest sample (and `last_sample_at`, `last_busy_at`) and each node's
+/// heartbeat forward, never back, for what reports of one or more nodes brought (`nodes`, by
+/// node id): a resend or a late batch changes nothing it should not. One
+/// `UPDATE … FROM (VALUES …)` for all the GPUs (per [`GPUS_PER_STATEMENT`]), each column
+/// guarded by its own "newer than stored" test, and one for the heartbeats, in one
+/// transaction: a fixed number of statements whatever the number of GPUs and nodes (one
+/// `UPDATE` per GPU was 2 + GPUs + 1 per report).
+pub(super) async fn persist_latest(db: &DatabaseConnection, nodes: &[(i64, &Unwritten)]) -> Result<()> {
     // By GPU id: concurrent writers lock rows in the same order.
     let mut newest: BTreeMap<i64, &Sample> = BTreeMap::new();
     let mut busy: BTreeMap<i64, i64> = BTreeMap::new();
     let mut heartbeats: BTreeMap<i64, DateTime<Utc>> = BTreeMap::new();
-    for NodeReport { node_id, samples, heartbeat } in reports {
-        for s in *samples {
-            if newest.get(&s.gpu_id).is_none_or(|kept| kept.at < s.at) {
-                newest.insert(s.gpu_id, s);
-            }
-            if f64::from(s.values.util) >= BUSY_UTIL_PERCENT {
-                let at = busy.entry(s.gpu_id).or_insert(s.at);
-                *at = (*at).max(s.at);
-            }
-        }
-        if let Some(at) = heartbeat {
-            let kept = heartbeats.entry(*node_id).or_insert(*at);
-            *kept = (*kept).max(*at);
+    for &(node_id, unwritten) in nodes {
+        newest.extend(unwritten.newest.iter().map(|(gpu, s)| (*gpu, s)));
+        busy.extend(&unwritten.busy);
+        if let Some(at) = unwritten.heartbeat {
+            heartbeats.insert(node_id, at);
         }
     }
     let txn = db.begin().await?;
