@@ -10,7 +10,9 @@
 //! second) meanwhile. `EGS_BENCH_MODE=submit`: the changes are new GPRs instead (`createGpr`
 //! at the top of a slice's queue, sent at the rate without waiting for each other; the issue's
 //! case is 1,000 subscribers at 50 a second). Backend as `TestApp` picks (`EGS_TEST_DATABASE_URL` for PostgreSQL).
-//! The clients run in this process beside the gateway, on the same two cores. Numbers are
+//! Deliveries over a second are also listed by change (one change every subscriber saw late is
+//! the gateway; a few subscribers late on many changes is a socket or the client). The clients
+//! run in this process beside the gateway, on the same two cores. Numbers are
 //! printed; nothing is asserted.
 
 /// The same allocator as the `egs` binary, so the numbers are the product's.
@@ -86,6 +88,42 @@ async fn socket(
         }
     }
     Err("the socket closed".into())
+}
+
+/// Deliveries over a second, by change: whether a slow tail is one change every subscriber saw
+/// late (the gateway) or a few subscribers of many changes (a socket, or the client).
+#[derive(Default)]
+struct Late {
+    by_change: HashMap<(usize, i64), (usize, Duration)>,
+}
+
+impl Late {
+    const OVER: Duration = Duration::from_secs(1);
+
+    fn note(&mut self, slice: usize, level: i64, took: Duration) {
+        if took > Self::OVER {
+            let entry = self.by_change.entry((slice, level)).or_default();
+            entry.0 += 1;
+            entry.1 = entry.1.max(took);
+        }
+    }
+
+    fn print(&self) {
+        let total: usize = self.by_change.values().map(|(n, _)| n).sum();
+        let mut worst: Vec<_> = self.by_change.iter().collect();
+        worst.sort_by_key(|(_, (_, took))| std::cmp::Reverse(*took));
+        let listed: Vec<String> = worst
+            .iter()
+            .take(5)
+            .map(|((slice, level), (n, took))| format!("slice {slice} level {level}: {n} late, up to {} ms", took.as_millis()))
+            .collect();
+        println!(
+            "  over 1 s: {total} deliveries of {} changes{}{}",
+            self.by_change.len(),
+            if listed.is_empty() { "" } else { "; " },
+            listed.join("; ")
+        );
+    }
 }
 
 fn main() {
@@ -174,6 +212,7 @@ fn main() {
         let rounds = rate * secs;
         let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / rate as f64));
         let mut delivered = Vec::with_capacity(subscribers * rounds / SLICES);
+        let mut late = Late::default();
         let mut submits = tokio::task::JoinSet::new();
         let ticks = Ticks::scrape(&app).await;
         // A handle on the same gateway that tasks can share.
@@ -199,6 +238,7 @@ fn main() {
             while let Ok((slice, level, at)) = seen.try_recv() {
                 if let Some(sent) = sent_at.get(&(slice, level)) {
                     delivered.push(at.saturating_duration_since(*sent));
+                    late.note(slice, level, at.saturating_duration_since(*sent));
                 }
             }
         }
@@ -210,6 +250,7 @@ fn main() {
                 Ok(Some((slice, level, at))) => {
                     if let Some(sent) = sent_at.get(&(slice, level)) {
                         delivered.push(at.saturating_duration_since(*sent));
+                        late.note(slice, level, at.saturating_duration_since(*sent));
                     }
                 }
                 _ => break,
@@ -240,6 +281,7 @@ fn main() {
             ms(others.last().copied().unwrap_or_default()),
             others.len(),
         );
+        late.print();
         println!("  scheduler: {}", ticks.since(&Ticks::scrape(&app).await));
         println!("  the changes themselves answered in p50 {:.1} ms, p99 {:.1} ms", ms(quantile(&answered, 0.5)), ms(quantile(&answered, 0.99)));
         app.finish().await;
