@@ -21,9 +21,9 @@
 //! rates (at 1,000 GPUs at 1 Hz, 20 batches a second took about 56 of 80 ms a second), so a
 //! batch gathers as long as more reports are worth waiting for: batches start at most every
 //! [`GATHER`], and a batch waits, after its first report arrived, [`GATHER_PER_REPORTER`] for
-//! each other node that reported lately (up to [`MAX_GATHER`]) unless every such node already
-//! has a report in it. A lone agent, or a test reporting one node at a time, waits for nothing
-//! past `GATHER`; a fleet reporting once a second is written in about four batches a second; a
+//! each other node that reported lately and before that too (up to [`MAX_GATHER`]) unless every
+//! such node already has a report in it. A lone agent, a test reporting one node at a time, or
+//! nodes reporting once each (registering, a backfill) wait for nothing past `GATHER`; a fleet reporting once a second is written in about four batches a second; a
 //! fleet whose agents each wait for their answer before sending again (closed loop) is written
 //! as soon as all of them are in, so gathering does not throttle it. Live subscribers, who get
 //! samples before the write, wait for none of it.
@@ -73,8 +73,12 @@ pub const GATHER: Duration = Duration::from_millis(50);
 const GATHER_PER_REPORTER: Duration = Duration::from_millis(2);
 /// …up to this long after its first report arrived.
 const MAX_GATHER: Duration = Duration::from_millis(250);
-/// A node that reported within this long is expected to report again soon.
+/// A node that reported within this long is expected to report again soon…
 const RECENT: Duration = Duration::from_secs(2);
+/// …if it reported before that, within this long: the longest an agent is told to wait, and
+/// some. (A node reporting once was waited for as well: the `fleet` bench's seed, one report
+/// per node, 16 at a time, took 171 s, each batch waiting 250 ms for nodes that were done.)
+const REMEMBER: Duration = Duration::from_secs(12);
 /// Most reports in one batch (bounds one batch's statements' parameters and its work). Batches
 /// are written one after another, at most one per [`GATHER`], so this also bounds a replica's
 /// reports per second: 256 held one replica to about 3,000 a second (3,333 nodes at 1 Hz fell
@@ -162,25 +166,54 @@ struct Job {
     arrived: Instant,
 }
 
-/// The nodes that reported lately, and when last.
+/// The nodes that reported lately: those that report again and again are waited for.
 #[derive(Default)]
 struct Reporters {
-    last: HashMap<i64, Instant>,
+    nodes: HashMap<i64, Reporter>,
+    /// How many nodes are [`Reporter::expected`].
+    expected: usize,
+}
+
+struct Reporter {
+    last: Instant,
+    /// Reported more than once while remembered: an agent, not a one-off (a registration
+    /// storm, an admin's backfill), which a batch waiting for it would wait for in vain.
+    recurs: bool,
+    /// Recurs and reported within [`RECENT`]: expected again soon.
+    expected: bool,
 }
 
 impl Reporters {
     /// How long a batch may wait, after its first report arrived, for the reports of the
     /// other nodes that report: nothing for a lone reporter, at most [`MAX_GATHER`].
     fn gather(&self) -> Duration {
-        let others = u32::try_from(self.last.len().saturating_sub(1)).unwrap_or(u32::MAX);
+        let others = u32::try_from(self.expected.saturating_sub(1)).unwrap_or(u32::MAX);
         GATHER_PER_REPORTER.saturating_mul(others).min(MAX_GATHER)
     }
 
-    fn saw(&mut self, jobs: &[Job], now: Instant) {
-        for job in jobs {
-            self.last.insert(job.node_id, now);
+    fn expects(&self, node_id: i64) -> bool {
+        self.nodes.get(&node_id).is_some_and(|r| r.expected)
+    }
+
+    /// The nodes of a batch reported at `now`.
+    fn saw(&mut self, nodes: impl IntoIterator<Item = i64>, now: Instant) {
+        for node_id in nodes {
+            self.nodes
+                .entry(node_id)
+                .and_modify(|r| {
+                    r.last = now;
+                    r.recurs = true;
+                })
+                .or_insert(Reporter { last: now, recurs: false, expected: false });
         }
-        self.last.retain(|_, at| now.duration_since(*at) < RECENT);
+        let mut expected = 0;
+        self.nodes.retain(|_, r| {
+            let quiet = now.duration_since(r.last);
+            r.expected = r.recurs && quiet < RECENT;
+            expected += usize::from(r.expected);
+            quiet < REMEMBER
+        });
+        self.expected = expected;
     }
 }
 
@@ -188,7 +221,7 @@ impl Reporters {
 struct Gathering {
     jobs: Vec<Job>,
     nodes: HashSet<i64>,
-    /// How many of [`Reporters`] the batch holds a report of.
+    /// How many of the nodes [`Reporters`] expects the batch holds a report of.
     reporters_in: usize,
 }
 
@@ -200,7 +233,7 @@ impl Gathering {
     }
 
     fn push(&mut self, job: Job, reporters: &Reporters) {
-        if self.nodes.insert(job.node_id) && reporters.last.contains_key(&job.node_id) {
+        if self.nodes.insert(job.node_id) && reporters.expects(job.node_id) {
             self.reporters_in += 1;
         }
         self.jobs.push(job);
@@ -210,9 +243,9 @@ impl Gathering {
         self.jobs.len() >= MAX_BATCH
     }
 
-    /// Every node that reported lately has a report here: waiting longer gathers no more.
+    /// Every node expected has a report here: waiting longer gathers no more.
     fn everyone_in(&self, reporters: &Reporters) -> bool {
-        self.reporters_in >= reporters.last.len()
+        self.reporters_in >= reporters.expected
     }
 }
 
@@ -368,7 +401,7 @@ impl ReportBatcher {
                 }
             }
             let now = Instant::now();
-            reporters.saw(&batch.jobs, now);
+            reporters.saw(batch.nodes.iter().copied(), now);
             last_start = Some(now);
             self.store_batch(batch.jobs, &mut unflushed).await;
         }
@@ -488,9 +521,12 @@ mod tests {
         Job { node_id, samples: Vec::new(), heartbeat: None, reply, arrived: Instant::now() }
     }
 
-    fn reporters(ids: impl IntoIterator<Item = i64>) -> Reporters {
+    /// Nodes that reported twice, just now.
+    fn reporters(ids: impl IntoIterator<Item = i64> + Clone) -> Reporters {
         let mut reporters = Reporters::default();
-        reporters.saw(&ids.into_iter().map(job).collect::<Vec<_>>(), Instant::now());
+        let now = Instant::now();
+        reporters.saw(ids.clone(), now);
+        reporters.saw(ids, now);
         reporters
     }
 
@@ -516,9 +552,23 @@ mod tests {
     }
 
     #[test]
-    fn reporters_are_forgotten_once_quiet_for_recent() {
-        let mut recent = reporters([1, 2]);
-        recent.saw(&[job(3)], Instant::now() + RECENT);
-        assert_eq!(recent.last.keys().copied().collect::<Vec<_>>(), vec![3]);
+    fn reporters_are_expected_while_recent_and_forgotten_once_quiet_for_remember() {
+        let mut known = reporters([1, 2]);
+        let start = Instant::now();
+        known.saw([3], start + RECENT);
+        assert!(!known.expects(1) && !known.expects(3), "1 is quiet for RECENT, 3 reported once");
+        assert_eq!((known.expected, known.nodes.len()), (0, 3), "all still remembered");
+        known.saw([1], start + RECENT * 2);
+        assert!(known.expects(1), "a paced agent, back after a few seconds, recurs");
+        known.saw([4], start + RECENT + REMEMBER);
+        assert_eq!(known.nodes.keys().copied().collect::<BTreeSet<_>>(), BTreeSet::from([1, 4]));
+    }
+
+    #[test]
+    fn one_off_reporters_are_not_waited_for() {
+        let mut seen = Reporters::default();
+        seen.saw(1..=100, Instant::now());
+        assert_eq!(seen.gather(), Duration::ZERO, "a hundred nodes reporting once each (a registration storm)");
+        assert!(Gathering::new(job(101), &seen).everyone_in(&seen));
     }
 }
