@@ -23,8 +23,8 @@
 //! [`GATHER`], and a batch waits, after its first report arrived, [`GATHER_PER_REPORTER`] for
 //! each other node that reported lately and before that too (up to [`MAX_GATHER`]) unless every
 //! such node already has a report in it. A lone agent, a test reporting one node at a time, or
-//! nodes reporting once each (registering, a backfill) wait for nothing past `GATHER`; a fleet reporting once a second is written in about four batches a second; a
-//! fleet whose agents each wait for their answer before sending again (closed loop) is written
+//! nodes reporting once each (registering, a backfill) wait for nothing past `GATHER`; a fleet
+//! reporting once a second is written in about four batches a second; a fleet whose agents each wait for their answer before sending again (closed loop) is written
 //! as soon as all of them are in, so gathering does not throttle it. Live subscribers, who get
 //! samples before the write, wait for none of it.
 
@@ -126,9 +126,9 @@ impl Unflushed {
         self.nodes.keys().map(|id| self.due_at(*id).unwrap_or(now)).min()
     }
 
-    /// The waiting nodes due by `now` (all of them with `all`).
-    fn due(&self, now: Instant, all: bool) -> Vec<i64> {
-        self.nodes.keys().copied().filter(|id| all || self.due_at(*id).is_none_or(|at| at <= now)).collect()
+    /// The waiting nodes due by `now` (all of them with `all`), with what waits of each.
+    fn due(&self, now: Instant, all: bool) -> Vec<(i64, &Unwritten)> {
+        self.nodes.iter().filter(|(id, _)| all || self.due_at(**id).is_none_or(|at| at <= now)).map(|(id, u)| (*id, u)).collect()
     }
 
     fn wrote(&mut self, nodes: &[i64], now: Instant) {
@@ -414,13 +414,13 @@ impl ReportBatcher {
 
     /// Writes the waiting nodes that are due (all of them with `all`).
     async fn flush(&self, unflushed: &mut Unflushed, now: Instant, all: bool) -> Result<()> {
-        let due = unflushed.due(now, all);
-        if due.is_empty() {
+        let writes = unflushed.due(now, all);
+        if writes.is_empty() {
             return Ok(());
         }
-        let writes: Vec<(i64, &Unwritten)> = due.iter().filter_map(|id| unflushed.nodes.get(id).map(|u| (*id, u))).collect();
         persist_latest(&self.db, &writes).await?;
-        unflushed.wrote(&due, now);
+        let written: Vec<i64> = writes.into_iter().map(|(id, _)| id).collect();
+        unflushed.wrote(&written, now);
         Ok(())
     }
 
