@@ -18,11 +18,16 @@ where
     D: std::future::Future<Output = ()>,
 {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime");
-    if std::env::var(ROLE).as_deref() == Ok("gateway") {
+    if is_child() {
         runtime.block_on(child());
     } else {
         runtime.block_on(driver());
     }
+}
+
+/// Whether this process is a bench's gateway child.
+pub fn is_child() -> bool {
+    std::env::var(ROLE).as_deref() == Ok("gateway")
 }
 
 /// In the child: tells the driver `hello` (one JSON line), serves until stdin closes, then

@@ -289,7 +289,9 @@ struct Launched {
 
 async fn launch(settings: ServeArgs, clock: Arc<ManualClock>) -> Launched {
     if std::env::var_os("EGS_TEST_LOG").is_some() {
-        let _ = tracing_subscriber::fmt().with_env_filter("warn,egs=debug").with_test_writer().try_init();
+        let log = tracing_subscriber::fmt().with_env_filter("warn,egs=debug");
+        // A bench's gateway child keeps stdout for its hello line to the driver.
+        let _ = if bench_child::is_child() { log.with_writer(std::io::stderr).try_init() } else { log.with_test_writer().try_init() };
     }
     let app = Application::build_with_clock(settings, clock).await.expect("the gateway starts");
     let launched_token = app.admin_token.clone();

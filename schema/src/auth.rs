@@ -1,6 +1,7 @@
 //! Who is calling: JWT verification, token records, and the slice-isolation checks every
 //! service uses. Isolation lives here and in services, never only in the UI.
 
+use crate::coalesce::Coalescer;
 use crate::error::{Error, Result};
 use crate::ports::RevocationBroadcast;
 use chrono::{DateTime, Utc};
@@ -9,7 +10,8 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter};
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::OnceCell;
@@ -168,55 +170,35 @@ pub struct TokenRecord {
 /// database round trip.
 #[derive(Default)]
 pub struct TokenCache {
-    /// By token id: the record (`None`: no such token).
+    /// By token id: the record (`None`: no such token), timed from when its read started.
     records: Recent<Option<Arc<TokenRecord>>>,
     /// Tokens whose signature and claims were checked lately, by their whole text, with their
     /// id: decoding and checking a JWT on every request is a large share of a small query's
     /// cost. A token that differs in any byte (a forged signature, edited claims) misses and
     /// is checked in full; expiry and revocation are the record's, checked on every use.
     verified: Recent<Arc<str>>,
-
-    /// Token ids whose records a refresh is reading now: a refresh that starts meanwhile
-    /// leaves them to it. Without this, a fleet's tokens lapsing together start many refreshes
-    /// at once, each reading the same few hundred records (at 3,333 agents on one replica,
-    /// 2.6 million rows in three minutes).
-    refreshing: Mutex<HashSet<Box<str>>>,
+    /// Misses share their reads (see [`crate::coalesce`]): a fleet's agents arriving together
+    /// cost a few statements, not two per agent. A read also takes the cached records past half
+    /// their time that no other read has, so tokens lapsing together are not each read by
+    /// many reads at once (at 3,333 agents on one replica that had been 2.6 million rows in
+    /// three minutes).
+    reads: Coalescer<Box<str>>,
+    /// Counts [`TokenCache::forget`]s: a read that a forget overtook does not fill the cache,
+    /// since it may have read the record as it was before (not yet revoked).
+    forgets: AtomicU64,
 }
 
 impl TokenCache {
     /// Forgets a token so its next use reads the database (after revocation).
     pub fn forget(&self, jti: &str) {
+        self.forgets.fetch_add(1, Ordering::SeqCst);
         self.records.remove(jti);
     }
 
     /// Forgets every token of a user, so their next use reads the user's new access version.
     pub fn forget_user(&self, user_id: i64) {
+        self.forgets.fetch_add(1, Ordering::SeqCst);
         self.records.retain(|record| record.as_ref().is_none_or(|r| r.user_id != Some(user_id)));
-    }
-
-    /// `jti`, and up to `limit - 1` other tokens past `age` in the cache that no other refresh
-    /// is reading: claimed for a refresh until the returned claim is dropped.
-    fn claim_refresh(&self, jti: &str, age: Duration, limit: usize) -> RefreshClaim<'_> {
-        let mut refreshing = self.refreshing.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let mut jtis = self.records.aging(age, limit.saturating_sub(1), |key| key == jti || refreshing.contains(key));
-        jtis.push(Box::from(jti));
-        refreshing.extend(jtis.iter().cloned());
-        RefreshClaim { cache: self, jtis }
-    }
-}
-
-/// Token ids a refresh reads; released when it ends, however it ends.
-struct RefreshClaim<'a> {
-    cache: &'a TokenCache,
-    jtis: Vec<Box<str>>,
-}
-
-impl Drop for RefreshClaim<'_> {
-    fn drop(&mut self) {
-        let mut refreshing = self.cache.refreshing.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        for jti in &self.jtis {
-            refreshing.remove(jti);
-        }
     }
 }
 
@@ -240,7 +222,17 @@ impl<V: Clone> Recent<V> {
         self.lock().get(key).filter(|(at, _)| at.elapsed() < TOKEN_CACHE_TTL).map(|(_, value)| value.clone())
     }
 
+    /// The value, if read at or after `since` (and still within the TTL).
+    fn get_since(&self, key: &str, since: Instant) -> Option<V> {
+        self.lock().get(key).filter(|(at, _)| *at >= since && at.elapsed() < TOKEN_CACHE_TTL).map(|(_, value)| value.clone())
+    }
+
     fn put(&self, key: &str, value: V) {
+        self.put_at(key, value, Instant::now());
+    }
+
+    /// Keeps `value`, timed from `at` (when its read started).
+    fn put_at(&self, key: &str, value: V, at: Instant) {
         let mut entries = self.lock();
         if entries.len() >= TOKEN_CACHE_MAX {
             entries.retain(|_, (at, _)| at.elapsed() < TOKEN_CACHE_TTL);
@@ -248,12 +240,12 @@ impl<V: Clone> Recent<V> {
                 entries.clear();
             }
         }
-        entries.insert(Box::from(key), (Instant::now(), value));
+        entries.insert(Box::from(key), (at, value));
     }
 
-    /// Up to `limit` keys whose entries are older than `age`, except those `skip` names.
-    fn aging(&self, age: Duration, limit: usize, skip: impl Fn(&str) -> bool) -> Vec<Box<str>> {
-        self.lock().iter().filter(|(key, (at, _))| at.elapsed() >= age && !skip(key)).map(|(key, _)| key.clone()).take(limit).collect()
+    /// Up to `limit` keys whose entries are older than `age`.
+    fn aging(&self, age: Duration, limit: usize) -> Vec<Box<str>> {
+        self.lock().iter().filter(|(_, (at, _))| at.elapsed() >= age).map(|(key, _)| key.clone()).take(limit).collect()
     }
 
     fn remove(&self, key: &str) {
@@ -324,21 +316,32 @@ pub async fn authenticate(db: &DatabaseConnection, keys: &TokenKeys, cache: &Tok
     Ok(Caller::new(record))
 }
 
-/// Reads `jti`'s record, and with it those of the other cached tokens past half their time in
-/// the cache (at most [`REFRESH_TOGETHER`]), and caches them all: tokens in steady use (a fleet of
-/// agents, each reporting every second) are then read again together, a statement or two every
-/// couple of seconds, instead of one read per token per [`TOKEN_CACHE_TTL`]. Every record is
-/// still at most that old when it is used.
+/// Reads `jti`'s record, and with it those of other misses waiting meanwhile and of cached
+/// tokens past half their time in the cache (at most [`REFRESH_TOGETHER`] in all), and caches
+/// them all: tokens in steady use (a fleet of agents, each reporting every second) are then read
+/// again together, a statement or two every couple of seconds, instead of one read per token
+/// per [`TOKEN_CACHE_TTL`]. Every record is still at most that old when it is used, and a miss
+/// uses only a record whose read started after it missed.
 async fn refresh_records(db: &DatabaseConnection, cache: &TokenCache, jti: &str) -> Result<Option<Arc<TokenRecord>>> {
-    let claim = cache.claim_refresh(jti, TOKEN_CACHE_TTL / 2, REFRESH_TOGETHER);
-    let mut found = load_token_records(db, &claim.jtis).await?;
+    let missed = Instant::now();
+    let mut turn = cache.reads.turn(Box::from(jti)).await;
+    if let Some(record) = cache.records.get_since(jti, missed) {
+        return Ok(record);
+    }
+    let (started, forgets) = (Instant::now(), cache.forgets.load(Ordering::SeqCst));
+    let aging = cache.records.aging(TOKEN_CACHE_TTL / 2, REFRESH_TOGETHER);
+    let jtis = turn.claim(REFRESH_TOGETHER, aging);
+    let mut found = load_token_records(db, jtis).await?;
+    let overtaken = cache.forgets.load(Ordering::SeqCst) != forgets;
     let mut asked = None;
-    for key in &claim.jtis {
+    for key in jtis {
         let record = found.remove(&**key).map(Arc::new);
         if **key == *jti {
             asked = Some(record.clone());
         }
-        cache.records.put(key, record);
+        if !overtaken {
+            cache.records.put_at(key, record, started);
+        }
     }
     Ok(asked.flatten())
 }
@@ -518,24 +521,20 @@ impl Caller {
 
 #[cfg(test)]
 mod tests {
-    use super::{Recent, TOKEN_CACHE_MAX, TOKEN_CACHE_TTL, TokenCache, TokenKeys};
-    use std::time::{Duration, Instant};
+    use super::{Recent, TOKEN_CACHE_MAX, TOKEN_CACHE_TTL, TokenKeys};
+    use std::time::Instant;
 
     #[test]
-    fn concurrent_refreshes_read_each_aging_token_once() {
-        let cache = TokenCache::default();
-        for n in 0..10 {
-            cache.records.put(&format!("t{n}"), None);
-        }
-        // All ten are past the age at once (age zero): the first refresh claims them all
-        // besides its own token, the second gets only its own.
-        let first = cache.claim_refresh("t0", Duration::ZERO, 500);
-        assert_eq!(first.jtis.len(), 10);
-        let second = cache.claim_refresh("t3", Duration::ZERO, 500);
-        assert_eq!(second.jtis.iter().map(|j| &**j).collect::<Vec<_>>(), ["t3"], "t3 is also read by the first, but a miss reads its own");
-        drop(second);
-        drop(first);
-        assert_eq!(cache.claim_refresh("t0", Duration::ZERO, 4).jtis.len(), 4, "claims end with their refresh; the limit holds");
+    fn a_miss_takes_only_a_record_whose_read_started_after_it() {
+        let recent: Recent<u8> = Recent::default();
+        let before = Instant::now();
+        let missed = Instant::now();
+        // A read that began before the miss (say, before a revocation) does not answer it…
+        recent.put_at("t", 1, before);
+        assert_eq!((recent.get_since("t", missed), recent.get("t")), (None, Some(1)));
+        // …one that began after it does.
+        recent.put_at("t", 2, Instant::now());
+        assert_eq!(recent.get_since("t", missed), Some(2));
     }
 
     #[test]

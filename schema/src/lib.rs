@@ -11,6 +11,7 @@ pub mod alerts;
 pub mod auth;
 pub mod clock;
 pub mod cluster;
+pub mod coalesce;
 pub mod error;
 pub mod events;
 pub mod gpr;

@@ -50,18 +50,17 @@
 //! failure fails every report of the batch (agents resend, and history counts the resent
 //! samples as duplicates); what the batch brought waits for the next write.
 
-use super::ingest::{
-    MAX_SAMPLES_PER_REPORT, NodeRef, SampleReport, Unwritten, check_samples, find_node, may_report_for, may_report_on, persist_latest,
-};
+use super::ingest::{MAX_SAMPLES_PER_REPORT, NodeRef, SampleReport, Unwritten, check_samples, may_report_for, may_report_on, persist_latest};
 use super::sample::Sample;
 use super::store::{Ingested, MetricsStore};
 use crate::alerts::hub::AlertHub;
 use crate::alerts::service::{Reported, after_reports};
 use crate::auth::Caller;
+use crate::coalesce::Coalescer;
 use crate::error::{Error, Result};
 use chrono::{DateTime, Utc};
 use egs_entities::{gpu, node};
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
+use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::{mpsc, oneshot};
@@ -263,13 +262,44 @@ impl NodeKey {
             NodeRef::Named { cluster_id, name } => NodeKey::Named(*cluster_id, name.clone()),
         }
     }
+
+    fn names(&self, node: &node::Model) -> bool {
+        match self {
+            NodeKey::Id(id) => node.id == *id,
+            NodeKey::Named(cluster_id, name) => node.cluster_id == *cluster_id && node.name == *name,
+        }
+    }
 }
 
-/// A node and its GPUs, as a read found them.
+/// The nodes `keys` name (those that exist): one statement.
+async fn find_nodes(db: &DatabaseConnection, keys: &[NodeKey]) -> Result<Vec<node::Model>> {
+    let mut ids = Vec::new();
+    let mut names: HashMap<i64, Vec<&str>> = HashMap::new();
+    for key in keys {
+        match key {
+            NodeKey::Id(id) => ids.push(*id),
+            NodeKey::Named(cluster_id, name) => names.entry(*cluster_id).or_default().push(name),
+        }
+    }
+    let mut any = Condition::any();
+    if !ids.is_empty() {
+        any = any.add(node::Column::Id.is_in(ids));
+    }
+    for (cluster_id, names) in names {
+        any = any.add(Condition::all().add(node::Column::ClusterId.eq(cluster_id)).add(node::Column::Name.is_in(names)));
+    }
+    Ok(node::Entity::find().filter(any).all(db).await?)
+}
+
+/// Most nodes one read of unknown nodes takes along (bounds the statement's parameters).
+const NODE_READS_TOGETHER: usize = 500;
+
+/// A node and its GPUs, as a read that started at `read_at` found them.
 #[derive(Clone)]
 struct KnownNode {
     node: node::Model,
     gpus: Vec<gpu::Model>,
+    read_at: Instant,
 }
 
 /// Takes reports and stores them in batches; one per process, in `Services`. Its task starts
@@ -283,6 +313,9 @@ pub struct ReportBatcher {
     /// nodes that exist (a read that finds nothing keeps nothing), so at most two entries per
     /// node of the inventory.
     known: Mutex<HashMap<NodeKey, Arc<KnownNode>>>,
+    /// Reports of nodes not known share their reads (see [`crate::coalesce`]): a fleet's agents
+    /// arriving together after a restart cost a few statements, not two per agent.
+    node_reads: Coalescer<NodeKey>,
     /// How long the agent of a node nobody watches may gather samples (at most
     /// [`MAX_UNWATCHED_INTERVAL`]).
     unwatched_interval: Duration,
@@ -291,7 +324,15 @@ pub struct ReportBatcher {
 impl ReportBatcher {
     pub fn new(db: DatabaseConnection, store: Arc<MetricsStore>, alerts: Arc<AlertHub>, unwatched_interval: Duration) -> Arc<Self> {
         let unwatched_interval = unwatched_interval.min(MAX_UNWATCHED_INTERVAL);
-        Arc::new(Self { db, store, alerts, queue: OnceLock::new(), known: Mutex::new(HashMap::new()), unwatched_interval })
+        Arc::new(Self {
+            db,
+            store,
+            alerts,
+            queue: OnceLock::new(),
+            known: Mutex::new(HashMap::new()),
+            node_reads: Coalescer::default(),
+            unwatched_interval,
+        })
     }
 
     /// Validates and stores one node's report, all or nothing: any invalid sample (or a GPU
@@ -319,7 +360,7 @@ impl ReportBatcher {
         let (node_id, held_by, samples) = match kept.as_deref().map(|known| (known.node.id, known.node.allocated_gpr_id, check(known))) {
             Some((id, held_by, Ok(samples))) => (id, held_by, samples),
             _ => {
-                let known = self.read_node(&node_ref).await?;
+                let known = self.read_node(key).await?;
                 (known.node.id, known.node.allocated_gpr_id, check(&known)?)
             }
         };
@@ -339,12 +380,21 @@ impl ReportBatcher {
         Ok(ReportAnswer { ingested: counts, report_interval })
     }
 
-    /// Reads one node and its GPUs as stored now, and keeps them for the next reports.
-    async fn read_node(&self, node_ref: &NodeRef) -> Result<Arc<KnownNode>> {
-        let node = find_node(&self.db, node_ref).await?;
-        let known = self.with_gpus(vec![node]).await?;
-        self.keep(&known, &[]);
-        known.into_iter().next().ok_or(Error::NotFound("node"))
+    /// Reads the node `key` names and its GPUs as stored now, with those of other reports
+    /// waiting for theirs meanwhile, and keeps them for the next reports. A node another read
+    /// brought is taken only if that read started after this one was asked for.
+    async fn read_node(&self, key: NodeKey) -> Result<Arc<KnownNode>> {
+        let missed = Instant::now();
+        let mut turn = self.node_reads.turn(key.clone()).await;
+        let kept = self.known.lock().expect("known nodes").get(&key).filter(|known| known.read_at >= missed).cloned();
+        if let Some(known) = kept {
+            return Ok(known);
+        }
+        let read_at = Instant::now();
+        let nodes = find_nodes(&self.db, turn.claim(NODE_READS_TOGETHER, [])).await?;
+        let found = self.with_gpus(nodes, read_at).await?;
+        self.keep(&found, &[]);
+        found.into_iter().find(|known| key.names(&known.node)).ok_or(Error::NotFound("node"))
     }
 
     /// Keeps `found` under both of their names, and forgets the nodes `gone`.
@@ -478,19 +528,20 @@ impl ReportBatcher {
 
     /// The batch's nodes and their GPUs (as they are before the batch): two statements.
     async fn read_nodes(&self, ids: &BTreeSet<i64>) -> Result<Vec<Arc<KnownNode>>> {
+        let read_at = Instant::now();
         let nodes = node::Entity::find().filter(node::Column::Id.is_in(ids.iter().copied())).all(&self.db).await?;
-        self.with_gpus(nodes).await
+        self.with_gpus(nodes, read_at).await
     }
 
-    /// `nodes` with their GPUs: one statement.
-    async fn with_gpus(&self, nodes: Vec<node::Model>) -> Result<Vec<Arc<KnownNode>>> {
+    /// `nodes` (read from `read_at`) with their GPUs: one statement.
+    async fn with_gpus(&self, nodes: Vec<node::Model>, read_at: Instant) -> Result<Vec<Arc<KnownNode>>> {
         let mut gpus: HashMap<i64, Vec<gpu::Model>> = HashMap::new();
         if !nodes.is_empty() {
             for gpu in gpu::Entity::find().filter(gpu::Column::NodeId.is_in(nodes.iter().map(|n| n.id))).all(&self.db).await? {
                 gpus.entry(gpu.node_id).or_default().push(gpu);
             }
         }
-        Ok(nodes.into_iter().map(|node| Arc::new(KnownNode { gpus: gpus.remove(&node.id).unwrap_or_default(), node })).collect())
+        Ok(nodes.into_iter().map(|node| Arc::new(KnownNode { gpus: gpus.remove(&node.id).unwrap_or_default(), node, read_at })).collect())
     }
 }
 

@@ -1,0 +1,183 @@
+//! Cache misses that share their reads under load.
+//!
+//! When a fleet's agents all arrive at once (a gateway restarted, a deploy rolled, a network
+//! healed), every one of thousands of requests misses the token cache and the node cache in
+//! the same second. Read one by one, that is a few statements per request; they queue for the
+//! connection pool, time out there (`SERVICE_UNAVAILABLE`) and, having failed, fill no cache,
+//! so the same storm comes back the next second and the gateway never recovers (the
+//! `live_load` bench at 3,333 agents: every report failing for as long as it ran).
+//!
+//! A [`Coalescer`] lets at most a few reads run at once. A miss first says which key it waits
+//! for, then waits for a turn; the read that has its turn takes along the keys others are
+//! waiting for that no read has taken yet, up to a batch. So under load one statement serves
+//! hundreds of misses and the number of reads follows the database's speed, not the request
+//! rate, while a lone miss still reads at once.
+//!
+//! Correctness stays with the caller, who knows its cache: when its turn comes, a miss may use
+//! what another read brought only if that read *started* after the miss began waiting (so a
+//! record read before a revocation is never taken for one read after it); otherwise it reads
+//! its own key, which [`Turn::claim`] always includes.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::Hash;
+use std::sync::Mutex;
+use tokio::sync::{Semaphore, SemaphorePermit};
+
+/// Reads that may run at once by default: a few of the pool's connections.
+pub const TURNS: usize = 4;
+
+pub struct Coalescer<K> {
+    turns: Semaphore,
+    keys: Mutex<Keys<K>>,
+}
+
+struct Keys<K> {
+    /// Keys misses wait for, with how many wait for each.
+    waiting: HashMap<K, usize>,
+    /// Keys a read in flight has taken.
+    reading: HashSet<K>,
+}
+
+impl<K: Eq + Hash + Clone> Default for Coalescer<K> {
+    fn default() -> Self {
+        Self::new(TURNS)
+    }
+}
+
+impl<K: Eq + Hash + Clone> Coalescer<K> {
+    pub fn new(turns: usize) -> Self {
+        Self { turns: Semaphore::new(turns.max(1)), keys: Mutex::new(Keys { waiting: HashMap::new(), reading: HashSet::new() }) }
+    }
+
+    fn keys(&self) -> std::sync::MutexGuard<'_, Keys<K>> {
+        self.keys.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Waits for a turn to read `key`; meanwhile, a read that has its turn may take `key`
+    /// along. Record when the miss began *before* calling this.
+    pub async fn turn(&self, key: K) -> Turn<'_, K> {
+        *self.keys().waiting.entry(key.clone()).or_default() += 1;
+        // The guard undoes the registration however the wait ends (a dropped request).
+        let mut turn = Turn { coalescer: self, key, claimed: Vec::new(), marked: Vec::new(), _permit: None };
+        turn._permit = Some(self.turns.acquire().await.expect("the semaphore is never closed"));
+        turn
+    }
+
+    /// Keys a read in flight has taken (tests).
+    #[cfg(test)]
+    fn reading(&self) -> usize {
+        self.keys().reading.len()
+    }
+}
+
+/// One miss's turn to read; dropping it ends the turn and releases what it claimed.
+pub struct Turn<'a, K: Eq + Hash + Clone> {
+    coalescer: &'a Coalescer<K>,
+    key: K,
+    /// What [`Turn::claim`] gave the read, its own key first.
+    claimed: Vec<K>,
+    /// Those of them this turn marked as being read (its own key may be another read's too).
+    marked: Vec<K>,
+    _permit: Option<SemaphorePermit<'a>>,
+}
+
+impl<K: Eq + Hash + Clone> Turn<'_, K> {
+    /// The keys this turn's read should read: its own first (always, even if another read has
+    /// it: that read may have started before this miss), then up to `limit - 1` others that
+    /// misses wait for, then others from `also` (say, cache entries worth reading again early),
+    /// skipping keys another read in flight has. Call once, as the read starts.
+    pub fn claim(&mut self, limit: usize, also: impl IntoIterator<Item = K>) -> &[K] {
+        let mut keys = self.coalescer.keys();
+        let Keys { waiting, reading } = &mut *keys;
+        let mut claimed = vec![self.key.clone()];
+        let mut taken: HashSet<K> = HashSet::from([self.key.clone()]);
+        for key in waiting.keys().cloned().chain(also) {
+            if claimed.len() >= limit.max(1) {
+                break;
+            }
+            if !reading.contains(&key) && taken.insert(key.clone()) {
+                claimed.push(key);
+            }
+        }
+        self.marked = claimed.iter().filter(|key| reading.insert((*key).clone())).cloned().collect();
+        drop(keys);
+        self.claimed = claimed;
+        &self.claimed
+    }
+}
+
+impl<K: Eq + Hash + Clone> Drop for Turn<'_, K> {
+    fn drop(&mut self) {
+        let mut keys = self.coalescer.keys();
+        for key in &self.marked {
+            keys.reading.remove(key);
+        }
+        if let Some(count) = keys.waiting.get_mut(&self.key) {
+            *count -= 1;
+            if *count == 0 {
+                keys.waiting.remove(&self.key);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    fn sorted(keys: &[&'static str]) -> Vec<&'static str> {
+        let mut keys = keys.to_vec();
+        keys[1..].sort();
+        keys
+    }
+
+    #[tokio::test]
+    async fn a_turn_takes_along_what_others_wait_for_up_to_the_limit() {
+        let coalescer = Arc::new(Coalescer::new(1));
+        let mut first = coalescer.turn("a").await;
+        let waiters: Vec<_> = ["b", "c", "a"]
+            .into_iter()
+            .map(|key| {
+                let coalescer = coalescer.clone();
+                tokio::spawn(async move { coalescer.turn(key).await.claim(10, []).to_vec() })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        // Its own key first, then what the others wait for (its own once), then the extras.
+        assert_eq!(sorted(first.claim(10, ["x"])), ["a", "b", "c", "x"]);
+        assert_eq!(coalescer.reading(), 4);
+        drop(first);
+        assert_eq!(coalescer.reading(), 0, "a turn's claims end with it");
+        // The waiters ran one at a time after it; the first of them took the others along.
+        let mut claims = Vec::new();
+        for waiter in waiters {
+            claims.push(sorted(&waiter.await.expect("a waiter")));
+        }
+        assert!(claims.iter().any(|c| c.len() == 3), "{claims:?}");
+        let mut limited = coalescer.turn("z").await;
+        assert_eq!(limited.claim(2, ["x", "y"]), ["z", "x"], "the limit holds");
+    }
+
+    #[tokio::test]
+    async fn keys_another_read_has_are_left_to_it_but_a_miss_reads_its_own() {
+        let coalescer = Coalescer::new(2);
+        let mut first = coalescer.turn("a").await;
+        let mut second = coalescer.turn("b").await;
+        assert_eq!(sorted(first.claim(10, ["b", "c"])), ["a", "b", "c"]);
+        // `b` is the first read's too, but that read may have begun before this miss.
+        assert_eq!(second.claim(10, ["a", "c", "d"]), ["b", "d"]);
+        drop(first);
+        drop(second);
+        assert_eq!(coalescer.reading(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_wait_given_up_leaves_nothing_behind() {
+        let coalescer = Coalescer::new(1);
+        let mut first = coalescer.turn("a").await;
+        assert!(tokio::time::timeout(Duration::from_millis(20), coalescer.turn("gone")).await.is_err());
+        assert_eq!(first.claim(10, []), ["a"], "nobody waits for `gone` any more");
+    }
+}
