@@ -227,6 +227,11 @@ impl<V: Clone> Recent<V> {
         self.lock().get(key).filter(|(at, _)| *at >= since && at.elapsed() < TOKEN_CACHE_TTL).map(|(_, value)| value.clone())
     }
 
+    /// Whether a value for `key` is within the TTL.
+    fn holds(&self, key: &str) -> bool {
+        self.lock().get(key).is_some_and(|(at, _)| at.elapsed() < TOKEN_CACHE_TTL)
+    }
+
     fn put(&self, key: &str, value: V) {
         self.put_at(key, value, Instant::now());
     }
@@ -330,7 +335,7 @@ async fn refresh_records(db: &DatabaseConnection, cache: &TokenCache, jti: &str)
     }
     let (started, forgets) = (Instant::now(), cache.forgets.load(Ordering::SeqCst));
     let aging = cache.records.aging(TOKEN_CACHE_TTL / 2, REFRESH_TOGETHER);
-    let jtis = turn.claim(REFRESH_TOGETHER, aging);
+    let jtis = turn.claim(REFRESH_TOGETHER, aging, |key| cache.records.holds(key));
     let mut found = load_token_records(db, jtis).await?;
     let overtaken = cache.forgets.load(Ordering::SeqCst) != forgets;
     let mut asked = None;

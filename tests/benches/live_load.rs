@@ -33,6 +33,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use chrono::{DateTime, Utc};
+use egs_schema::metrics::store::BYTES_PER_GPU;
 use egs_tests::fixtures::{self, SHAPE_H100};
 use egs_tests::{TestApp, ws};
 use futures_util::{SinkExt, StreamExt};
@@ -174,6 +175,9 @@ struct Shared {
     taken: Taken,
     /// How long each report took to be answered (µs), while measuring.
     report_latencies: Mutex<Vec<u32>>,
+    /// Every report: (when it was sent after the agents started, µs it took, whether it failed).
+    timeline: Mutex<Vec<(Duration, u32, bool)>>,
+    agents_started: std::sync::OnceLock<tokio::time::Instant>,
     /// (watched node?, `reportIntervalSeconds`) → answers, while measuring.
     intervals: Mutex<BTreeMap<(bool, u64), u64>>,
     /// Watched GPU id → index.
@@ -208,6 +212,8 @@ async fn drive() {
     let shared = Arc::new(Shared {
         taken: Mutex::new(HashMap::new()),
         report_latencies: Mutex::new(Vec::new()),
+        timeline: Mutex::new(Vec::new()),
+        agents_started: std::sync::OnceLock::new(),
         intervals: Mutex::new(BTreeMap::new()),
         gpu_index,
         counters: Counters::default(),
@@ -269,6 +275,7 @@ async fn drive() {
     let client =
         reqwest::Client::builder().pool_max_idle_per_host(plan.reporting * 2).timeout(Duration::from_secs(30)).build().expect("an HTTP client");
     let agents_start = tokio::time::Instant::now() + Duration::from_millis(100);
+    let _ = shared.agents_started.set(agents_start);
     let base = Utc::now().timestamp() + 1;
     let mut agents = Vec::new();
     for n in 0..plan.reporting {
@@ -377,14 +384,33 @@ async fn drive() {
         quantile_ms(&reported, 99.0),
     );
     println!("           the gateway asked watched nodes' agents to report next in {}; the others in {}", asked(true), asked(false));
+    // How the agents' first reports fared (nodes nobody had read, tokens not cached yet) and
+    // how soon reports were answered as in the measured window.
+    let timeline = std::mem::take(&mut *shared.timeline.lock().unwrap_or_else(|p| p.into_inner()));
+    let buckets: Vec<String> = (0..warm_up.as_secs().div_ceil(2) + 2)
+        .map(|b| {
+            let window = Duration::from_secs(b * 2)..Duration::from_secs(b * 2 + 2);
+            let mut took: Vec<u32> = timeline.iter().filter(|(at, _, _)| window.contains(at)).map(|(_, took, _)| *took).collect();
+            let failed = timeline.iter().filter(|(at, _, failed)| *failed && window.contains(at)).count();
+            took.sort_unstable();
+            format!("{}–{} s: {} sent, {failed} failed, p99 {:.0} ms", b * 2, b * 2 + 2, took.len(), quantile_ms(&took, 99.0))
+        })
+        .collect();
+    println!("start:     reports by when they were sent after the agents started: {}", buckets.join("; "));
     println!("errors:    {errors} while measuring, {} in all", shared.counters.errors.load(Ordering::Relaxed));
     if let Some(first) = shared.first_error.lock().unwrap_or_else(|p| p.into_inner()).take() {
         println!("           first: {first}");
     }
+    // Each GPU that reports here has a fixed-size history (the store's docs): at fleet scale
+    // most of the memory, and the same whoever watches.
+    let history_mib = (plan.reporting * GPUS_PER_NODE * BYTES_PER_GPU) as f64 / (1024.0 * 1024.0);
     println!(
-        "gateway:   peak RSS {:.0} MiB sampled, {:.0} MiB high-water mark (target ≤ 1024 MiB); CPU {:.2} cores while measuring",
+        "gateway:   peak RSS {:.0} MiB sampled, {:.0} MiB high-water mark, of which {history_mib:.0} MiB the history of the {} GPUs \
+         reporting here, so {:.0} MiB besides (target ≤ 1024 MiB at 1,000 GPUs); CPU {:.2} cores while measuring",
         peak.load(Ordering::Relaxed) as f64 / 1024.0,
         hwm as f64 / 1024.0,
+        plan.reporting * GPUS_PER_NODE,
+        hwm as f64 / 1024.0 - history_mib,
         cpu / window
     );
     println!(
@@ -500,8 +526,12 @@ async fn agent(client: reqwest::Client, seeded: Arc<Seeded>, shared: Arc<Shared>
         };
         let outcome = outcome.await;
         let measuring = shared.measuring.load(Ordering::Relaxed);
+        let took = asked.elapsed().as_micros().min(u32::MAX as u128) as u32;
         if measuring {
-            shared.report_latencies.lock().unwrap_or_else(|p| p.into_inner()).push(asked.elapsed().as_micros().min(u32::MAX as u128) as u32);
+            shared.report_latencies.lock().unwrap_or_else(|p| p.into_inner()).push(took);
+        }
+        if let Some(started) = shared.agents_started.get() {
+            shared.timeline.lock().unwrap_or_else(|p| p.into_inner()).push((asked.saturating_duration_since(*started), took, outcome.is_err()));
         }
         match outcome {
             Ok(reported) => {

@@ -557,6 +557,38 @@ async fn reports_arriving_together_are_stored_as_one_batch_each_answered_on_its_
     app.finish().await;
 }
 
+/// A fleet arriving at once (a gateway restarted): every agent's token and node is a cache miss
+/// in the same moment. Misses share their reads, so the burst costs a few statements in all
+/// rather than three per agent (its token record, its node, the node's GPUs), which at fleet
+/// size had the reports queue for the pool until they failed.
+#[tokio::test]
+async fn a_fleet_arriving_at_once_reads_its_tokens_and_nodes_together() {
+    const AGENTS: usize = 100;
+    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let cluster = register_cluster(&app, "c1").await;
+    add_nodes(&app, &cluster, "h100", AGENTS, SHAPE_H100, 8).await;
+    let all = nodes(&app, &cluster).await;
+    let mut agents = Vec::new();
+    for node in &all {
+        agents.push(agent_token(&app, &cluster, &node.name).await);
+    }
+    let before = app.statements.get();
+    let at = second(Utc::now()) - chrono::Duration::seconds(5);
+    let sends = all.iter().zip(&agents).map(|(node, token)| {
+        let samples: Vec<Value> = node.gpus.iter().map(|(_, uuid)| gpu_sample(uuid, at, 50.0)).collect();
+        report(&app, token, &cluster, &node.name, samples)
+    });
+    let answers = futures_util::future::join_all(sends).await;
+    let statements = app.statements.get() - before;
+    for body in &answers {
+        assert_eq!(body["data"]["reportGpuSamples"]["accepted"], 8, "{body}");
+    }
+    assert_eq!(gpu_row(&app, &all[AGENTS - 1].gpus[7].1).await.last_sample_at, Some(at), "the last node's report is written");
+    // Read one by one, the tokens and nodes alone were 300 statements; together about 20 in all.
+    assert!(statements <= AGENTS as u64 / 2, "{statements} SQL statements for the first reports of {AGENTS} agents sent together");
+    app.finish().await;
+}
+
 /// The gateway keeps the nodes reports name between batches: a GPU added since, a removed
 /// node and a node registered again under its old name are each seen by the next report.
 #[tokio::test]

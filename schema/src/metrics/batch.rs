@@ -391,7 +391,10 @@ impl ReportBatcher {
             return Ok(known);
         }
         let read_at = Instant::now();
-        let nodes = find_nodes(&self.db, turn.claim(NODE_READS_TOGETHER, [])).await?;
+        // Nodes a read has brought since their reports missed are left out (their reports
+        // find them when their turn comes); a report refused on what was kept reads its own.
+        let kept = |key: &NodeKey| self.known.lock().expect("known nodes").contains_key(key);
+        let nodes = find_nodes(&self.db, turn.claim(NODE_READS_TOGETHER, [], kept)).await?;
         let found = self.with_gpus(nodes, read_at).await?;
         self.keep(&found, &[]);
         found.into_iter().find(|known| key.names(&known.node)).ok_or(Error::NotFound("node"))
