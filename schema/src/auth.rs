@@ -1,7 +1,7 @@
 //! Who is calling: JWT verification, token records, and the slice-isolation checks every
 //! service uses. Isolation lives here and in services, never only in the UI.
 
-use crate::coalesce::Coalescer;
+use crate::coalesce::{Coalescer, Turn};
 use crate::error::{Error, Result};
 use crate::ports::RevocationBroadcast;
 use chrono::{DateTime, Utc};
@@ -11,7 +11,7 @@ use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::OnceCell;
@@ -183,6 +183,8 @@ pub struct TokenCache {
     /// many reads at once (at 3,333 agents on one replica that had been 2.6 million rows in
     /// three minutes).
     reads: Coalescer<Box<str>>,
+    /// Whether a read ahead of lapsing records is running ([`refresh_ahead`]).
+    reading_ahead: AtomicBool,
     /// Counts [`TokenCache::forget`]s: a read that a forget overtook does not fill the cache,
     /// since it may have read the record as it was before (not yet revoked).
     forgets: AtomicU64,
@@ -200,6 +202,24 @@ impl TokenCache {
         self.forgets.fetch_add(1, Ordering::SeqCst);
         self.records.retain(|record| record.as_ref().is_none_or(|r| r.user_id != Some(user_id)));
     }
+
+    fn read_start(&self) -> ReadStart {
+        ReadStart { at: Instant::now(), forgets: self.forgets.load(Ordering::SeqCst) }
+    }
+
+    /// Keeps a record a read brought, timed from the read's start, unless a forget came since
+    /// the read started (the record may predate a revocation; the next use reads again).
+    fn keep_read(&self, jti: &str, record: Option<Arc<TokenRecord>>, read: &ReadStart) {
+        if self.forgets.load(Ordering::SeqCst) == read.forgets {
+            self.records.put_at(jti, record, read.at);
+        }
+    }
+}
+
+/// When a read of token records started, and how many forgets there had been.
+struct ReadStart {
+    at: Instant,
+    forgets: u64,
 }
 
 /// Values by key for [`TOKEN_CACHE_TTL`], at most [`TOKEN_CACHE_MAX`] of them.
@@ -222,12 +242,12 @@ impl<V: Clone> Recent<V> {
         self.lock().get(key).filter(|(at, _)| at.elapsed() < TOKEN_CACHE_TTL).map(|(_, value)| value.clone())
     }
 
-    /// The value, if read at or after `since` (and still within the TTL).
-    fn get_since(&self, key: &str, since: Instant) -> Option<V> {
-        self.lock().get(key).filter(|(at, _)| *at >= since && at.elapsed() < TOKEN_CACHE_TTL).map(|(_, value)| value.clone())
+    /// Whether a value for `key` is within the TTL.
+    /// The value within the TTL, and its age.
+    fn get_aged(&self, key: &str) -> Option<(V, Duration)> {
+        self.lock().get(key).map(|(at, value)| (value.clone(), at.elapsed())).filter(|(_, age)| *age < TOKEN_CACHE_TTL)
     }
 
-    /// Whether a value for `key` is within the TTL.
     fn holds(&self, key: &str) -> bool {
         self.lock().get(key).is_some_and(|(at, _)| at.elapsed() < TOKEN_CACHE_TTL)
     }
@@ -298,7 +318,7 @@ pub async fn reduce_access(db: &impl ConnectionTrait, news: AccessNews<'_>, user
 }
 
 /// Verifies a bearer token and loads its record: the one entry point for HTTP and WebSocket.
-pub async fn authenticate(db: &DatabaseConnection, keys: &TokenKeys, cache: &TokenCache, token: &str) -> Result<Caller> {
+pub async fn authenticate(db: &DatabaseConnection, keys: &TokenKeys, cache: &Arc<TokenCache>, token: &str) -> Result<Caller> {
     let jti = match cache.verified.get(token) {
         Some(jti) => jti,
         None => {
@@ -307,8 +327,13 @@ pub async fn authenticate(db: &DatabaseConnection, keys: &TokenKeys, cache: &Tok
             jti
         }
     };
-    let record = match cache.records.get(&jti) {
-        Some(record) => record,
+    let record = match cache.records.get_aged(&jti) {
+        Some((record, age)) => {
+            if age >= TOKEN_CACHE_TTL / 2 {
+                refresh_ahead(db, cache, &jti);
+            }
+            record
+        }
         None => refresh_records(db, cache, &jti).await?,
     };
     let record = record.ok_or_else(|| Error::Unauthenticated("the token is not known to this EGS".into()))?;
@@ -321,32 +346,61 @@ pub async fn authenticate(db: &DatabaseConnection, keys: &TokenKeys, cache: &Tok
     Ok(Caller::new(record))
 }
 
-/// Reads `jti`'s record, and with it those of other misses waiting meanwhile and of cached
-/// tokens past half their time in the cache (at most [`REFRESH_TOGETHER`] in all), and caches
-/// them all: tokens in steady use (a fleet of agents, each reporting every second) are then read
-/// again together, a statement or two every couple of seconds, instead of one read per token
-/// per [`TOKEN_CACHE_TTL`]. Every record is still at most that old when it is used, and a miss
-/// uses only a record whose read started after it missed.
+/// Reads the records past half their time in the background, one such read at a time, so
+/// tokens in steady use (a fleet of agents, each reporting every second) are read again
+/// together before they lapse, a statement or two every couple of seconds, and their requests
+/// never wait for a read. Before, records were read again only when a request missed: at 3,333
+/// agents on one replica misses were steady, and with the reads taking turns, a live sample
+/// waited p50 46 ms for its agent's token (1.6 ms with the reads ahead).
+fn refresh_ahead(db: &DatabaseConnection, cache: &Arc<TokenCache>, jti: &str) {
+    if cache.reading_ahead.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let (db, cache, jti) = (db.clone(), cache.clone(), Box::<str>::from(jti));
+    tokio::spawn(async move {
+        // Released however the read ends.
+        let _ahead = ReadingAhead(&cache.reading_ahead);
+        let turn = cache.reads.turn(jti.clone()).await;
+        if let Err(error) = read_records(&db, &cache, turn, &jti).await {
+            tracing::debug!(error = ?error, "reading token records ahead failed; requests read them when they lapse");
+        }
+    });
+}
+
+struct ReadingAhead<'a>(&'a AtomicBool);
+
+impl Drop for ReadingAhead<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+/// Reads `jti`'s record after a miss, unless a read that had its turn meanwhile brought it.
 async fn refresh_records(db: &DatabaseConnection, cache: &TokenCache, jti: &str) -> Result<Option<Arc<TokenRecord>>> {
-    let missed = Instant::now();
-    let mut turn = cache.reads.turn(Box::from(jti)).await;
-    if let Some(record) = cache.records.get_since(jti, missed) {
+    let turn = cache.reads.turn(Box::from(jti)).await;
+    // As good as a hit (a forget since that read began kept it out of the cache).
+    if let Some(record) = cache.records.get(jti) {
         return Ok(record);
     }
-    let (started, forgets) = (Instant::now(), cache.forgets.load(Ordering::SeqCst));
+    read_records(db, cache, turn, jti).await
+}
+
+/// Reads `jti`'s record, and with it those of other misses waiting meanwhile and of cached
+/// tokens past half their time in the cache (at most [`REFRESH_TOGETHER`] in all), and caches
+/// them all. Every record is at most [`TOKEN_CACHE_TTL`] old (from its read's start) when it
+/// is used.
+async fn read_records(db: &DatabaseConnection, cache: &TokenCache, mut turn: Turn<'_, Box<str>>, jti: &str) -> Result<Option<Arc<TokenRecord>>> {
+    let read = cache.read_start();
     let aging = cache.records.aging(TOKEN_CACHE_TTL / 2, REFRESH_TOGETHER);
     let jtis = turn.claim(REFRESH_TOGETHER, aging, |key| cache.records.holds(key));
     let mut found = load_token_records(db, jtis).await?;
-    let overtaken = cache.forgets.load(Ordering::SeqCst) != forgets;
     let mut asked = None;
     for key in jtis {
         let record = found.remove(&**key).map(Arc::new);
         if **key == *jti {
             asked = Some(record.clone());
         }
-        if !overtaken {
-            cache.records.put_at(key, record, started);
-        }
+        cache.keep_read(key, record, &read);
     }
     Ok(asked.flatten())
 }
@@ -526,20 +580,25 @@ impl Caller {
 
 #[cfg(test)]
 mod tests {
-    use super::{Recent, TOKEN_CACHE_MAX, TOKEN_CACHE_TTL, TokenKeys};
+    use super::{ReadStart, Recent, TOKEN_CACHE_MAX, TOKEN_CACHE_TTL, TokenCache, TokenKeys};
     use std::time::Instant;
 
     #[test]
-    fn a_miss_takes_only_a_record_whose_read_started_after_it() {
-        let recent: Recent<u8> = Recent::default();
-        let before = Instant::now();
-        let missed = Instant::now();
-        // A read that began before the miss (say, before a revocation) does not answer it…
-        recent.put_at("t", 1, before);
-        assert_eq!((recent.get_since("t", missed), recent.get("t")), (None, Some(1)));
-        // …one that began after it does.
-        recent.put_at("t", 2, Instant::now());
-        assert_eq!(recent.get_since("t", missed), Some(2));
+    fn a_read_a_forget_overtook_fills_no_cache() {
+        let cache = TokenCache::default();
+        let read = cache.read_start();
+        cache.keep_read("kept", None, &read);
+        assert!(cache.records.holds("kept"));
+        // A revocation lands while a read is out: what it brought may be from before it.
+        let read = cache.read_start();
+        cache.forget("revoked");
+        cache.keep_read("revoked", None, &read);
+        cache.keep_read("another", None, &read);
+        assert!(!cache.records.holds("revoked") && !cache.records.holds("another"));
+        // Records are timed from their read's start.
+        let lapsed = ReadStart { at: Instant::now().checked_sub(TOKEN_CACHE_TTL).expect("a clock past the TTL"), forgets: read.forgets + 1 };
+        cache.keep_read("old", None, &lapsed);
+        assert!(cache.records.lock().contains_key("old") && !cache.records.holds("old"));
     }
 
     #[test]

@@ -15,9 +15,9 @@
 //! apart each found one free and read alone: 100 agents' first reports cost 213 statements on
 //! PostgreSQL, against 20 with one.)
 //!
-//! Correctness stays with the caller, who knows its cache: when its turn comes, a miss may use
-//! what another read brought only if that read *started* after the miss began waiting (so a
-//! record read before a revocation is never taken for one read after it); otherwise it reads
+//! Correctness stays with the caller, who knows its cache: when its turn comes, a miss decides
+//! whether what another read brought will do (a token record no revocation overtook; a node
+//! read after the report that missed was refused on the copy kept before) and otherwise reads
 //! its own key, which [`Turn::claim`] always includes.
 
 use std::collections::{HashMap, HashSet};
@@ -56,7 +56,7 @@ impl<K: Eq + Hash + Clone> Coalescer<K> {
     }
 
     /// Waits for a turn to read `key`; meanwhile, a read that has its turn may take `key`
-    /// along. Record when the miss began *before* calling this.
+    /// along. (A cache that needs to know when the miss began notes it before calling this.)
     pub async fn turn(&self, key: K) -> Turn<'_, K> {
         *self.keys().waiting.entry(key.clone()).or_default() += 1;
         // The guard undoes the registration however the wait ends (a dropped request).
