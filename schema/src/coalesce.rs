@@ -70,6 +70,14 @@ impl<K: Eq + Hash + Clone> Coalescer<K> {
     fn reading(&self) -> usize {
         self.keys().reading.len()
     }
+
+    /// Waits until `misses` wait in all (tests: spawned waiters have registered).
+    #[cfg(test)]
+    async fn until_waiting(&self, misses: usize) {
+        while self.keys().waiting.values().sum::<usize>() < misses {
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+    }
 }
 
 /// One miss's turn to read; dropping it ends the turn and releases what it claimed.
@@ -152,7 +160,7 @@ mod tests {
                 tokio::spawn(async move { coalescer.turn(key).await.claim(10, [], |_| false).to_vec() })
             })
             .collect();
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        coalescer.until_waiting(4).await;
         // Its own key first, then what the others wait for (its own once), then the extras.
         assert_eq!(sorted(first.claim(10, ["x"], |_| false)), ["a", "b", "c", "x"]);
         assert_eq!(coalescer.reading(), 4);
@@ -192,7 +200,7 @@ mod tests {
                 tokio::spawn(async move { drop(coalescer.turn(key).await) })
             })
             .collect();
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        coalescer.until_waiting(3).await;
         // `b` came meanwhile: its miss takes it from the cache; `a` is read, being this turn's.
         assert_eq!(first.claim(10, [], |key| *key == "b" || *key == "a"), ["a", "c"]);
         drop(first);
