@@ -1,9 +1,9 @@
 //! Who is calling: JWT verification, token records, and the slice-isolation checks every
 //! service uses. Isolation lives here and in services, never only in the UI.
 
-use crate::coalesce::{Coalescer, Turn};
 use crate::error::{Error, Result};
 use crate::ports::RevocationBroadcast;
+use crate::shared_reads::{SharedReads, Turn};
 use chrono::{DateTime, Utc};
 use egs_entities::{Role, SliceRole, SliceScope, access_token, slice_member, user};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
@@ -177,12 +177,12 @@ pub struct TokenCache {
     /// cost. A token that differs in any byte (a forged signature, edited claims) misses and
     /// is checked in full; expiry and revocation are the record's, checked on every use.
     verified: Recent<Arc<str>>,
-    /// Misses share their reads (see [`crate::coalesce`]): a fleet's agents arriving together
+    /// Misses share their reads (see [`crate::shared_reads`]): a fleet's agents arriving together
     /// cost a few statements, not two per agent. A read also takes the cached records past half
     /// their time that no other read has, so tokens lapsing together are not each read by
     /// many reads at once (at 3,333 agents on one replica that had been 2.6 million rows in
     /// three minutes).
-    reads: Coalescer<Box<str>>,
+    reads: SharedReads<Box<str>>,
     /// Whether a read ahead of lapsing records is running ([`refresh_ahead`]).
     reading_ahead: AtomicBool,
     /// Counts [`TokenCache::forget`]s: a read that a forget overtook does not fill the cache,
@@ -389,13 +389,13 @@ async fn refresh_records(db: &DatabaseConnection, cache: &TokenCache, jti: &str)
 /// tokens past half their time in the cache (at most [`REFRESH_TOGETHER`] in all), and caches
 /// them all. Every record is at most [`TOKEN_CACHE_TTL`] old (from its read's start) when it
 /// is used.
-async fn read_records(db: &DatabaseConnection, cache: &TokenCache, mut turn: Turn<'_, Box<str>>, jti: &str) -> Result<Option<Arc<TokenRecord>>> {
+async fn read_records(db: &DatabaseConnection, cache: &TokenCache, turn: Turn<'_, Box<str>>, jti: &str) -> Result<Option<Arc<TokenRecord>>> {
     let read = cache.read_start();
     let aging = cache.records.aging(TOKEN_CACHE_TTL / 2, REFRESH_TOGETHER);
     let jtis = turn.claim(REFRESH_TOGETHER, aging, |key| cache.records.holds(key));
-    let mut found = load_token_records(db, jtis).await?;
+    let mut found = load_token_records(db, &jtis).await?;
     let mut asked = None;
-    for key in jtis {
+    for key in &jtis {
         let record = found.remove(&**key).map(Arc::new);
         if **key == *jti {
             asked = Some(record.clone());

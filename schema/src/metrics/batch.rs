@@ -24,9 +24,10 @@
 //! each other node that reported lately and before that too (up to [`MAX_GATHER`]) unless every
 //! such node already has a report in it. A lone agent, a test reporting one node at a time, or
 //! nodes reporting once each (registering, a backfill) wait for nothing past `GATHER`; a fleet
-//! reporting once a second is written in about four batches a second; a fleet whose agents each wait for their answer before sending again (closed loop) is written
-//! as soon as all of them are in, so gathering does not throttle it. Live subscribers, who get
-//! samples before the write, wait for none of it.
+//! reporting once a second is written in about four batches a second; a fleet whose agents
+//! each wait for their answer before sending again (closed loop) is written as soon as all of
+//! them are in, so gathering does not throttle it. Live subscribers, who get samples before
+//! the write, wait for none of it.
 
 //! The nodes reports name are kept from one batch to the next ([`ReportBatcher::known`]): a
 //! report is checked against what the last batch read of its node, and a node not known, or a
@@ -56,8 +57,8 @@ use super::store::{Ingested, MetricsStore};
 use crate::alerts::hub::AlertHub;
 use crate::alerts::service::{Reported, after_reports};
 use crate::auth::Caller;
-use crate::coalesce::Coalescer;
 use crate::error::{Error, Result};
+use crate::shared_reads::SharedReads;
 use chrono::{DateTime, Utc};
 use egs_entities::{gpu, node};
 use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter};
@@ -313,9 +314,9 @@ pub struct ReportBatcher {
     /// nodes that exist (a read that finds nothing keeps nothing), so at most two entries per
     /// node of the inventory.
     known: Mutex<HashMap<NodeKey, Arc<KnownNode>>>,
-    /// Reports of nodes not known share their reads (see [`crate::coalesce`]): a fleet's agents
+    /// Reports of nodes not known share their reads (see [`crate::shared_reads`]): a fleet's agents
     /// arriving together after a restart cost a few statements, not two per agent.
-    node_reads: Coalescer<NodeKey>,
+    node_reads: SharedReads<NodeKey>,
     /// How long the agent of a node nobody watches may gather samples (at most
     /// [`MAX_UNWATCHED_INTERVAL`]).
     unwatched_interval: Duration,
@@ -330,7 +331,7 @@ impl ReportBatcher {
             alerts,
             queue: OnceLock::new(),
             known: Mutex::new(HashMap::new()),
-            node_reads: Coalescer::default(),
+            node_reads: SharedReads::default(),
             unwatched_interval,
         })
     }
@@ -385,7 +386,7 @@ impl ReportBatcher {
     /// brought is taken only if that read started after this one was asked for.
     async fn read_node(&self, key: NodeKey) -> Result<Arc<KnownNode>> {
         let missed = Instant::now();
-        let mut turn = self.node_reads.turn(key.clone()).await;
+        let turn = self.node_reads.turn(key.clone()).await;
         let kept = self.known.lock().expect("known nodes").get(&key).filter(|known| known.read_at >= missed).cloned();
         if let Some(known) = kept {
             return Ok(known);
@@ -394,7 +395,7 @@ impl ReportBatcher {
         // Nodes a read has brought since their reports missed are left out (their reports
         // find them when their turn comes); a report refused on what was kept reads its own.
         let kept = |key: &NodeKey| self.known.lock().expect("known nodes").contains_key(key);
-        let nodes = find_nodes(&self.db, turn.claim(NODE_READS_TOGETHER, [], kept)).await?;
+        let nodes = find_nodes(&self.db, &turn.claim(NODE_READS_TOGETHER, [], kept)).await?;
         let found = self.with_gpus(nodes, read_at).await?;
         self.keep(&found, &[]);
         found.into_iter().find(|known| key.names(&known.node)).ok_or(Error::NotFound("node"))
