@@ -71,6 +71,8 @@ pub struct TestApp {
     pub clock: Arc<ManualClock>,
     /// The scheduler this replica runs when it leads.
     pub scheduler: Arc<egs_schema::lifecycle::SchedulerHandle>,
+    /// The turns subscriptions take to set up (`egs_schema::setting_up`).
+    pub subscription_setups: Arc<tokio::sync::Semaphore>,
     stop: Option<oneshot::Sender<()>>,
     _data_dir: tempfile::TempDir,
     postgres_cleanup: Option<(String, String)>,
@@ -285,6 +287,7 @@ struct Launched {
     /// The bootstrap admin token, if this start created one.
     bootstrap_token: Option<String>,
     scheduler: Arc<egs_schema::lifecycle::SchedulerHandle>,
+    subscription_setups: Arc<tokio::sync::Semaphore>,
 }
 
 async fn launch(settings: ServeArgs, clock: Arc<ManualClock>) -> Launched {
@@ -300,11 +303,12 @@ async fn launch(settings: ServeArgs, clock: Arc<ManualClock>) -> Launched {
     let db = app.state().services.db.clone();
     let reads = app.state().services.reads.clone();
     let scheduler = app.state().services.scheduler.clone();
+    let subscription_setups = app.state().services.subscription_setups.clone();
     let (stop, stopped) = oneshot::channel::<()>();
     tokio::spawn(app.run_until_stopped(async {
         let _ = stopped.await;
     }));
-    Launched { base, statements, db, reads, scheduler, stop, bootstrap_token: launched_token }
+    Launched { base, statements, db, reads, scheduler, subscription_setups, stop, bootstrap_token: launched_token }
 }
 
 impl TestApp {
@@ -333,6 +337,7 @@ impl TestApp {
             backend: if postgres_cleanup.is_some() { "postgres" } else { "sqlite" },
             clock,
             scheduler: launched.scheduler,
+            subscription_setups: launched.subscription_setups,
             stop: Some(launched.stop),
             _data_dir: data_dir,
             postgres_cleanup,
@@ -385,6 +390,7 @@ impl TestApp {
             database_url,
             clock,
             scheduler: launched.scheduler,
+            subscription_setups: launched.subscription_setups,
             stop: Some(launched.stop),
             _data_dir: tempfile::tempdir().expect("temp dir"),
             postgres_cleanup: None,
@@ -407,6 +413,8 @@ impl TestApp {
             data_dir,
             clock: clock.clone(),
             scheduler: Arc::new(egs_schema::lifecycle::SchedulerHandle::new(clock)),
+            // Another process's gateway: its turns are not reachable from here.
+            subscription_setups: Arc::new(tokio::sync::Semaphore::new(egs_schema::SUBSCRIPTION_SETUPS)),
             stop: None,
             _data_dir: tempfile::tempdir().expect("temp dir"),
             postgres_cleanup: None,

@@ -207,6 +207,7 @@ impl Application {
             credentials: Arc::new(CredentialCipher::new(&credentials_key)),
             kubernetes,
             notifier,
+            subscription_setups: Arc::new(tokio::sync::Semaphore::new(egs_schema::SUBSCRIPTION_SETUPS)),
         };
         if settings.demo {
             demo::seed(&services, &settings.storage.data_dir).await.context("failed to seed the demo data")?;

@@ -155,6 +155,34 @@ async fn queue_views_update_live_as_gprs_join_the_queue() {
     app.finish().await;
 }
 
+#[tokio::test]
+async fn subscriptions_take_turns_to_set_up() {
+    let app = TestApp::spawn_with(egs_tests::api_only).await;
+    let setup = two_slices(&app).await;
+    // Every turn taken, as by a crowd of dashboards opening at once.
+    let setups = app.subscription_setups.clone();
+    let held = setups.acquire_many(egs_schema::SUBSCRIPTION_SETUPS as u32).await.expect("permits");
+    let mut socket = Socket::open(&app, &setup.token_a).await;
+    let query = "subscription($slice: ID) { queueChanged(sliceId: $slice) { id } }";
+    socket.subscribe("waits", query, json!({ "slice": setup.slice_a })).await;
+    // It waits for a turn before it reads anything: no first view yet, and after 10 s it gives
+    // up as a read waiting for the database would.
+    socket.silent_for(Duration::from_millis(500)).await;
+    let refused = tokio::time::timeout(Duration::from_secs(15), socket.recv()).await.expect("an answer within the setup wait");
+    let errors = if refused["type"] == "error" { &refused["payload"] } else { &refused["payload"]["errors"] };
+    assert_eq!(errors[0]["extensions"]["code"], "SERVICE_UNAVAILABLE", "{refused}");
+    // With turns free it sets up at once, and gives its turn back.
+    drop(held);
+    socket.subscribe("q", query, json!({ "slice": setup.slice_a })).await;
+    let mut first = socket.recv().await;
+    if first == json!({ "id": "waits", "type": "complete" }) {
+        first = socket.recv().await;
+    }
+    assert_eq!((first["type"].as_str(), first["id"].as_str()), (Some("next"), Some("q")), "{first}");
+    assert_eq!(setups.available_permits(), egs_schema::SUBSCRIPTION_SETUPS);
+    app.finish().await;
+}
+
 /// SQL statements the gateway sends in the 2 s after a change that wakes the queue views.
 async fn statements_after_a_change(app: &TestApp, gpr: &str, priority: i32) -> u64 {
     tokio::time::sleep(Duration::from_millis(600)).await;

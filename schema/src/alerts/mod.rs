@@ -253,6 +253,7 @@ impl AlertSubscription {
         let cluster_id = decode_opt("clusterId", cluster_id.as_ref(), Kind::Cluster)?;
         // Subscribe first, so nothing stored while checking is missed.
         let mut live = services(ctx)?.alerts.subscribe();
+        let setup = crate::setting_up(ctx).await?;
         if let Some(slice) = slice_id {
             crate::slice::service::find_slice(db, caller, slice).await?;
         }
@@ -260,6 +261,7 @@ impl AlertSubscription {
             crate::cluster::service::find_cluster(db, caller, cluster).await?;
         }
         let visible = caller.visible_slices(db).await?;
+        drop(setup);
         Ok(async_stream::stream! {
             loop {
                 match live.recv().await {

@@ -33,6 +33,7 @@ impl GprSubscription {
     ) -> Result<impl futures_util::Stream<Item = async_graphql::Result<GprEvent>> + use<>> {
         let (caller, db) = session(ctx)?;
         caller.require_person()?;
+        let setup = crate::setting_up(ctx).await?;
         let (gpr_id, slice_id) = event_scope(db, caller, gpr_id.as_ref(), slice_id.as_ref()).await?;
         let after = after.as_ref().map(event_cursor).transpose()?;
         let visible = caller.visible_slices(db).await?;
@@ -51,6 +52,7 @@ impl GprSubscription {
                 .flatten()
                 .unwrap_or(0),
         };
+        drop(setup);
         let db = db.clone();
         let select = {
             let visible = visible.clone();
@@ -128,7 +130,9 @@ impl QueueSubscription {
         let (caller, db) = session(ctx)?;
         let query = queue_query(slice_id.as_ref(), cluster_id.as_ref(), gpu_shape, instance_type, first)?;
         // Checks access now, so a refused view is an error instead of an empty stream.
+        let setup = crate::setting_up(ctx).await?;
         let first_view = reads::queue(db, caller, query.clone()).await?;
+        drop(setup);
         let views = crate::services(ctx)?.queue_views.clone();
         let (mut view, watching) = views.watch(query, &first_view);
         Ok(async_stream::stream! {

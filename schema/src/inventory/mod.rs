@@ -691,6 +691,7 @@ impl InventorySubscription {
         caller.require_person()?;
         let cluster_id = cluster_id.as_ref().map(|id| ids::decode("clusterId", id, Kind::Cluster)).transpose()?;
         if let Some(id) = cluster_id {
+            let _setup = crate::setting_up(ctx).await?;
             crate::cluster::service::find_cluster(db, caller, id).await?;
         }
         let mut live = services(ctx)?.inventory.subscribe().await?;

@@ -399,6 +399,7 @@ impl MetricsSubscription {
         }
         let scope = scope(gpu_id, node_id, gpr_id, slice_id)?;
         let services = services(ctx)?;
+        let setup = crate::setting_up(ctx).await?;
         let gpus = access::scope_gpus(db, caller, scope).await?;
         // A GPU's or a node's subscriber hears that node's feed only. (A sample reported
         // between the check and here arrives with the next report, a second later.)
@@ -436,6 +437,7 @@ impl MetricsSubscription {
                 shared
             }
         };
+        drop(setup);
         let wanted = move |sample: &sample::Sample, allocation: &store::Allocation| access::live_wanted(scope, &visible, allocation, sample);
         let updates = live::coalesced(live, std::time::Duration::from_secs(interval as u64), allocation, wanted);
         Ok(updates.map(move |samples| {
