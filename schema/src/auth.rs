@@ -239,15 +239,15 @@ impl<V: Clone> Recent<V> {
     }
 
     fn get(&self, key: &str) -> Option<V> {
-        self.lock().get(key).filter(|(at, _)| at.elapsed() < TOKEN_CACHE_TTL).map(|(_, value)| value.clone())
+        self.get_aged(key).map(|(value, _)| value)
     }
 
-    /// Whether a value for `key` is within the TTL.
     /// The value within the TTL, and its age.
     fn get_aged(&self, key: &str) -> Option<(V, Duration)> {
         self.lock().get(key).map(|(at, value)| (value.clone(), at.elapsed())).filter(|(_, age)| *age < TOKEN_CACHE_TTL)
     }
 
+    /// Whether a value for `key` is within the TTL.
     fn holds(&self, key: &str) -> bool {
         self.lock().get(key).is_some_and(|(at, _)| at.elapsed() < TOKEN_CACHE_TTL)
     }

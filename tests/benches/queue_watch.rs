@@ -111,8 +111,6 @@ struct Late {
     /// How long each change's own request took to answer (a late view of a change whose
     /// request was itself late is the mutation's doing, not the fan-out's).
     answered: HashMap<(usize, i64), Duration>,
-    /// When each change was sent, from the run's start.
-    sent: HashMap<(usize, i64), Duration>,
 }
 
 impl Late {
@@ -126,7 +124,8 @@ impl Late {
         }
     }
 
-    fn print(&self) {
+    /// `sent_at`: when each change was sent; `started`: the run's start.
+    fn print(&self, sent_at: &HashMap<(usize, i64), Instant>, started: Instant) {
         let total: usize = self.by_change.values().map(|(n, _)| n).sum();
         let mut worst: Vec<_> = self.by_change.iter().collect();
         worst.sort_by_key(|(_, (_, took))| std::cmp::Reverse(*took));
@@ -135,7 +134,7 @@ impl Late {
             .take(5)
             .map(|(change @ (slice, level), (n, took))| {
                 let answered = self.answered.get(change).map_or("?".to_owned(), |d| d.as_millis().to_string());
-                let sent = self.sent.get(change).map_or("?".to_owned(), |d| format!("{:.1}", d.as_secs_f64()));
+                let sent = sent_at.get(change).map_or("?".to_owned(), |at| format!("{:.1}", at.duration_since(started).as_secs_f64()));
                 format!("slice {slice} level {level}: {n} late, up to {} ms (sent at {sent} s, answered in {answered} ms)", took.as_millis())
             })
             .collect();
@@ -231,7 +230,6 @@ fn main() {
 
         // The changes: round r raises slice r % SLICES's watched GPR to the next level.
         let mut sent_at: HashMap<(usize, i64), Instant> = HashMap::new();
-        let mut answered = Vec::new();
         let rounds = rate * secs;
         let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / rate as f64));
         let mut delivered = Vec::with_capacity(subscribers * rounds / SLICES);
@@ -247,7 +245,6 @@ fn main() {
             let level = (round / SLICES + 1) as i64;
             let sent = Instant::now();
             sent_at.insert((slice, level), sent);
-            late.sent.insert((slice, level), sent.duration_since(started));
             if submit {
                 // A new GPR above the slice's others, sent without waiting for the last one.
                 let (app, slice_id, token) = (submitter.clone(), slices[slice].0.clone(), slices[slice].1.clone());
@@ -258,7 +255,6 @@ fn main() {
                 });
             } else {
                 app.mutate(&app.admin_token, "setGprPriority", SET_PRIORITY, json!({ "id": slices[slice].2, "priority": BASE + level })).await;
-                answered.push(sent.elapsed());
                 late.answered.insert((slice, level), sent.elapsed());
             }
             while let Ok((slice, level, at)) = seen.try_recv() {
@@ -284,10 +280,9 @@ fn main() {
         }
         stop.store(true, Ordering::Relaxed);
         let _ = other.await;
-        for (change, took) in submits.join_all().await {
-            answered.push(took);
-            late.answered.insert(change, took);
-        }
+        late.answered.extend(submits.join_all().await);
+        // One answer per change.
+        let mut answered: Vec<Duration> = late.answered.values().copied().collect();
 
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         delivered.sort_unstable();
@@ -310,7 +305,7 @@ fn main() {
             ms(others.last().copied().unwrap_or_default()),
             others.len(),
         );
-        late.print();
+        late.print(&sent_at, started);
         println!(
             "  views whose top level was below one shown before (a GPR displaced, planned again past the first 100): {}",
             receded.load(Ordering::Relaxed)

@@ -17,12 +17,13 @@ use tokio::time::{Duration, Instant};
 
 /// The pending samples of one subscriber.
 ///
-/// Updates are paced by a token bucket: a token every [`PACE`] of an interval, at most [`BURST`]
-/// saved up, one spent per update. A GPU reporting once per interval is delivered as it reports; a flood of
-/// samples is coalesced to one update per interval (latest wins); and an update that went out
-/// late (a busy moment) is made up for with the saved token instead of pushing every later
-/// update back. Pacing by "one interval after the last update" has that flaw: one late update
-/// shifts all the following ones for good (10,000 subscribers drifted to ~1 s that way).
+/// Updates are paced by a token bucket: a token every [`PACE`] of an interval, at most
+/// [`BURST`] saved up, one spent per update. A GPU reporting once per interval is delivered as
+/// it reports; a flood of samples is coalesced to one update per interval (latest wins); and
+/// an update that went out late (a busy moment) is made up for with the saved token instead of
+/// pushing every later update back. Pacing by "one interval after the last update" has that
+/// flaw: one late update shifts all the following ones for good (10,000 subscribers drifted to
+/// ~1 s that way).
 pub struct Coalescer {
     interval: Duration,
     pending: BTreeMap<i64, Sample>,

@@ -399,8 +399,12 @@ impl MetricsSubscription {
         }
         let scope = scope(gpu_id, node_id, gpr_id, slice_id)?;
         let services = services(ctx)?;
+        // Its turn covers its own access reads, not the wait below for the other replicas to
+        // hear its node (nor the allocation, read once per process).
         let setup = crate::setting_up(ctx).await?;
         let gpus = access::scope_gpus(db, caller, scope).await?;
+        let visible = caller.visible_slices(db).await?;
+        drop(setup);
         // A GPU's or a node's subscriber hears that node's feed only. (A sample reported
         // between the check and here arrives with the next report, a second later.)
         let feed = match scope {
@@ -416,7 +420,6 @@ impl MetricsSubscription {
             Scope::Node(_) | Scope::Gpu(_) => None,
         };
         let live = services.metrics.subscribe(feed).await;
-        let visible = caller.visible_slices(db).await?;
         let allocation = match services.metrics.allocation() {
             Some(shared) => shared,
             None => {
@@ -437,7 +440,6 @@ impl MetricsSubscription {
                 shared
             }
         };
-        drop(setup);
         let wanted = move |sample: &sample::Sample, allocation: &store::Allocation| access::live_wanted(scope, &visible, allocation, sample);
         let updates = live::coalesced(live, std::time::Duration::from_secs(interval as u64), allocation, wanted);
         Ok(updates.map(move |samples| {
