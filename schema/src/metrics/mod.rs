@@ -401,6 +401,8 @@ impl MetricsSubscription {
         let services = services(ctx)?;
         // Its turn covers its own access reads, not the wait below for the other replicas to
         // hear its node (nor the allocation, read once per process).
+        // An agent's token is refused before it takes a turn.
+        caller.require_person()?;
         let setup = crate::setting_up(ctx).await?;
         let gpus = access::scope_gpus(db, caller, scope).await?;
         let visible = caller.visible_slices(db).await?;
