@@ -165,6 +165,15 @@ async fn subscriptions_take_turns_to_set_up() {
     let mut socket = Socket::open(&app, &setup.token_a).await;
     let query = "subscription($slice: ID) { queueChanged(sliceId: $slice) { id } }";
     socket.subscribe("waits", query, json!({ "slice": setup.slice_a })).await;
+    // An agent's token is refused at once, without waiting for (or taking) a turn.
+    let agent = agent_token(&app, &setup.cluster, "h100-0").await;
+    let mut as_agent = Socket::open(&app, &agent).await;
+    as_agent
+        .subscribe("m", "subscription($slice: ID) { gpuMetrics(sliceId: $slice) { samples { gpuId } } }", json!({ "slice": setup.slice_a }))
+        .await;
+    let refused = tokio::time::timeout(Duration::from_secs(2), as_agent.recv()).await.expect("refused at once");
+    let errors = if refused["type"] == "error" { &refused["payload"] } else { &refused["payload"]["errors"] };
+    assert_eq!(errors[0]["extensions"]["code"], "FORBIDDEN", "{refused}");
     // It waits for a turn before it reads anything: no first view yet, and after 10 s it gives
     // up as a read waiting for the database would.
     socket.silent_for(Duration::from_millis(500)).await;
