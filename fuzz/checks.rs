@@ -289,3 +289,42 @@ fn coerce_inputs_absent() {
     let _ = <egs_schema::slice::SlicePolicyInput as InputType>::parse(None);
     let _ = <Option<egs_schema::token::CreateTokenInput> as InputType>::parse(None);
 }
+
+// ---------------------------------------------------------------------------------------------
+// gate: egs_schema::limits::Gate, the checks every GraphQL document passes before validation
+// (fragment shape, expanded size, output cost, planning questions, aliases, budget).
+
+/// Longer than any document could take even in an unoptimised build, if the gate's work is
+/// linear in the document; a walk that visits fragments again for every spread takes minutes.
+const GATE_TIME_BOUND: std::time::Duration = std::time::Duration::from_secs(1);
+
+fn gate() -> &'static egs_schema::limits::Gate {
+    static GATE: std::sync::OnceLock<egs_schema::limits::Gate> = std::sync::OnceLock::new();
+    GATE.get_or_init(|| egs_schema::limits::Gate::new(None))
+}
+
+/// The gate's answer for `text` as an anonymous caller: the operation, or the refusal's text.
+fn gate_answer(text: &str) -> Result<String, String> {
+    let mut request = async_graphql::Request::new(text);
+    let started = std::time::Instant::now();
+    let answer = gate().admit(&mut request, egs_schema::limits::Principal::Anonymous);
+    let took = started.elapsed();
+    assert!(took < GATE_TIME_BOUND, "the gate took {took:?} over a document of {} bytes: {text:?}", text.len());
+    match answer {
+        Ok(operation) => Ok(format!("{operation:?}")),
+        Err(error) => {
+            assert!(!error.message.trim().is_empty(), "the gate refused {text:?} without a message");
+            Err(error.message)
+        }
+    }
+}
+
+pub fn check_gate(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let first = gate_answer(&text);
+    // The second look comes from the gate's cache of parsed documents: the same answer.
+    assert_eq!(gate_answer(&text), first, "the gate answered {text:?} differently the second time");
+    if async_graphql::parser::parse_query(text.as_ref()).is_err() {
+        assert!(first.is_err(), "the gate admitted {text:?}, which does not parse");
+    }
+}

@@ -52,6 +52,8 @@ pub enum SignInError {
     IdToken(String),
     #[error("{0}")]
     Schema(String),
+    #[error("the page to return to after signing in is not a page of this site")]
+    ReturnPath,
 }
 
 /// The issuer's endpoints and keys, as last fetched.
@@ -236,7 +238,7 @@ impl Oidc {
         let body: Value = response.json().await.unwrap_or(Value::Null);
         if !status.is_success() {
             let why = body["error_description"].as_str().or(body["error"].as_str()).unwrap_or("no reason given");
-            return Err(SignInError::Provider(format!("the code exchange failed ({status}): {why}")));
+            return Err(SignInError::Provider(format!("the code exchange failed ({status}): {}", plain(why))));
         }
         let id_token = body["id_token"].as_str().ok_or_else(|| SignInError::Provider("no ID token in the answer".into()))?;
         let header = jsonwebtoken::decode_header(id_token).map_err(|e| SignInError::IdToken(e.to_string()))?;
@@ -320,12 +322,41 @@ fn cookie(value: &str, max_age: i64, secure: bool) -> HeaderValue {
     HeaderValue::from_str(&format!("{COOKIE}={value}; Path=/auth/oidc; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}")).expect("a cookie")
 }
 
-/// Where the portal is sent after a sign-in: a path of this site only.
-fn local_path(given: Option<&str>) -> String {
-    match given {
-        Some(p) if p.starts_with('/') && !p.starts_with("//") && !p.contains('\\') && !p.contains('#') && p.len() <= 512 => p.to_owned(),
-        _ => "/".to_owned(),
+/// The most characters of a provider's or browser's error text kept.
+const MAX_ERROR_TEXT: usize = 200;
+
+/// Text from outside (the browser's `error_description`, the provider's answer) as it may go
+/// into a log line and the portal's sign-in page: control characters (a newline would forge a
+/// log line, an escape would drive a terminal) become spaces, and it is cut short.
+fn plain(text: &str) -> String {
+    let mut kept: String = text.chars().take(MAX_ERROR_TEXT).map(|c| if c.is_control() { ' ' } else { c }).collect();
+    if text.chars().count() > MAX_ERROR_TEXT {
+        kept.push('…');
     }
+    kept
+}
+
+/// The longest return path kept.
+const MAX_RETURN_PATH: usize = 512;
+
+/// Where the portal is sent after a sign-in: a path of this site only, as the browser will
+/// read it. Browsers drop tabs and newlines anywhere in a URL and read `\` as `/`, so
+/// `/\t/evil.host` is `//evil.host`, another site, which would be handed the session token:
+/// the path is refused with any control character, parsed against a stand-in for this site's
+/// origin, and kept only when it stays there, in its parsed (percent-encoded) form. `None`:
+/// not a path of this site.
+fn local_path(given: &str) -> Option<String> {
+    const HERE: &str = "http://egs.invalid";
+    if given.len() > MAX_RETURN_PATH || !given.starts_with('/') || given.chars().any(|c| c.is_control() || c == '#') {
+        return None;
+    }
+    let base = url::Url::parse(HERE).ok()?;
+    let parsed = base.join(given).ok()?;
+    if parsed.origin() != base.origin() || parsed.fragment().is_some() {
+        return None;
+    }
+    let path = &parsed[url::Position::BeforePath..];
+    (path.starts_with('/') && !path.starts_with("//")).then(|| path.to_owned())
 }
 
 /// `GET /auth/oidc`: whether single sign-on is on, for the portal's sign-in page.
@@ -336,6 +367,13 @@ pub async fn info(State(state): State<AppState>) -> Response {
 /// `GET /auth/oidc/login`: off to the issuer.
 pub async fn login(State(state): State<AppState>, headers: HeaderMap, Query(query): Query<LoginQuery>) -> Response {
     let Some(oidc) = state.oidc.as_deref() else { return failure(SignInError::Off) };
+    let return_to = match query.return_to.as_deref() {
+        None => "/".to_owned(),
+        Some(given) => match local_path(given) {
+            Some(path) => path,
+            None => return failure(SignInError::ReturnPath),
+        },
+    };
     let (authorization_endpoint, _) = match oidc.endpoints().await {
         Ok(found) => found,
         Err(error) => return failure(error),
@@ -345,7 +383,7 @@ pub async fn login(State(state): State<AppState>, headers: HeaderMap, Query(quer
         nonce: random_token(),
         verifier: random_token(),
         redirect_uri: oidc.redirect_uri(&headers),
-        return_to: local_path(query.return_to.as_deref()),
+        return_to,
         expires: chrono::Utc::now().timestamp() + STATE_TTL_SECS,
     };
     let challenge = B64.encode(Sha256::digest(pending.verifier.as_bytes()));
@@ -386,16 +424,20 @@ pub async fn callback(State(state): State<AppState>, headers: HeaderMap, Query(q
             return Err(SignInError::State);
         }
         if let Some(error) = &query.error {
-            return Err(SignInError::Provider(format!("{error}: {}", query.error_description.as_deref().unwrap_or("no description"))));
+            let description = query.error_description.as_deref().unwrap_or("no description");
+            return Err(SignInError::Provider(format!("{}: {}", plain(error), plain(description))));
         }
         let code = query.code.as_deref().ok_or_else(|| SignInError::Provider("no code".into()))?;
+        // Checked again before a session is minted: the cookie is this gateway's, but a
+        // token must never be sent anywhere else, whatever an older gateway sealed in it.
+        let return_to = local_path(&pending.return_to).ok_or(SignInError::ReturnPath)?;
         let identity = oidc.identity(code, &pending).await?;
         let services = &state.services;
         let signed = signin::sign_in(&services.db, &services.keys, services.access_news(), identity)
             .await
             .map_err(|e| SignInError::Schema(e.public_message()))?;
         tracing::info!(user = %signed.user.name, granted = signed.granted, revoked = signed.revoked, "signed in with single sign-on");
-        Ok((pending.return_to, signed.token))
+        Ok((return_to, signed.token))
     }
     .await;
     match result {
@@ -551,10 +593,38 @@ pDehhc8C72apXIe3YIgnWSCHLDrwFLRYe8vSVZd8wmRhxc7HqNMZX8Cl
         assert!(oidc.open(&format!("{other_body}.{sig}"), 999).is_none(), "a body under another body's signature");
         let other_key = Oidc::from_settings(&settings, [8; 32]).expect("settings").expect("on");
         assert!(other_key.open(&format!("{body}.{sig}"), 999).is_none(), "another deployment's key");
-        for (given, kept) in
-            [(Some("/queue"), "/queue"), (Some("//evil.com"), "/"), (Some("https://evil.com"), "/"), (Some("/\\evil"), "/"), (None, "/")]
-        {
-            assert_eq!(local_path(given), kept, "{given:?}");
+        for (given, kept) in [
+            ("/queue", Some("/queue")),
+            ("/gprs/R3By?tab=events", Some("/gprs/R3By?tab=events")),
+            ("/a b/é", Some("/a%20b/%C3%A9")),
+            ("/./queue/../slices", Some("/slices")),
+            ("//evil.com", None),
+            ("https://evil.com", None),
+            ("/\\evil", None),
+            ("/\\/evil", None),
+            // Browsers drop tabs and newlines: these are `//evil.host/steal`.
+            ("/\t/evil.host/steal", None),
+            ("/\n/evil.host", None),
+            ("/\r\n/evil.host", None),
+            ("/\u{1}x", None),
+            ("/x\u{7f}", None),
+            ("/\u{85}x", None),
+            ("/#frag", None),
+            ("queue", None),
+            ("", None),
+        ] {
+            assert_eq!(local_path(given).as_deref(), kept, "{given:?}");
         }
+        assert_eq!(local_path(&format!("/{}", "a".repeat(MAX_RETURN_PATH))), None, "too long");
+    }
+
+    #[test]
+    fn error_text_from_outside_cannot_forge_a_log_line_or_run_long() {
+        assert_eq!(plain("access_denied"), "access_denied");
+        assert_eq!(plain("no\nINFO egs: signed in user=admin"), "no INFO egs: signed in user=admin");
+        assert_eq!(plain("a\r\n\u{1b}[31mred\u{7}"), "a   [31mred ");
+        let long = plain(&"x".repeat(5_000));
+        assert_eq!(long.chars().count(), MAX_ERROR_TEXT + 1);
+        assert!(long.ends_with('…'));
     }
 }

@@ -543,6 +543,12 @@ impl Caller {
             .await
     }
 
+    /// Whether the caller's token is limited to some slices (what it may do elsewhere, and with
+    /// what spans every slice, such as the user's own notification channels, is nothing).
+    pub fn is_scoped(&self) -> bool {
+        self.record.scopes.is_some()
+    }
+
     /// The caller's role in a slice; admins are owners everywhere.
     pub async fn slice_role(&self, db: &DatabaseConnection, slice_id: i64) -> Result<Option<SliceRole>> {
         if self.is_admin() {

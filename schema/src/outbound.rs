@@ -39,12 +39,14 @@ pub fn shown(url: &reqwest::Url) -> String {
 }
 
 /// Whether an address is on the public internet: not loopback, private, link-local, shared
-/// (carrier NAT), multicast, documentation or unspecified, in IPv4 or IPv6 (mapped ones
-/// included).
+/// (carrier NAT), multicast, documentation, reserved or unspecified, in IPv4 or IPv6. An IPv6
+/// address that carries an IPv4 one (mapped, compatible, NAT64's well-known prefix, 6to4) is
+/// judged by the IPv4 address it leads to; prefixes whose IPv4 address is hidden or local
+/// (Teredo, local-use NAT64, site-local) are not public.
 pub fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
+            let [a, b, c, _] = v4.octets();
             !(v4.is_loopback()
                 || v4.is_private()
                 || v4.is_link_local()
@@ -54,20 +56,43 @@ pub fn is_public(ip: IpAddr) -> bool {
                 || v4.is_documentation()
                 || a == 0
                 || (a == 100 && (64..128).contains(&b))
+                // IETF protocol assignments (192.0.0.0/24: DS-Lite, NAT64 discovery, …).
+                || (a == 192 && b == 0 && c == 0)
                 || (a == 198 && (b == 18 || b == 19))
                 || a >= 240)
         }
         IpAddr::V6(v6) => {
+            let s = v6.segments();
+            let embedded = |high: u16, low: u16| IpAddr::V4(std::net::Ipv4Addr::from((u32::from(high) << 16) | u32::from(low)));
             if let Some(v4) = v6.to_ipv4_mapped() {
                 return is_public(IpAddr::V4(v4));
             }
-            let first = v6.segments()[0];
+            // IPv4-compatible (::a.b.c.d, deprecated but still routed by some stacks).
+            if s[..6] == [0; 6] && !v6.is_loopback() && !v6.is_unspecified() {
+                return is_public(embedded(s[6], s[7]));
+            }
+            // NAT64, the well-known prefix 64:ff9b::/96: the IPv4 address it translates to.
+            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+                return is_public(embedded(s[6], s[7]));
+            }
+            // 6to4 (2002::/16): the IPv4 address of the relay's far end.
+            if s[0] == 0x2002 {
+                return is_public(embedded(s[1], s[2]));
+            }
             !(v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00
-                || (first & 0xffc0) == 0xfe80
-                || first == 0x2001 && v6.segments()[1] == 0x0db8)
+                // Unique local (fc00::/7), link-local (fe80::/10), site-local (fec0::/10).
+                || (s[0] & 0xfe00) == 0xfc00
+                || (s[0] & 0xffc0) == 0xfe80
+                || (s[0] & 0xffc0) == 0xfec0
+                // Local-use NAT64 (64:ff9b:1::/48): translated inside the operator's network.
+                || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1)
+                // Teredo (2001::/32): the IPv4 address inside is obscured.
+                || (s[0] == 0x2001 && s[1] == 0)
+                // Documentation (2001:db8::/32) and the discard prefix (100::/64).
+                || (s[0] == 0x2001 && s[1] == 0x0db8)
+                || (s[0] == 0x100 && s[1..4] == [0, 0, 0]))
         }
     }
 }
@@ -86,14 +111,21 @@ pub fn literal_refusal(url: &reqwest::Url) -> Option<String> {
     (!is_public(ip)).then(|| format!("its host {ip} is not a public address"))
 }
 
-/// Resolves names like the system does, refusing any that leads to a non-public address.
-struct PublicOnly;
+/// Resolves names like the system does (or, in tests, as `lookup` says), refusing any that
+/// leads to a non-public address.
+struct PublicOnly {
+    lookup: Option<fn(&str) -> Vec<IpAddr>>,
+}
 
 impl reqwest::dns::Resolve for PublicOnly {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let lookup = self.lookup;
         Box::pin(async move {
             let host = name.as_str().to_owned();
-            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let found: Vec<SocketAddr> = match lookup {
+                Some(lookup) => lookup(&host).into_iter().map(|ip| SocketAddr::new(ip, 0)).collect(),
+                None => tokio::net::lookup_host((host.as_str(), 0)).await?.collect(),
+            };
             if let Some(private) = found.iter().find(|a| !is_public(a.ip())) {
                 let refusal = format!("`{host}` resolves to {}, which is not a public address", private.ip());
                 return Err(refusal.into());
@@ -118,9 +150,16 @@ impl Client {
         Ok(Self { http: builder().build()?, guarded: false })
     }
 
-    /// For URLs users set: public addresses only.
+    /// For URLs users set: public addresses only. Never through a proxy (`HTTPS_PROXY` and
+    /// the like are ignored): a proxy would be handed the user's host name and resolve it
+    /// itself, past the check (`CONNECT metadata.google.internal:443`); the gateway resolves,
+    /// checks and connects to the checked address itself.
     pub fn guarded() -> anyhow::Result<Self> {
-        Ok(Self { http: builder().dns_resolver(Arc::new(PublicOnly)).build()?, guarded: true })
+        Self::guarded_with(None)
+    }
+
+    fn guarded_with(lookup: Option<fn(&str) -> Vec<IpAddr>>) -> anyhow::Result<Self> {
+        Ok(Self { http: builder().no_proxy().dns_resolver(Arc::new(PublicOnly { lookup })).build()?, guarded: true })
     }
 
     /// Whether this client refuses non-public targets.
@@ -153,7 +192,18 @@ impl Client {
             // Without the URL: reqwest puts it in its messages. A refused resolution is final.
             Err(error) => {
                 let why = describe(&error.without_url());
-                if why.contains("not a public address") { Outcome::GiveUp(why) } else { Outcome::Retry(why) }
+                let refused = why.contains("not a public address");
+                // What a user's URL got says nothing about the network in between: "connection
+                // refused" against "timed out" would map the gateway's neighbours port by port.
+                let why = match (self.guarded, refused) {
+                    (false, _) => why,
+                    (true, true) => "its host resolves to an address that is not public".to_owned(),
+                    (true, false) => {
+                        tracing::debug!(host = %shown(url), why, "a user's URL could not be reached");
+                        format!("could not be reached, or did not answer within {} s", REQUEST_TIMEOUT.as_secs())
+                    }
+                };
+                if refused { Outcome::GiveUp(format!("not sent: {why}")) } else { Outcome::Retry(why) }
             }
         }
     }
@@ -195,10 +245,25 @@ mod tests {
             "fd00::1",
             "fe80::1",
             "::ffff:10.0.0.1",
+            // IPv4 carried in IPv6, leading somewhere private.
+            "::10.0.0.1",
+            "::169.254.169.254",
+            "64:ff9b::a9fe:a9fe",
+            "64:ff9b::7f00:1",
+            "2002:a9fe:a9fe::1",
+            "2002:c0a8:101::",
+            // Never public, whatever they carry.
+            "64:ff9b:1::8.8.8.8",
+            "fec0::1",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "2001:db8::1",
+            "100::1",
+            "192.0.0.1",
+            "192.0.0.170",
         ] {
             assert!(!is_public(private.parse().expect("an address")), "{private}");
         }
-        for public in ["8.8.8.8", "140.82.112.3", "2606:4700::1111", "::ffff:1.1.1.1"] {
+        for public in ["8.8.8.8", "140.82.112.3", "2606:4700::1111", "::ffff:1.1.1.1", "64:ff9b::808:808", "2002:808:808::1", "192.0.1.1"] {
             assert!(is_public(public.parse().expect("an address")), "{public}");
         }
     }
@@ -212,5 +277,74 @@ mod tests {
         assert!(refused("https://hooks.slack.com/services/T0/B0/x").is_none());
         assert_eq!(shown(&parse_url("https://hooks.slack.com:8443/services/T0/B0/secret").expect("a URL")), "https://hooks.slack.com:8443");
         assert!(parse_url("ftp://example.com/").is_none() && parse_url("hooks.slack.com/x").is_none());
+    }
+
+    /// What the test resolver says: one name that leads to cloud metadata.
+    fn test_lookup(name: &str) -> Vec<IpAddr> {
+        match name {
+            "metadata.test" => vec!["169.254.169.254".parse().expect("an address")],
+            "nat64.test" => vec!["64:ff9b::a9fe:a9fe".parse().expect("an address")],
+            _ => Vec::new(),
+        }
+    }
+
+    /// Run as a child of [`a_guarded_client_never_hands_a_target_to_a_proxy`], with the
+    /// proxy in its environment (reqwest reads it when a client is built); does nothing
+    /// otherwise.
+    #[tokio::test]
+    async fn proxy_probe_child() {
+        let Ok(which) = std::env::var("EGS_PROXY_PROBE") else { return };
+        let client = match which.as_str() {
+            "guarded" => Client::guarded_with(Some(test_lookup)).expect("a client"),
+            _ => Client::open().expect("a client"),
+        };
+        for url in ["http://metadata.test/latest/meta-data", "http://nat64.test/"] {
+            let outcome = client.post_json(&parse_url(url).expect("a URL"), b"{}".to_vec(), &[]).await;
+            println!("PROBE {url} {outcome:?}");
+        }
+    }
+
+    #[test]
+    fn a_guarded_client_never_hands_a_target_to_a_proxy() {
+        use std::io::{BufRead, Write};
+        // A proxy on loopback that records the first line of every request and answers 200.
+        let proxy = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let address = proxy.local_addr().expect("an address");
+        let seen = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let recorded = seen.clone();
+        std::thread::spawn(move || {
+            for stream in proxy.incoming().flatten() {
+                let mut line = String::new();
+                let _ = std::io::BufReader::new(&stream).read_line(&mut line);
+                recorded.lock().expect("lock").push(line.trim().to_owned());
+                let _ = (&stream).write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+            }
+        });
+        let probe = |which: &str| {
+            let output = std::process::Command::new(std::env::current_exe().expect("this test binary"))
+                .args(["--exact", "outbound::tests::proxy_probe_child", "--nocapture", "--test-threads=1"])
+                .env("EGS_PROXY_PROBE", which)
+                .env("HTTP_PROXY", format!("http://{address}"))
+                .env("HTTPS_PROXY", format!("http://{address}"))
+                .env("ALL_PROXY", format!("http://{address}"))
+                .env_remove("NO_PROXY")
+                .env_remove("no_proxy")
+                .output()
+                .expect("the probe runs");
+            assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+            String::from_utf8_lossy(&output.stdout).lines().filter_map(|l| l.find("PROBE").map(|at| l[at..].to_owned())).collect::<Vec<_>>()
+        };
+        let guarded = probe("guarded");
+        assert_eq!(guarded.len(), 2, "{guarded:?}");
+        assert!(guarded.iter().all(|l| l.contains("GiveUp") && l.contains("not public")), "{guarded:?}");
+        // Nor does the refusal say where the name led (an oracle for the internal DNS).
+        assert!(guarded.iter().all(|l| !l.contains("169.254") && !l.contains("ff9b")), "{guarded:?}");
+        assert!(seen.lock().expect("lock").is_empty(), "the proxy was asked: {:?}", seen.lock().expect("lock"));
+        // The same environment does send an operator's (open) client through the proxy: the
+        // probe would have seen the guarded one's requests.
+        let open = probe("open");
+        assert!(open.iter().all(|l| l.contains("Delivered")), "{open:?}");
+        let asked = seen.lock().expect("lock").clone();
+        assert!(asked.iter().any(|l| l.contains("metadata.test")), "{asked:?}");
     }
 }

@@ -154,8 +154,11 @@ async fn an_extension_never_moves_a_waiting_gprs_promise() {
     let room = app.ok(&setup.token_a, ROOM, json!({ "id": a })).await["gprExtensionRoom"].clone();
     assert_eq!(room["maxNow"], "PT0S", "{room}");
     let why = room["limitedBy"].as_str().unwrap_or_default();
-    assert!(why.contains("a GPR of another slice is promised to start by"), "{why}");
-    assert!(!why.contains("next"), "{why}");
+    assert!(why.contains("a GPR of another slice is promised nodes"), "{why}");
+    // Neither its name nor when it is promised to start: how busy another slice is, is theirs.
+    assert!(!why.contains("next") && !why.contains(" by "), "{why}");
+    let promised_day = promised.as_str().unwrap_or_default().get(..10).unwrap_or("?").to_owned();
+    assert!(!why.contains(&promised_day), "{why} names {promised}");
     let message = refused(&app, &setup.token_a, EXTEND, "extendGpr", json!({ "id": a, "by": "10m" }), "CONFLICT").await;
     assert!(message.contains("without delaying another GPR"), "{message}");
     // The admin sees the name.

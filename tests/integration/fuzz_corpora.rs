@@ -51,3 +51,8 @@ fn trace_csv_corpus() {
 fn variables_corpus() {
     replay("variables", checks::check_variables);
 }
+
+#[test]
+fn gate_corpus() {
+    replay("gate", checks::check_gate);
+}

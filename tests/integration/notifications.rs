@@ -183,6 +183,80 @@ async fn a_slices_slack_channel_is_its_owners_and_hears_every_gpr_of_the_slice()
 }
 
 #[tokio::test]
+async fn a_slices_channel_falls_silent_when_its_maker_no_longer_owns_the_slice() {
+    let app = TestApp::spawn().await;
+    let two = two_slices(&app).await;
+    let (olga_id, owner) = member(&app, "olga", &two.slice_a, "OWNER").await;
+    // The slice keeps an owner when olga goes.
+    member(&app, "owen", &two.slice_a, "OWNER").await;
+    let (url, seen) = receiver(vec![]).await;
+    let input = json!({ "sliceId": two.slice_a, "kind": "WEBHOOK", "name": "team-a", "target": url, "milestones": ["QUEUED"] });
+    create_channel(&app, &owner, input).await;
+    create_gpr(&app, &two.token_a, &two.slice_a, "while-owner", json!({})).await;
+    wait_posts(&seen, "the first GPR's QUEUED", |p| !p.is_empty()).await;
+
+    // Demoted to viewer: the channel hears nothing more.
+    let set_role = "mutation($input: AddSliceMemberInput!) { addSliceMember(input: $input) { slice { id } userErrors { message } } }";
+    app.mutate(&app.admin_token, "addSliceMember", set_role, json!({ "sliceId": two.slice_a, "userId": olga_id, "role": "VIEWER" })).await;
+    create_gpr(&app, &two.token_a, &two.slice_a, "after-demotion", json!({})).await;
+    // Removed altogether: still nothing.
+    let remove = "mutation($input: RemoveSliceMemberInput!) { removeSliceMember(input: $input) { slice { id } userErrors { message } } }";
+    app.mutate(&app.admin_token, "removeSliceMember", remove, json!({ "sliceId": two.slice_a, "userId": olga_id })).await;
+    create_gpr(&app, &two.token_a, &two.slice_a, "after-removal", json!({})).await;
+    // A channel an admin made for the slice still hears it: the outbox runs, and it is this
+    // channel's maker that stopped it.
+    let (admin_url, admin_seen) = receiver(vec![]).await;
+    let admins = json!({ "sliceId": two.slice_a, "kind": "WEBHOOK", "name": "team-a (ops)", "target": admin_url, "milestones": ["QUEUED"] });
+    create_channel(&app, &app.admin_token, admins).await;
+    create_gpr(&app, &two.token_a, &two.slice_a, "heard-by-ops", json!({})).await;
+    wait_posts(&admin_seen, "the admin's channel hears the slice", |p| !p.is_empty()).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let heard: Vec<String> = posts(&seen).iter().map(|p| p.body["gpr"]["name"].as_str().unwrap_or_default().to_owned()).collect();
+    assert_eq!(heard, ["while-owner"], "only while olga owned the slice");
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn a_token_scoped_to_some_slices_cannot_reach_its_users_own_channels() {
+    let app = TestApp::spawn().await;
+    let two = two_slices(&app).await;
+    let (url, seen) = receiver(vec![]).await;
+    let mine = create_channel(&app, &two.token_a, json!({ "kind": "WEBHOOK", "name": "mine", "target": url, "milestones": ["QUEUED"] })).await;
+    let mine_id = id_of(&mine["channel"]);
+    let create = "mutation($input: CreateTokenInput!) { createToken(input: $input) { secret userErrors { message } } }";
+    let scoped = app
+        .mutate(
+            &two.token_a,
+            "createToken",
+            create,
+            json!({ "name": "ci", "role": "USER", "sliceScopes": [{ "sliceId": two.slice_a, "role": "EDITOR" }] }),
+        )
+        .await["secret"]
+        .as_str()
+        .expect("a scoped token")
+        .to_owned();
+    // Alice's own channels hear every slice of hers: the scoped token neither makes, sees,
+    // tests, redirects nor deletes one.
+    let made = app.gql(&scoped, &create_channel_op(), json!({ "input": { "kind": "WEBHOOK", "name": "x", "target": url } })).await;
+    assert_eq!(made["errors"][0]["extensions"]["code"], "FORBIDDEN", "{made}");
+    let listed = app.ok(&scoped, "{ notificationChannels { id } }", json!({})).await;
+    assert_eq!(listed["notificationChannels"], json!([]), "{listed}");
+    for operation in [
+        "mutation($id: ID!) { updateNotificationChannel(input: { id: $id, target: \"http://127.0.0.1:9/elsewhere\" }) { channel { id } } }",
+        "mutation($id: ID!) { deleteNotificationChannel(input: { id: $id }) { channel { id } } }",
+        "mutation($id: ID!) { testNotificationChannel(input: { id: $id }) { delivered } }",
+    ] {
+        let answer = app.gql(&scoped, operation, json!({ "id": mine_id })).await;
+        assert_eq!(answer["errors"][0]["extensions"]["code"], "NOT_FOUND", "{operation}: {answer}");
+    }
+    // Unchanged, and still Alice's with her own token.
+    let read = app.ok(&two.token_a, "query($id: ID!) { notificationChannel(id: $id) { target enabled } }", json!({ "id": mine_id })).await;
+    assert_eq!(read["notificationChannel"]["enabled"], true, "{read}");
+    assert!(posts(&seen).iter().all(|p| !p.body["text"].as_str().unwrap_or_default().contains("Test message")), "no test was sent");
+    app.finish().await;
+}
+
+#[tokio::test]
 async fn failures_are_retried_then_given_up_and_shown_to_the_owner() {
     let app = TestApp::spawn().await;
     let two = two_slices(&app).await;

@@ -11,6 +11,8 @@ use crate::auth::Caller;
 use crate::error::{Error, Result};
 use crate::events::record_event;
 use crate::lifecycle::SchedulerHandle;
+use crate::limits::Principal;
+use crate::scheduler::ExtensionRoom;
 use crate::validate;
 use chrono::{DateTime, Duration, Utc};
 use egs_entities::{GprEventKind, GprPhase, gpr, slice};
@@ -42,10 +44,11 @@ pub async fn room(db: &DatabaseConnection, caller: &Caller, scheduler: &Schedule
     }
     let grace_left = grace_left(db, &found).await?;
     let now = scheduler.clock.now();
-    // A question, not a change: the search (a plan per step of it) runs on a copy, with the
-    // leader's passes free to go on.
-    let core = scheduler.planned_copy(db, now).await?;
-    let (room, limited_by) = room_on(&core, db, caller, &found, MAX_SECS, STEP_SECS, now).await?;
+    // A question, not a change: the search (a plan per step of it) runs on a shared copy, with
+    // the leader's passes free to go on.
+    let (id, t) = (found.id, now.timestamp());
+    let room = scheduler.ask(Principal::of(Some(caller)), db, now, move |core| core.extension_room(id, MAX_SECS, STEP_SECS, t)).await?;
+    let (room, limited_by) = described(room, db, caller).await?;
     Ok(Room { now: room, without_approval: room.min(grace_left), limited_by })
 }
 
@@ -85,10 +88,15 @@ async fn extend_once(
     let now = scheduler.clock.now();
     // Held until the change is stored: on the leader, no pass makes a promise meanwhile. Under
     // it, one plan says whether `by` fits; how much would is searched only for a refusal, after.
-    let held = scheduler.hold_for_change(db, now).await?;
-    if room_on(&held.core, db, caller, &found, by, by, now).await?.0 < by {
-        let crate::lifecycle::HeldScheduler { core, .. } = held;
-        let (room, limited_by) = room_on(&core, db, caller, &found, by, STEP_SECS, now).await?;
+    let held = scheduler.hold_for_change(Principal::of(Some(caller)), db, now).await?;
+    let (id, t) = (found.id, now.timestamp());
+    let fits = scheduler.ask_held(&held, move |core| core.extension_room(id, by, by, t)).await?;
+    if described(fits, db, caller).await?.0 < by {
+        // How much would fit: the leader's passes need not wait for that search.
+        let core = held.core.clone();
+        drop(held);
+        let room = scheduler.questions.run(move || core.extension_room(id, by, STEP_SECS, t)).await?;
+        let (room, limited_by) = described(room, db, caller).await?;
         return Err(too_long(room.min(by - STEP_SECS).max(0), limited_by));
     }
     let grace = grace_left(db, &found).await?;
@@ -144,10 +152,15 @@ pub async fn decide(
         return Ok(updated);
     }
     let now = scheduler.clock.now();
-    let held = scheduler.hold_for_change(db, now).await?;
-    if room_on(&held.core, db, caller, found, by, by, now).await?.0 < by {
-        let crate::lifecycle::HeldScheduler { core, .. } = held;
-        let (room, limited_by) = room_on(&core, db, caller, found, by, STEP_SECS, now).await?;
+    let held = scheduler.hold_for_change(Principal::of(Some(caller)), db, now).await?;
+    let (id, t) = (found.id, now.timestamp());
+    let fits = scheduler.ask_held(&held, move |core| core.extension_room(id, by, by, t)).await?;
+    if described(fits, db, caller).await?.0 < by {
+        // How much would fit: the leader's passes need not wait for that search.
+        let core = held.core.clone();
+        drop(held);
+        let room = scheduler.questions.run(move || core.extension_room(id, by, STEP_SECS, t)).await?;
+        let (room, limited_by) = described(room, db, caller).await?;
         return Err(too_long(room.min(by - STEP_SECS).max(0), limited_by));
     }
     let txn = db.begin().await?;
@@ -166,19 +179,11 @@ async fn grace_left(db: &DatabaseConnection, found: &gpr::Model) -> Result<i64> 
     Ok((owner.policy.extension_grace_secs - found.extended_secs).max(0))
 }
 
-/// The room the scheduler `core` gives `found`, up to `up_to` in whole `step`s, and why not
-/// more, in words the caller may read: a GPR of a slice they cannot see is not named.
-#[allow(clippy::too_many_arguments)]
-async fn room_on(
-    core: &crate::scheduler::Scheduler,
-    db: &DatabaseConnection,
-    caller: &Caller,
-    found: &gpr::Model,
-    up_to: i64,
-    step: i64,
-    now: DateTime<Utc>,
-) -> Result<(i64, Option<String>)> {
-    let Some(room) = core.extension_room(found.id, up_to, step, now.timestamp()) else {
+/// The room the scheduler found for a GPR (`None`: not in the scheduler yet), and why not
+/// more, in words the caller may read: a GPR of a slice they cannot see is neither named nor
+/// dated (when another slice's GPR is promised to start says how busy that slice is).
+async fn described(room: Option<ExtensionRoom>, db: &DatabaseConnection, caller: &Caller) -> Result<(i64, Option<String>)> {
+    let Some(room) = room else {
         // Stored as provisioned, not yet in the scheduler (its admission is being stored).
         return Err(Error::conflict("id", "the GPR's window is being set up; try again in a moment"));
     };
@@ -190,12 +195,13 @@ async fn room_on(
         });
         return Ok((room.room, why));
     };
-    let at = at(promised);
-    let named = match gpr::Entity::find_by_id(blocker).one(db).await? {
-        Some(g) if caller.can_see_slice(db, g.slice_id).await? => format!("GPR `{}`", g.name),
-        _ => "a GPR of another slice".to_owned(),
+    let why = match gpr::Entity::find_by_id(blocker).one(db).await? {
+        Some(g) if caller.can_see_slice(db, g.slice_id).await? => {
+            format!("GPR `{}` is promised to start by {} on nodes a longer window would still hold", g.name, at(promised))
+        }
+        _ => "a GPR of another slice is promised nodes a longer window would still hold".to_owned(),
     };
-    Ok((room.room, Some(format!("{named} is promised to start by {at} on nodes a longer window would still hold"))))
+    Ok((room.room, Some(why)))
 }
 
 fn too_long(room: i64, limited_by: Option<String>) -> Error {

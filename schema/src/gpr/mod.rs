@@ -23,7 +23,7 @@ pub mod versioned;
 
 pub use inputs::*;
 pub use mutation::*;
-pub(crate) use query::list_gprs_page;
 pub use query::{GprFilter, GprQuery};
+pub(crate) use query::{MAX_QUEUE_VIEW, list_gprs_page};
 pub use subscription::{GprSubscription, QueueSubscription};
 pub use types::*;

@@ -73,7 +73,9 @@ impl GprQuery {
     }
 
     /// "Get wait time": when a GPR like this would start in every pool the slice may use, if
-    /// submitted now, soonest first. Changes nothing.
+    /// submitted now, soonest first. Changes nothing. A planning question: it costs
+    /// 1,000 of the query budget, and a request may ask at most 4.
+    #[graphql(complexity = "crate::limits::PLANNING_COMPLEXITY + child_complexity")]
     async fn wait_time_estimates(&self, ctx: &Context<'_>, input: WaitTimeInput) -> Result<Vec<PoolWaitEstimate>> {
         let (caller, db) = session(ctx)?;
         let scheduler = &crate::services(ctx)?.scheduler;
@@ -107,7 +109,9 @@ impl GprQuery {
 
     /// How much longer a provisioned GPR's window may be made now (`extendGpr`) without a
     /// waiting GPR's promised start moving later, how much of that needs no approval, and why
-    /// not more. Changes nothing.
+    /// not more. Changes nothing. A planning question: it costs 1,000 of the query budget,
+    /// and a request may ask at most 4.
+    #[graphql(complexity = "crate::limits::PLANNING_COMPLEXITY + child_complexity")]
     async fn gpr_extension_room(&self, ctx: &Context<'_>, id: ID) -> Result<GprExtensionRoom> {
         let (caller, db) = session(ctx)?;
         let scheduler = &crate::services(ctx)?.scheduler;
@@ -117,7 +121,8 @@ impl GprQuery {
 
     /// GPR events the caller may see, oldest first ("Events can be searched", seed 001): narrow
     /// by GPR, slice, kinds, time (`since` ≤ createdAt < `until`) and text (in the message or
-    /// the actor, ignoring case). Pages forward (`first`, `after`) or back (`last`, `before`;
+    /// the actor, ignoring case; looked for in the newest 20,000 events the other filters leave:
+    /// narrow by time to search older ones). Pages forward (`first`, `after`) or back (`last`, `before`;
     /// `last` alone gives the newest).
     #[allow(clippy::too_many_arguments)]
     async fn gpr_events(
@@ -162,7 +167,7 @@ pub(super) async fn event_scope(
 }
 
 /// Most GPRs one queue view shows.
-const MAX_QUEUE_VIEW: i32 = 500;
+pub const MAX_QUEUE_VIEW: i32 = 500;
 
 /// `queue(...)`'s arguments, decoded; `first` out of range is refused, not clamped.
 pub(super) fn queue_query(

@@ -10,7 +10,7 @@ use crate::validate;
 use chrono::{DateTime, Utc};
 use egs_entities::{GprEventKind, GprPhase, SliceRole, gpr, gpr_event, slice};
 use sea_orm::sea_query::{Expr, ExprTrait, Func, LikeExpr};
-use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter, Select};
+use sea_orm::{ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect, QueryTrait, Select};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -86,7 +86,7 @@ pub async fn wait_time_estimates(
     // An ask not yet stored: whether it could be preempted or idle out later does not move
     // when it could start.
     let request = crate::scheduler::Request { preemptible: true, idle_timeout: None, ..spec.scheduler_request(-1, now, false) };
-    let rows = crate::lifecycle::state::wait_time(db, scheduler, &request, now).await?;
+    let rows = crate::lifecycle::state::wait_time(db, scheduler, crate::limits::Principal::of(Some(caller)), request, now).await?;
     // The slice's own GPR is the caller's to see (they are a member).
     let own: Vec<i64> = rows.iter().filter_map(|r| r.behind_own.map(|o| o.0)).collect();
     let names: BTreeMap<i64, String> = if own.is_empty() {
@@ -155,6 +155,10 @@ pub const MAX_EVENT_TEXT: usize = 200;
 /// Most kinds one event search names.
 pub const MAX_EVENT_KINDS: usize = 64;
 
+/// A text search looks through at most this many events: the newest that the other filters
+/// (GPR, slice, kinds, time range) leave.
+pub const MAX_TEXT_SCAN: u64 = 20_000;
+
 /// What an event search narrows to; every part optional.
 #[derive(Clone, Debug, Default)]
 pub struct EventSearch {
@@ -166,7 +170,8 @@ pub struct EventSearch {
     pub since: Option<DateTime<Utc>>,
     /// Before.
     pub until: Option<DateTime<Utc>>,
-    /// In the message or the actor, ignoring case; `%` and `_` match themselves.
+    /// In the message or the actor, ignoring case; `%` and `_` match themselves. Looked for in
+    /// the newest [`MAX_TEXT_SCAN`] events the other filters leave.
     pub text: Option<String>,
 }
 
@@ -211,6 +216,11 @@ pub fn search_events(visible: &Visible, search: &EventSearch) -> Select<gpr_even
         select = select.filter(gpr_event::Column::CreatedAt.lt(until));
     }
     if let Some(text) = search.text.as_deref().filter(|t| !t.is_empty()) {
+        // A substring cannot use an index: the search looks only through the newest events
+        // the other filters leave, so one request never scans every event of its slices.
+        let newest =
+            select.clone().select_only().column(gpr_event::Column::Id).order_by_desc(gpr_event::Column::Id).limit(MAX_TEXT_SCAN).into_query();
+        select = select.filter(gpr_event::Column::Id.in_subquery(newest));
         let escaped: String = text.to_lowercase().chars().flat_map(|c| if matches!(c, '%' | '_' | '\\') { vec!['\\', c] } else { vec![c] }).collect();
         let pattern = format!("%{escaped}%");
         let like = |column: gpr_event::Column| {

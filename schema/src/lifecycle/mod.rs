@@ -10,11 +10,13 @@ pub mod driver;
 mod jobs;
 mod lease;
 pub mod provider;
+pub mod questions;
 pub mod state;
 pub mod steps;
 mod tick;
 
 use crate::error::Result;
+use crate::limits::Principal;
 use crate::ports::{ClusterProvider, LeaderTasks};
 use crate::scheduler::Scheduler;
 use chrono::{DateTime, Duration, Utc};
@@ -64,8 +66,9 @@ impl Default for LifecycleConfig {
 /// A planned scheduler from [`SchedulerHandle::hold_for_change`]; on the leader, its passes
 /// wait until this is dropped.
 pub struct HeldScheduler<'a> {
-    pub core: Scheduler,
+    pub core: Arc<Scheduler>,
     _passes_wait: Option<tokio::sync::MutexGuard<'a, Option<driver::Driver>>>,
+    _seat: questions::Seat<'a>,
 }
 
 /// Shared by resolvers (to wake the loop, to answer "Get wait time") and the loop itself.
@@ -76,6 +79,8 @@ pub struct SchedulerHandle {
     wake: Notify,
     /// The leader's scheduler; `None` on other replicas (and until the first tick).
     driver: tokio::sync::Mutex<Option<driver::Driver>>,
+    /// Planning questions: shared planned copies, bounded per user and per replica.
+    pub questions: questions::Questions,
     /// How long each of this replica's ticks took (exported as
     /// `egs_scheduler_tick_duration_seconds`): the figure the fleet-scale target is held to.
     pub tick_seconds: prometheus_client::metrics::histogram::Histogram,
@@ -89,7 +94,7 @@ impl SchedulerHandle {
     pub fn new(clock: Arc<dyn Clock>) -> Self {
         let planning = crate::scheduler::Config::live(state::PROVISIONING_ALLOWANCE_SECS, state::RELEASE_ALLOWANCE_SECS);
         let tick_seconds = prometheus_client::metrics::histogram::Histogram::new(TICK_BUCKETS);
-        Self { clock, planning, wake: Notify::new(), driver: tokio::sync::Mutex::new(None), tick_seconds }
+        Self { clock, planning, wake: Notify::new(), driver: tokio::sync::Mutex::new(None), questions: questions::Questions::new(), tick_seconds }
     }
 
     /// Plans with `planning` instead of the default allowances.
@@ -100,17 +105,18 @@ impl SchedulerHandle {
 
     /// Something changed that the scheduler should look at now.
     pub fn wake(&self) {
+        self.questions.changed();
         self.wake.notify_one();
     }
 
     /// The scheduler as it stands now, not yet planned: on the leader a copy of its own brought
-    /// up to date with storage (with the lock that keeps its passes waiting), elsewhere, or
-    /// when the leader is busy for longer than a request should wait, one rebuilt from storage.
-    async fn current(
-        &self,
-        db: &impl sea_orm::ConnectionTrait,
-        now: DateTime<Utc>,
-    ) -> Result<(Scheduler, Option<tokio::sync::MutexGuard<'_, Option<driver::Driver>>>)> {
+    /// up to date with storage (with the lock that keeps its passes waiting); elsewhere, or
+    /// when the leader is busy for longer than a request should wait, the shadow driver's
+    /// (fed, like the leader's, only what changed since its last look).
+    async fn current<C>(&self, db: &C, now: DateTime<Utc>) -> Result<(Scheduler, Option<tokio::sync::MutexGuard<'_, Option<driver::Driver>>>)>
+    where
+        C: sea_orm::ConnectionTrait + TransactionTrait,
+    {
         if let Ok(mut slot) = tokio::time::timeout(COPY_WAIT, self.driver.lock()).await
             && let Some(driver) = slot.as_mut()
         {
@@ -120,27 +126,56 @@ impl SchedulerHandle {
                 _ => *slot = None,
             }
         }
-        Ok((state::Snapshot::load(db, now).await?.scheduler(&self.planning), None))
+        Ok((self.questions.from_shadow(db, now, &self.planning).await?, None))
     }
 
-    /// A planned copy of the scheduler as it stands now (see [`Self::current`]), for questions
-    /// ("Get wait time", how far a window may grow): the leader's passes go on meanwhile.
-    pub async fn planned_copy(&self, db: &impl sea_orm::ConnectionTrait, now: DateTime<Utc>) -> Result<Scheduler> {
-        let (mut core, passes_wait) = self.current(db, now).await?;
-        drop(passes_wait);
-        // The pass fills in plans and expected windows; admissions it makes stay in this copy.
-        core.plan(now.timestamp());
-        Ok(core)
+    /// A planned copy of the scheduler as it stands now (see [`Self::current`]), shared with
+    /// the other questions asked meanwhile (see [`questions`]): the leader's passes go on.
+    pub async fn planned_copy<C>(&self, db: &C, now: DateTime<Utc>) -> Result<Arc<Scheduler>>
+    where
+        C: sea_orm::ConnectionTrait + TransactionTrait,
+    {
+        self.questions.planned(now, async { Ok(self.current(db, now).await?.0) }).await
+    }
+
+    /// Answers a planning question of `who` ("Get wait time", an extension's room) on a
+    /// shared planned copy, off the async workers; refused (`RATE_LIMITED`) when `who` has
+    /// too many in flight or every planner stays busy.
+    pub async fn ask<C, T>(&self, who: Principal, db: &C, now: DateTime<Utc>, question: impl FnOnce(&Scheduler) -> T + Send + 'static) -> Result<T>
+    where
+        C: sea_orm::ConnectionTrait + TransactionTrait,
+        T: Send + 'static,
+    {
+        let _seat = self.questions.seat(who)?;
+        let core = self.planned_copy(db, now).await?;
+        self.questions.run(move || question(&core)).await
     }
 
     /// The scheduler as it stands now, planned, for a change that must not break a promise it
     /// made (extending a window). On the leader no pass runs until the answer is dropped, so no
     /// new promise can be made between the check and the stored change; elsewhere the
-    /// leader's next pass sees the change.
-    pub async fn hold_for_change(&self, db: &impl sea_orm::ConnectionTrait, now: DateTime<Utc>) -> Result<HeldScheduler<'_>> {
+    /// leader's next pass sees the change. Counted as a question of `who`.
+    pub async fn hold_for_change<C>(&self, who: Principal, db: &C, now: DateTime<Utc>) -> Result<HeldScheduler<'_>>
+    where
+        C: sea_orm::ConnectionTrait + TransactionTrait,
+    {
+        let seat = self.questions.seat(who)?;
         let (mut core, passes_wait) = self.current(db, now).await?;
-        core.plan(now.timestamp());
-        Ok(HeldScheduler { core, _passes_wait: passes_wait })
+        let t = now.timestamp();
+        let core = self
+            .questions
+            .run(move || {
+                core.plan(t);
+                core
+            })
+            .await?;
+        Ok(HeldScheduler { core: Arc::new(core), _passes_wait: passes_wait, _seat: seat })
+    }
+
+    /// Answers `question` on a held scheduler, off the async workers.
+    pub async fn ask_held<T: Send + 'static>(&self, held: &HeldScheduler<'_>, question: impl FnOnce(&Scheduler) -> T + Send + 'static) -> Result<T> {
+        let core = held.core.clone();
+        self.questions.run(move || question(&core)).await
     }
 
     /// How the leader's scheduler, brought up to date, differs from one rebuilt from storage
@@ -162,7 +197,7 @@ impl SchedulerHandle {
     }
 }
 
-/// How long "Get wait time" waits for the leader's tick before it reads storage itself.
+/// How long a planning question waits for the leader's tick before it asks the shadow driver.
 const COPY_WAIT: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// The providers a lifecycle hands jobs to, by cluster provider.
@@ -304,6 +339,8 @@ impl Lifecycle {
                         tracing::warn!(error = %format!("{error:?}"), "scheduler tick failed; retrying");
                     }
                     self.handle.tick_seconds.observe(started.elapsed().as_secs_f64());
+                    // The pass may have admitted, preempted or moved estimates.
+                    self.handle.questions.changed();
                 }
                 // Another replica leads (or may): its jobs resume ours, so ours stop here.
                 Ok(None) => {

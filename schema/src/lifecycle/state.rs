@@ -14,7 +14,7 @@ use crate::inventory::liveness::STALE_AFTER_SECS;
 use crate::scheduler::{self, Config, Hold, Holding, NodeSpec, PoolKey, Request, RunningSpec, Scheduler, SliceSpec};
 use chrono::{DateTime, Utc};
 use egs_entities::{GprPhase, Health, NodeState, gpr, gpr_node, gpu, node, slice, slice_cluster};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Phases the scheduler plans: queued, or holding nodes.
@@ -344,13 +344,15 @@ pub(super) async fn load_links(db: &impl ConnectionTrait, gprs: Vec<i64>) -> Res
     Ok(links)
 }
 
-/// "Get wait time" for a request that is not stored: on the leader, against a copy of its
-/// scheduler; elsewhere against the current stored state.
+/// "Get wait time" for a request that is not stored, asked by `who`: answered on a shared
+/// planned copy of the scheduler (see [`super::questions`]).
 pub async fn wait_time(
-    db: &impl ConnectionTrait,
+    db: &DatabaseConnection,
     handle: &super::SchedulerHandle,
-    request: &Request,
+    who: crate::limits::Principal,
+    request: Request,
     now: DateTime<Utc>,
 ) -> Result<Vec<scheduler::PoolEstimate>> {
-    Ok(handle.planned_copy(db, now).await?.wait_time(request, now.timestamp()))
+    let t = now.timestamp();
+    handle.ask(who, db, now, move |core| core.wait_time(&request, t)).await
 }

@@ -18,7 +18,7 @@ use crate::outbound::{self, Outcome};
 use crate::ports::{KubeAccess, Mailer, NamespaceEvent};
 use chrono::{DateTime, Utc};
 use egs_entities::{
-    ClusterProvider, DeliveryState, Milestone, NotificationKind, Role, cluster, cursor, gpr, gpr_event, notification_channel as channel,
+    ClusterProvider, DeliveryState, Milestone, NotificationKind, Role, SliceRole, cluster, cursor, gpr, gpr_event, notification_channel as channel,
     notification_delivery as delivery, slice, slice_member, slice_namespace, user,
 };
 use sea_orm::sea_query::{Alias, Expr, ExprTrait, OnConflict, Query};
@@ -241,24 +241,26 @@ impl Notifier {
             )
             .all(&self.db)
             .await?;
-        // A user's channel hears of their GPRs only while they may still see the slice.
-        let owners: HashSet<i64> = channels.iter().filter_map(|c| c.user_id).collect();
-        let admins: HashSet<i64> = if owners.is_empty() {
+        // A user's channel hears of their GPRs only while they may still see the slice; a
+        // slice's channel hears only while the one who made it still owns the slice (or is an
+        // admin): removed or demoted, their channel falls silent.
+        let people: HashSet<i64> = channels.iter().filter_map(|c| c.user_id.or(c.slice_id.map(|_| c.created_by))).collect();
+        let admins: HashSet<i64> = if people.is_empty() {
             HashSet::new()
         } else {
-            let found = user::Entity::find().filter(user::Column::Id.is_in(owners.iter().copied())).filter(user::Column::Role.eq(Role::Admin));
+            let found = user::Entity::find().filter(user::Column::Id.is_in(people.iter().copied())).filter(user::Column::Role.eq(Role::Admin));
             found.all(&self.db).await?.into_iter().map(|u| u.id).collect()
         };
-        let members: HashSet<(i64, i64)> = if owners.is_empty() {
-            HashSet::new()
+        let members: HashMap<(i64, i64), SliceRole> = if people.is_empty() {
+            HashMap::new()
         } else {
             slice_member::Entity::find()
-                .filter(slice_member::Column::UserId.is_in(owners.iter().copied()))
+                .filter(slice_member::Column::UserId.is_in(people.iter().copied()))
                 .filter(slice_member::Column::SliceId.is_in(slice_ids.iter().copied()))
                 .all(&self.db)
                 .await?
                 .into_iter()
-                .map(|m| (m.user_id, m.slice_id))
+                .map(|m| ((m.user_id, m.slice_id), m.role))
                 .collect()
         };
         let chosen: Vec<Vec<Milestone>> = channels.iter().map(|c| milestones::decode(&c.milestones)).collect();
@@ -269,8 +271,10 @@ impl Notifier {
             let Some(g) = gprs.get(&event.gpr_id) else { continue };
             for (c, chosen) in channels.iter().zip(&chosen) {
                 let audience = match (c.slice_id, c.user_id) {
-                    (Some(slice), _) => slice == g.slice_id,
-                    (None, Some(user)) => g.requester_id == Some(user) && (admins.contains(&user) || members.contains(&(user, g.slice_id))),
+                    (Some(slice), _) => {
+                        slice == g.slice_id && (admins.contains(&c.created_by) || members.get(&(c.created_by, slice)) == Some(&SliceRole::Owner))
+                    }
+                    (None, Some(user)) => g.requester_id == Some(user) && (admins.contains(&user) || members.contains_key(&(user, g.slice_id))),
                     (None, None) => false,
                 };
                 let minutes = c.estimate_moved_minutes.unwrap_or(milestones::DEFAULT_ESTIMATE_MOVED_MINUTES);

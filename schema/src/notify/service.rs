@@ -58,7 +58,11 @@ pub async fn list_channels(db: &DatabaseConnection, caller: &Caller, slice_id: O
             Condition::all().add(channel::Column::SliceId.eq(slice))
         }
         None => {
-            let mine = Condition::all().add(channel::Column::UserId.eq(caller.record.user_id.unwrap_or_default()));
+            // A user's own channels hear every slice of theirs: not a scoped token's business.
+            let mine = match caller.is_scoped() {
+                true => Condition::all().add(channel::Column::Id.eq(-1)),
+                false => Condition::all().add(channel::Column::UserId.eq(caller.record.user_id.unwrap_or_default())),
+            };
             let owned = match caller.visible_slices(db).await? {
                 crate::auth::Visible::All => Condition::all().add(channel::Column::SliceId.is_not_null()),
                 crate::auth::Visible::Only(slices) => {
@@ -82,7 +86,7 @@ pub async fn find_channel(db: &DatabaseConnection, caller: &Caller, id: i64) -> 
     caller.require_person()?;
     let found = channel::Entity::find_by_id(id).one(db).await?.ok_or(Error::NotFound("notification channel"))?;
     let allowed = match (found.user_id, found.slice_id) {
-        (Some(user), _) => caller.is_admin() || caller.record.user_id == Some(user),
+        (Some(user), _) => !caller.is_scoped() && (caller.is_admin() || caller.record.user_id == Some(user)),
         (None, Some(slice)) => caller.slice_role(db, slice).await? == Some(SliceRole::Owner),
         (None, None) => false,
     };
@@ -96,6 +100,11 @@ pub async fn create_channel(db: &DatabaseConnection, notifier: &Notifier, caller
         Some(slice) => {
             caller.require_slice_role(db, slice, SliceRole::Owner, "slice").await?;
             channel::Column::SliceId.eq(slice)
+        }
+        None if caller.is_scoped() => {
+            return Err(Error::Forbidden(
+                "a token scoped to some slices cannot keep your own notification channels (they hear every slice of yours); use an unscoped token, or make a channel of a slice in its scope".into(),
+            ));
         }
         None => channel::Column::UserId.eq(user_id),
     };

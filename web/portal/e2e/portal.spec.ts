@@ -506,6 +506,45 @@ test('single sign-on: an admin maps a group to a slice; a new user signs in at t
   expect(me.users).toContainEqual({ name: 'erin', role: 'USER' });
 });
 
+test('single sign-on never sends the session token off this site, whatever return_to says', async ({ browser }) => {
+  const context = await browser.newContext({ viewport: { width: 1366, height: 860 } });
+  // Every request the browser makes, by origin: the token may only ever reach the gateway
+  // (and the sign-in only the identity provider, both on loopback).
+  const seen: string[] = [];
+  await context.route('**/*', async (route) => {
+    const url = new URL(route.request().url());
+    if (url.hostname !== '127.0.0.1') return route.abort();
+    return route.continue();
+  });
+  const redirects: string[] = [];
+  context.on('response', (response) => {
+    const location = response.headers()['location'];
+    if (location?.includes('sso-token')) redirects.push(new URL(location, response.url()).href);
+  });
+  context.on('request', (request) => seen.push(request.url()));
+  const page = await context.newPage();
+  // Browsers drop the tab: `/\t/evil.host/steal` would be read as `//evil.host/steal`.
+  for (const bad of ['/%09/evil.host/steal', '/%0a/evil.host', '//evil.host', '/%5C/evil.host', 'https://evil.host/', '/%01x']) {
+    await page.goto(`${gateway.url}/auth/oidc/login?return_to=${bad}`);
+    await expect(page.getByRole('alert')).toContainText('not a page of this site');
+    expect(new URL(page.url()).origin).toBe(gateway.url);
+  }
+  // A page of this site is kept through the whole sign-in.
+  await page.goto(`${gateway.url}/auth/oidc/login?return_to=${encodeURIComponent('/queue')}`);
+  await page.locator('input[name="login"]').fill('erin');
+  await page.locator('input[name="password"]').fill('any password');
+  await page.getByRole('button', { name: 'Sign-in' }).click();
+  await page.getByRole('button', { name: 'Continue' }).click();
+  await expect(page.getByRole('button', { name: 'Sign out' })).toBeVisible();
+  expect(new URL(page.url()).pathname).toBe('/queue');
+  expect(page.url()).not.toContain('sso-token');
+  expect(seen.filter((href) => new URL(href).hostname !== '127.0.0.1')).toEqual([]);
+  // The token travels only in the gateway's redirect, and only back to the gateway.
+  expect(redirects.length).toBeGreaterThan(0);
+  for (const target of redirects) expect(new URL(target).origin).toBe(gateway.url);
+  await context.close();
+});
+
 test('after a gateway restart the portal reconnects and the timeline resumes with nothing lost', async ({ page }) => {
   await signIn(page, 'carol');
   const id = await gprId('vit-pretrain');

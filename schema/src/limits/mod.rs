@@ -3,6 +3,9 @@
 //! output cost of an operation (what it can build, lists multiplied out: see [`output_cost`])
 //! and a per-user budget of query cost (complexity) per second.
 //!
+//! Every walk of a document here is linear in its size whatever its shape ([`walk`]), and the
+//! gate refuses documents whose shape would make async-graphql's own validation walk more.
+//!
 //! The budget is a token bucket per user (per token for agents, which belong to no user), in
 //! this replica's memory (governor's GCRA): each operation takes its complexity (at least 1)
 //! from its user's bucket, so a client that sends cheap queries can send many and one that
@@ -20,6 +23,10 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+use walk::MAX_WALK;
+pub use walk::{Cost, Fragments, MAX_EXPANDED_SELECTIONS, MAX_FRAGMENT_CHAIN, MAX_SPREADS, Misshapen};
+
+mod walk;
 
 /// Most aliased fields one document may hold (operations and fragments together). The portal's
 /// largest document has none; a dashboard script asking for a few dozen GPUs by alias fits.
@@ -32,11 +39,6 @@ pub const MAX_ALIASES: usize = 64;
 /// node → gpus → node → gpus`: 27 million) do not. Lists longer than their bound, and
 /// anything else that grows too big, are caught by the response-size backstop.
 pub const MAX_OUTPUT_COST: u64 = 2_000_000;
-/// Items a list field without `first`/`last` is counted at, unless [`LIST_BOUNDS`] knows better.
-const LIST_BOUND: u64 = 100;
-/// Fields whose lists have a smaller bound than [`LIST_BOUND`] (by field name).
-const LIST_BOUNDS: [(&str, u64); 2] =
-    [("gpus", crate::inventory::service::MAX_GPUS_PER_NODE as u64), ("labels", crate::gpr::spec::MAX_LABELS as u64)];
 
 /// Whom a per-user limit counts against: the user, or the token for agent tokens (which
 /// belong to no user; each speaks for one node or one cluster's DaemonSet).
@@ -115,7 +117,8 @@ fn refused(code: ErrorCode, message: String, retry_after: Option<Duration>) -> S
     error
 }
 
-/// Counts the aliased fields of a whole document: every operation and fragment once.
+/// Counts the aliased fields of a whole document: every operation and fragment once (so a
+/// fragment spread many times counts once: its aliases are repeated, not new).
 pub fn count_aliases(document: &ExecutableDocument) -> usize {
     fn walk(set: &SelectionSet, depth: usize) -> usize {
         if depth > MAX_WALK {
@@ -140,86 +143,38 @@ pub fn count_aliases(document: &ExecutableDocument) -> usize {
 }
 
 /// What an operation can build: every field counts 1, and a list field multiplies what it
-/// selects by how many items it can return (its `first` or `last`, at most a page; a page by
-/// default for a connection; its bound for a plain list). The costliest operation of the
-/// document counts. Introspection counts 1 a field (it is bounded by the schema's size).
+/// selects by how many items it can return (its `first` or `last`, at most what the field
+/// accepts; a page by default for a connection; its bound for a plain list). The costliest
+/// operation of the document counts. Introspection counts 1 a field (it is bounded by the
+/// schema's size). `u64::MAX` for a document whose shape the gate refuses.
 pub fn output_cost(registry: &Registry, document: &ExecutableDocument, variables: &Variables) -> u64 {
-    let fragments = |name: &str| document.fragments.get(name).map(|f| (f.node.type_condition.node.on.node.to_string(), &f.node.selection_set.node));
-    document
-        .operations
-        .iter()
-        .map(|(_, op)| {
-            let root = match op.node.ty {
-                OperationType::Query => registry.query_type.clone(),
-                OperationType::Mutation => registry.mutation_type.clone().unwrap_or_default(),
-                OperationType::Subscription => registry.subscription_type.clone().unwrap_or_default(),
-            };
-            set_cost(registry, &fragments, variables, &op.node.selection_set.node, &root, 0)
-        })
-        .max()
-        .unwrap_or(0)
+    Fragments::order(document).map_or(u64::MAX, |fragments| fragments.cost(registry, variables, None).output)
 }
 
-/// Deeper than any valid document (the depth limit is 16): where every walk of a document
-/// stops, a guard against fragment cycles and absurd nesting (this runs before validation).
-const MAX_WALK: usize = 64;
+/// What a planning question costs against the complexity limit and the budget: it copies and
+/// plans the scheduler's core (or shares a copy planned for the same state), tens of
+/// milliseconds with thousands of GPRs waiting, where a field is microseconds.
+pub const PLANNING_COMPLEXITY: usize = 1_000;
+/// Most planning questions one document may ask (aliases and spreads counted).
+pub const MAX_PLANNING_QUESTIONS: usize = 4;
+/// The fields that plan: "Get wait time" and an extension's room.
+const PLANNING_QUESTIONS: [(&str, &str); 2] = [("Query", "waitTimeEstimates"), ("Query", "gprExtensionRoom")];
 
-fn set_cost<'d>(
-    registry: &Registry,
-    fragments: &impl Fn(&str) -> Option<(String, &'d SelectionSet)>,
-    variables: &Variables,
-    set: &'d SelectionSet,
-    parent: &str,
-    depth: usize,
-) -> u64 {
-    if depth > MAX_WALK {
-        return u64::MAX;
+/// Whether `parent.field` is a planning question (see [`PLANNING_COMPLEXITY`]).
+pub fn is_planning_question(parent: &str, field: &str) -> bool {
+    PLANNING_QUESTIONS.iter().any(|(p, f)| *p == parent && *f == field)
+}
+
+/// A document of `depth` fragments, each spreading the next `fanout` times, the last selecting
+/// `leaf`: the shape that made a walk without memory visit `fanout^depth` selections. For tests,
+/// the fuzz target's seeds and the gate's bench.
+pub fn adversarial_document(depth: usize, fanout: usize, leaf: &str) -> String {
+    let mut query = "query { ...F0 }".to_owned();
+    for i in 0..depth {
+        let body = if i + 1 < depth { format!("...F{} ", i + 1).repeat(fanout) } else { leaf.to_owned() };
+        query.push_str(&format!("\nfragment F{i} on Query {{ {body}}}"));
     }
-    let mut cost: u64 = 0;
-    for item in &set.items {
-        let item_cost = match &item.node {
-            Selection::Field(field) => {
-                let field = &field.node;
-                let name = field.name.node.as_str();
-                let meta = registry.types.get(parent).and_then(|t| t.field_by_name(name));
-                match meta {
-                    Some(meta) if !name.starts_with("__") => {
-                        let ty = meta.ty.as_str();
-                        let named: String = ty.chars().filter(|c| !matches!(c, '[' | ']' | '!')).collect();
-                        let paged = ["first", "last"].iter().find_map(|arg| {
-                            let value = field.get_argument(arg)?;
-                            let value = value.node.clone().into_const_with(|v| variables.get(&v).cloned().ok_or(())).ok()?;
-                            match value {
-                                async_graphql::Value::Number(n) => n.as_u64().or(Some(0)),
-                                _ => None,
-                            }
-                        });
-                        let in_connection = parent.ends_with("Connection") && matches!(name, "edges" | "nodes");
-                        let items = match paged {
-                            Some(n) => n.min(crate::pagination::MAX_PAGE_SIZE),
-                            None if in_connection => 1,
-                            None if named.ends_with("Connection") => crate::pagination::DEFAULT_PAGE_SIZE,
-                            None if ty.starts_with('[') => LIST_BOUNDS.iter().find(|(f, _)| *f == name).map_or(LIST_BOUND, |(_, b)| *b),
-                            None => 1,
-                        };
-                        let inner = set_cost(registry, fragments, variables, &field.selection_set.node, &named, depth + 1);
-                        1u64.saturating_add(items.saturating_mul(inner))
-                    }
-                    _ => 1,
-                }
-            }
-            Selection::InlineFragment(fragment) => {
-                let on = fragment.node.type_condition.as_ref().map_or_else(|| parent.to_owned(), |c| c.node.on.node.to_string());
-                set_cost(registry, fragments, variables, &fragment.node.selection_set.node, &on, depth + 1)
-            }
-            Selection::FragmentSpread(spread) => match fragments(spread.node.fragment_name.node.as_str()) {
-                Some((on, set)) => set_cost(registry, fragments, variables, set, &on, depth + 1),
-                None => 0,
-            },
-        };
-        cost = cost.saturating_add(item_cost);
-    }
-    cost
+    query
 }
 
 /// The checks every document passes before anything runs: what it could build, its aliases,
@@ -297,13 +252,46 @@ impl Gate {
         who: Principal,
     ) -> ServerResult<Option<(OperationType, Option<String>)>> {
         let operation = crate::operation::select_operation(document, requested);
-        let cost = output_cost(&self.registry, document, variables);
-        if cost > MAX_OUTPUT_COST {
+        let fragments = Fragments::order(document).map_err(|misshapen| match misshapen {
+            Misshapen::Cycle(name) => {
+                refused(ErrorCode::InvalidInput, format!("fragment `{name}` spreads itself (directly or through other fragments)"), None)
+            }
+            Misshapen::ChainTooLong(name) => refused(
+                ErrorCode::TooComplex,
+                format!("fragment `{name}` starts a chain of fragments spreading fragments longer than {MAX_FRAGMENT_CHAIN}"),
+                None,
+            ),
+            Misshapen::TooManySpreads(n) => {
+                refused(ErrorCode::TooComplex, format!("the document spreads fragments {n} or more times; at most {MAX_SPREADS} are allowed"), None)
+            }
+        })?;
+        let expanded = fragments.expanded_selections();
+        if expanded > MAX_EXPANDED_SELECTIONS {
+            return Err(refused(
+                ErrorCode::TooComplex,
+                format!(
+                    "the document holds more than {MAX_EXPANDED_SELECTIONS} selections once its fragments are expanded where they are spread: spread fewer fragments"
+                ),
+                None,
+            ));
+        }
+        let cost = fragments.cost(&self.registry, variables, requested);
+        if cost.output > MAX_OUTPUT_COST {
             return Err(refused(
                 ErrorCode::TooComplex,
                 format!(
                     "this operation could build {} objects and fields (lists multiplied out); at most {MAX_OUTPUT_COST} are allowed: ask for fewer items with `first`, or fewer nested lists",
-                    if cost == u64::MAX { "unboundedly many".to_owned() } else { cost.to_string() }
+                    if cost.output == u64::MAX { "unboundedly many".to_owned() } else { cost.output.to_string() }
+                ),
+                None,
+            ));
+        }
+        if cost.planning > MAX_PLANNING_QUESTIONS {
+            return Err(refused(
+                ErrorCode::TooComplex,
+                format!(
+                    "the document asks {} planning questions (`waitTimeEstimates`, `gprExtensionRoom`); at most {MAX_PLANNING_QUESTIONS} are allowed",
+                    cost.planning
                 ),
                 None,
             ));
@@ -316,7 +304,7 @@ impl Gate {
                 None,
             ));
         }
-        let cost = complexity(document);
+        let cost = cost.complexity;
         // Over the schema's limit, validation refuses it: nothing to spend.
         if cost <= crate::MAX_QUERY_COMPLEXITY {
             match self.limits.spend(who, cost) {
@@ -339,31 +327,6 @@ impl Gate {
         }
         Ok(operation)
     }
-}
-
-/// An operation's query cost as async-graphql's validation counts it against
-/// [`crate::MAX_QUERY_COMPLEXITY`]: one for each field, fragments counted where they are
-/// spread, over every operation of the document (`__typename` is free).
-pub fn complexity(document: &ExecutableDocument) -> usize {
-    fn walk(document: &ExecutableDocument, set: &SelectionSet, depth: usize) -> usize {
-        if depth > MAX_WALK {
-            return usize::MAX;
-        }
-        set.items.iter().fold(0usize, |sum, item| {
-            let cost = match &item.node {
-                // Validation does not count `__typename`.
-                Selection::Field(field) if field.node.name.node == "__typename" => 0,
-                Selection::Field(field) => walk(document, &field.node.selection_set.node, depth + 1).saturating_add(1),
-                Selection::InlineFragment(fragment) => walk(document, &fragment.node.selection_set.node, depth + 1),
-                Selection::FragmentSpread(spread) => document
-                    .fragments
-                    .get(&spread.node.fragment_name.node)
-                    .map_or(0, |fragment| walk(document, &fragment.node.selection_set.node, depth + 1)),
-            };
-            sum.saturating_add(cost)
-        })
-    }
-    document.operations.iter().fold(0usize, |sum, (_, op)| sum.saturating_add(walk(document, &op.node.selection_set.node, 0)))
 }
 
 #[cfg(test)]
@@ -396,6 +359,12 @@ mod tests {
         GATE.get_or_init(|| Gate::new(None))
     }
 
+    /// The complexity the gate counts for `query`.
+    fn complexity(query: &str) -> usize {
+        let document = async_graphql::parser::parse_query(query).expect("parses");
+        Fragments::order(&document).expect("well shaped").cost(&gate().registry, &Variables::default(), None).complexity
+    }
+
     fn admit(request: &mut async_graphql::Request) -> Option<ServerError> {
         gate().admit(request, Principal::Anonymous).err()
     }
@@ -414,10 +383,10 @@ mod tests {
             "query A { viewer { id } } query B { nodes(first: 5) { nodes { id gpus { uuid } } } }",
             "{ gprs(first: 3) { edges { node { ...G } } totalCount } } fragment G on Gpr { id name slice { id ...S } } fragment S on Slice { name }",
             "{ viewer { ... on Viewer { id __typename } ... { name } } }",
+            "{ a: gprExtensionRoom(id: \"x\") { maxNow } ...R } fragment R on Query { b: gprExtensionRoom(id: \"y\") { maxNow limitedBy } }",
         ];
         for query in documents {
-            let document = async_graphql::parser::parse_query(query).expect("parses");
-            let counted = complexity(&document);
+            let counted = complexity(query);
             let limited = |limit: usize| async move {
                 let schema = async_graphql::Schema::build(crate::Query::default(), crate::Mutation::default(), crate::Subscription::default())
                     .limit_complexity(limit)
@@ -433,7 +402,7 @@ mod tests {
             assert!(limited(counted - 1).await, "{query}: {counted} is not more than it needs");
         }
         // Every operation of the document counts, as validation counts them.
-        assert_eq!(complexity(&async_graphql::parser::parse_query(documents[1]).expect("parses")), 2 + 5);
+        assert_eq!(complexity(documents[1]), 2 + 5);
     }
 
     #[test]
@@ -490,6 +459,18 @@ mod tests {
     }
 
     /// Every document the portal sends (with all its fragments) fits.
+    #[test]
+    fn a_document_of_many_operations_is_charged_for_the_one_that_runs() {
+        let document = "query Cheap { viewer { id name } } query Costly { a: waitTimeEstimates(input: { nodeCount: 1, duration: \"1h\", sliceId: \"x\" }) { estimatedStart } }";
+        let parsed = async_graphql::parser::parse_query(document).expect("parses");
+        let fragments = Fragments::order(&parsed).expect("well shaped");
+        let cost = |name| fragments.cost(&gate().registry, &Variables::default(), Some(name));
+        assert_eq!((cost("Cheap").complexity, cost("Cheap").planning), (3, 0));
+        assert_eq!((cost("Costly").complexity, cost("Costly").planning), (PLANNING_COMPLEXITY + 1, 1));
+        // Without a name (validation refuses it), every operation counts.
+        assert_eq!(fragments.cost(&gate().registry, &Variables::default(), None).complexity, PLANNING_COMPLEXITY + 4);
+    }
+
     #[tokio::test]
     async fn every_portal_document_fits_the_output_cost() {
         fn documents(dir: &std::path::Path, found: &mut Vec<String>) {
@@ -524,5 +505,89 @@ mod tests {
         )
         .expect("parses");
         assert_eq!(count_aliases(&document), 6);
+    }
+
+    fn code(error: &ServerError) -> Option<String> {
+        match error.extensions.as_ref().and_then(|x| x.get("code")) {
+            Some(async_graphql::Value::String(code)) => Some(code.clone()),
+            _ => None,
+        }
+    }
+
+    /// Fragments that spread the next one ten times: the gate once walked every path (10^depth).
+    #[test]
+    fn fragments_spread_exponentially_are_refused_by_shape_before_validation() {
+        for depth in [6, 8, 12, 20] {
+            for leaf in ["viewer { id }", "__typename"] {
+                let query = adversarial_document(depth, 10, leaf);
+                let error = admit(&mut async_graphql::Request::new(query.as_str())).unwrap_or_else(|| panic!("depth {depth}, {leaf}: admitted"));
+                assert_eq!(code(&error).as_deref(), Some("TOO_COMPLEX"), "depth {depth}: {}", error.message);
+            }
+        }
+        // Within the chain's bound the expanded size refuses it; past it, the chain does.
+        let chained = admit(&mut async_graphql::Request::new(adversarial_document(12, 1, "__typename"))).expect("refused");
+        assert!(chained.message.contains("chain of fragments"), "{}", chained.message);
+        let expanded = admit(&mut async_graphql::Request::new(adversarial_document(6, 10, "__typename"))).expect("refused");
+        assert!(expanded.message.contains("expanded"), "{}", expanded.message);
+        // A fragment spread a few times over a short chain runs as before.
+        assert!(admit(&mut async_graphql::Request::new(adversarial_document(3, 3, "viewer { id }"))).is_none());
+    }
+
+    #[test]
+    fn fragment_cycles_long_chains_and_spread_floods_are_refused_with_what_to_change() {
+        let cycle = admit(&mut async_graphql::Request::new("{ ...A } fragment A on Query { ...B } fragment B on Query { viewer { id } ...A }"))
+            .expect("a cycle is refused");
+        assert_eq!(code(&cycle).as_deref(), Some("INVALID_INPUT"));
+        assert!(cycle.message.contains("spreads itself"), "{}", cycle.message);
+        let own = admit(&mut async_graphql::Request::new("{ ...A } fragment A on Query { ...A }")).expect("refused");
+        assert!(own.message.contains("`A` spreads itself"), "{}", own.message);
+
+        let chain = |n: usize| {
+            let mut query = "{ ...F0 }".to_owned();
+            for i in 0..n {
+                let next = if i + 1 < n { format!("...F{}", i + 1) } else { "viewer { id }".to_owned() };
+                query.push_str(&format!(" fragment F{i} on Query {{ {next} }}"));
+            }
+            query
+        };
+        assert!(admit(&mut async_graphql::Request::new(chain(MAX_FRAGMENT_CHAIN))).is_none(), "a chain at the bound runs");
+        let long = admit(&mut async_graphql::Request::new(chain(MAX_FRAGMENT_CHAIN + 1))).expect("one more is refused");
+        assert!(long.message.contains(&format!("longer than {MAX_FRAGMENT_CHAIN}")), "{}", long.message);
+
+        let spreads = |n: usize| format!("{{ viewer {{ {} }} }} fragment V on Viewer {{ id }}", "...V ".repeat(n));
+        assert!(admit(&mut async_graphql::Request::new(spreads(MAX_SPREADS))).is_none(), "{MAX_SPREADS} spreads run");
+        let flood = admit(&mut async_graphql::Request::new(spreads(MAX_SPREADS + 1))).expect("one more is refused");
+        assert_eq!(code(&flood).as_deref(), Some("TOO_COMPLEX"));
+        assert!(flood.message.contains(&format!("at most {MAX_SPREADS}")), "{}", flood.message);
+    }
+
+    /// Unused fragments count too: validation compares fields in every fragment definition.
+    #[test]
+    fn a_big_fragment_spread_by_many_unused_fragments_is_refused() {
+        let fields: String = (0..2_000).map(|i| format!("a{i}: __typename ")).collect();
+        let users: String = (0..40).map(|i| format!(" fragment U{i} on Query {{ ...Big }}")).collect();
+        let query = format!("{{ __typename }} fragment Big on Query {{ {fields} }}{users}");
+        let error = admit(&mut async_graphql::Request::new(query)).expect("refused");
+        assert!(error.message.contains("expanded") || error.message.contains("aliases"), "{}", error.message);
+        let fields: String = (0..2_000).map(|_| "__typename ".to_owned()).collect();
+        let users: String = (0..40).map(|i| format!(" fragment U{i} on Query {{ ...Big }}")).collect();
+        let query = format!("{{ __typename }} fragment Big on Query {{ {fields} }}{users}");
+        let error = admit(&mut async_graphql::Request::new(query)).expect("refused");
+        assert!(error.message.contains("expanded"), "{}", error.message);
+    }
+
+    /// Output cost counts a list at what the field may return: a GPU's day of history is 1,440
+    /// points, and the queue views take `first` up to 500.
+    #[test]
+    fn output_cost_counts_history_points_and_queue_views_at_their_bounds() {
+        let cost = |query: &str| {
+            let document = async_graphql::parser::parse_query(query).expect("parses");
+            output_cost(&gate().registry, &document, &Variables::default())
+        };
+        assert_eq!(cost("{ node(id: \"x\") { ... on Gpu { metrics { utilization } } } }"), 1 + (1 + 1_440));
+        assert_eq!(cost("{ queue(first: 500) { id } }"), 1 + 500);
+        assert_eq!(cost("{ queue(first: 5000) { id } }"), 1 + 500, "capped at what the field accepts");
+        assert_eq!(cost("{ queue { id } }"), 1 + 100, "its default");
+        assert_eq!(cost("{ nodes(first: 500) { nodes { id } } }"), 1 + 100 * 2, "other lists take a page at most");
     }
 }
