@@ -138,13 +138,19 @@ impl KubeBackend {
         }
     }
 
+    /// A namespace handed to the slice of the same name (`egs.io/slice=<name>`).
     pub async fn add_namespace(&self, name: &str) {
+        self.add_namespace_labelled(name, json!({ "egs.io/slice": name })).await;
+    }
+
+    /// A namespace with only `labels` (`{}`: one no slice was given).
+    pub async fn add_namespace_labelled(&self, name: &str, labels: Value) {
         match self {
             Self::Fake(fake) => {
-                fake.add_namespace(name);
+                fake.add_namespace_labelled(name, labels);
             }
             Self::Real(_) => {
-                self.create_with_status(json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": name } })).await;
+                self.create_with_status(json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": name, "labels": labels } })).await;
                 // What the service-account controller gives every namespace.
                 self.create_with_status(
                     json!({ "apiVersion": "v1", "kind": "ServiceAccount", "metadata": { "name": "default", "namespace": name } }),

@@ -244,6 +244,7 @@ fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> Ser
             auto_gpr_after_secs: 1,
             cluster_poll_ms: 100,
             status_resync_ms: 200,
+            slice_pod_security: "baseline".into(),
         },
         oidc: Default::default(),
     }

@@ -145,7 +145,7 @@ impl Application {
         });
         let credentials_key = *keys.credentials_key();
         let sign_in_key = *keys.sign_in_key();
-        let kubernetes = KubeClusters::new(db.clone(), CredentialCipher::new(&credentials_key));
+        let kubernetes = KubeClusters::new(db.clone(), CredentialCipher::new(&credentials_key), &settings.kubernetes.slice_pod_security);
         let lifecycle = (!settings.no_scheduler).then(|| {
             let k8s = &settings.kubernetes;
             let eviction = EvictionPolicy { deadline: Duration::from_secs(k8s.eviction_deadline_secs), ..Default::default() };

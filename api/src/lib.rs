@@ -27,5 +27,6 @@ pub mod portal;
 pub mod replay;
 pub mod replicas;
 pub mod settings;
+pub mod telemetry;
 
 pub use app::{AppState, Application};

@@ -4,7 +4,6 @@ use anyhow::Context;
 use clap::Parser;
 use egs_api::settings::{Cli, Command, TokenCommand};
 use egs_api::{Application, bootstrap, cli};
-use tracing_subscriber::EnvFilter;
 
 /// GraphQL responses are trees of many small allocations; mimalloc serves them faster than the
 /// system allocator (+19% on the nested-page throughput benchmark, +12% on a trivial query).
@@ -13,10 +12,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_env("EGS_LOG").unwrap_or_else(|_| EnvFilter::new("info")))
-        .with_writer(std::io::stderr)
-        .init();
+    egs_api::telemetry::init();
     let cli = Cli::parse();
     if let Command::Client(command) = cli.command {
         return egs_api::client::run(command).await;

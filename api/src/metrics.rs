@@ -40,17 +40,38 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, Iterable, QuerySelect};
 use std::collections::HashSet;
-use std::sync::Mutex;
 use std::time::Duration;
 
-/// Distinct operation names kept as labels; later ones are counted as `other`, so clients
-/// cannot blow up the series count.
-const MAX_OPERATION_LABELS: usize = 200;
+/// The operations EGS's own clients send (the portal, the `egs` CLI, the node agent), read
+/// from their documents when the gateway is built. Only these are labels: any other name a
+/// caller makes up is counted as `other`, so no caller, signed in or not, adds series.
+const CLIENT_DOCUMENTS: [&str; 3] = [
+    include_str!("../../web/portal/src/gql/gql.ts"),
+    include_str!("client/operations.graphql"),
+    include_str!("../../node-agent/src/operations.graphql"),
+];
+
+/// The names of the operations defined in `text` (`query Name`, `mutation Name`, …), wherever
+/// they stand (the portal's documents are string literals with `\n` for line breaks).
+fn operation_names(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|word| !word.is_empty())
+        .scan(false, |after_keyword, word| {
+            let name = (*after_keyword && word.chars().next().is_some_and(|c| c.is_ascii_uppercase())).then_some(word);
+            // `\n` leaves an `n` before the keyword; the keyword itself is what counts.
+            *after_keyword = matches!(word, "query" | "mutation" | "subscription" | "nquery" | "nmutation" | "nsubscription");
+            Some(name)
+        })
+        .flatten()
+}
+
+fn client_operations() -> &'static HashSet<&'static str> {
+    static KNOWN: std::sync::OnceLock<HashSet<&'static str>> = std::sync::OnceLock::new();
+    KNOWN.get_or_init(|| CLIENT_DOCUMENTS.iter().flat_map(|text| operation_names(text)).collect())
+}
 /// The operation label of every request without a token, whatever it names: only
 /// authenticated callers take label slots.
 pub const UNAUTHENTICATED: &str = "unauthenticated";
-/// Operation names longer than this are counted as `other`.
-const MAX_OPERATION_NAME_LEN: usize = 64;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
@@ -75,7 +96,6 @@ pub struct Metrics {
     latency: Family<OperationLabels, Histogram>,
     gprs: Family<PhaseLabels, Gauge>,
     histories: Gauge,
-    known_operations: Mutex<HashSet<String>>,
 }
 
 impl Metrics {
@@ -92,20 +112,14 @@ impl Metrics {
         registry.register("scheduler_tick_duration_seconds", "How long the scheduler's ticks took on this replica (the leader)", tick_seconds);
         let histories = Gauge::default();
         registry.register("gpu_histories", "GPUs whose sample history this replica holds (those reporting to it)", histories.clone());
-        Self { registry, requests, latency, gprs, histories, known_operations: Mutex::new(HashSet::new()) }
+        Self { registry, requests, latency, gprs, histories }
     }
 
     fn operation_label(&self, name: Option<&str>) -> String {
-        let Some(name) = name else { return "anonymous".into() };
-        if name.len() > MAX_OPERATION_NAME_LEN {
-            return "other".into();
-        }
-        let mut known = self.known_operations.lock().unwrap_or_else(|p| p.into_inner());
-        if name == UNAUTHENTICATED || known.contains(name) || known.len() < MAX_OPERATION_LABELS {
-            known.insert(name.to_owned());
-            name.to_owned()
-        } else {
-            "other".into()
+        match name {
+            None => "anonymous".into(),
+            Some(name) if name == UNAUTHENTICATED || client_operations().contains(name) => name.to_owned(),
+            Some(_) => "other".into(),
         }
     }
 
@@ -207,4 +221,23 @@ fn exported(mut row: GpuRow) -> (Labels, GpuValues) {
         ..GpuValues::default()
     };
     (labels, values)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_labels_are_the_operations_of_the_portal_the_cli_and_the_agent() {
+        let found: Vec<&str> =
+            operation_names("\"\\n  query CreateGprSlices {\\n slices { id } }\" mutation EgsCliCreateGpr($input: X!) { a }").collect();
+        assert_eq!(found, ["CreateGprSlices", "EgsCliCreateGpr"]);
+        // Field names after a keyword-like word are not names (lowercase), nor is `query` alone.
+        assert_eq!(operation_names("{ query { id } } query { a }").count(), 0);
+        let known = client_operations();
+        for name in ["CreateGprSlices", "EgsCliCreateGpr", "EgsAgentReport", "BellAlerts"] {
+            assert!(known.contains(name), "{name} is one of EGS's operations");
+        }
+        assert!(known.len() > 40 && known.len() < 500, "{}", known.len());
+    }
 }

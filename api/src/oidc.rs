@@ -290,6 +290,9 @@ pub fn verify_id_token(
     }
     let subject = claims["sub"].as_str().unwrap_or_default().to_owned();
     let email = claims["email"].as_str().map(str::to_owned);
+    // Only an address the provider checked is the user's: many let anyone type any address,
+    // and an unchecked one would claim a colleague's (adding members by e-mail finds it).
+    let verified = matches!(&claims["email_verified"], Value::Bool(true)) || claims["email_verified"].as_str() == Some("true");
     let username = claims["preferred_username"]
         .as_str()
         .map(str::to_owned)
@@ -301,7 +304,7 @@ pub fn verify_id_token(
         _ => Vec::new(),
     };
     let issuer = claims["iss"].as_str().unwrap_or(issuer).trim_end_matches('/').to_owned();
-    Ok(Identity { issuer, subject, username, email, groups })
+    Ok(Identity { issuer, subject, username, email: email.filter(|_| verified), groups })
 }
 
 #[derive(Deserialize)]
@@ -529,6 +532,16 @@ pDehhc8C72apXIe3YIgnWSCHLDrwFLRYe8vSVZd8wmRhxc7HqNMZX8Cl
         let no_name =
             verify(&signed(KEY_1, "one", &claims(serde_json::json!({ "preferred_username": null, "groups": "solo" }))), "one").expect("valid");
         assert_eq!((no_name.username.as_str(), no_name.groups.as_slice()), ("ann", &["solo".to_owned()][..]));
+    }
+
+    #[test]
+    fn an_e_mail_is_the_users_only_when_the_provider_verified_it() {
+        let email = |changes: Value| verify(&signed(KEY_1, "one", &claims(changes)), "one").expect("valid").email;
+        assert_eq!(email(serde_json::json!({})), None, "no email_verified claim");
+        assert_eq!(email(serde_json::json!({ "email_verified": false })), None);
+        assert_eq!(email(serde_json::json!({ "email_verified": "false" })), None);
+        assert_eq!(email(serde_json::json!({ "email_verified": true })).as_deref(), Some("ann@example.com"));
+        assert_eq!(email(serde_json::json!({ "email_verified": "true" })).as_deref(), Some("ann@example.com"), "some providers send a string");
     }
 
     #[test]

@@ -227,11 +227,22 @@ pub struct KubernetesArgs {
     /// How often GPR resources' status is refreshed from the gateway, in ms.
     #[arg(long = "gpr-status-resync-ms", env = "EGS_GPR_STATUS_RESYNC_MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(50..=600_000), hide = true)]
     pub status_resync_ms: u64,
+    /// The Pod Security level enforced in the slice namespaces EGS creates
+    /// (`pod-security.kubernetes.io/enforce`): `restricted`, `baseline` or `privileged`.
+    /// Baseline keeps tenants off the host (no hostPath, hostPID, privileged containers).
+    #[arg(long = "slice-pod-security", env = "EGS_SLICE_POD_SECURITY", default_value = "baseline", value_parser = ["restricted", "baseline", "privileged"])]
+    pub slice_pod_security: String,
 }
 
 impl Default for KubernetesArgs {
     fn default() -> Self {
-        Self { eviction_deadline_secs: 300, auto_gpr_after_secs: 30, cluster_poll_ms: 5000, status_resync_ms: 5000 }
+        Self {
+            eviction_deadline_secs: 300,
+            auto_gpr_after_secs: 30,
+            cluster_poll_ms: 5000,
+            status_resync_ms: 5000,
+            slice_pod_security: "baseline".into(),
+        }
     }
 }
 

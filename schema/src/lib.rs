@@ -428,6 +428,16 @@ pub(crate) mod validate {
         }
     }
 
+    /// A name someone else's screen shows (a node, a GPU model, a pod, reported by an agent):
+    /// [`text`], and no control characters, which would drive a terminal (escape sequences)
+    /// or forge lines in a log or a CSV file.
+    pub fn name(field: &str, value: &str, max: usize, errors: &mut Vec<UserError>) {
+        text(field, value, max, errors);
+        if value.chars().any(char::is_control) {
+            errors.push(UserError::invalid(field, "must not contain control characters (tabs, line breaks, escapes)"));
+        }
+    }
+
     pub fn range(field: &str, value: i64, min: i64, max: i64, errors: &mut Vec<UserError>) {
         if !(min..=max).contains(&value) {
             errors.push(UserError::invalid(field, format!("must be between {min} and {max}, got {value}")));

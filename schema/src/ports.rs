@@ -135,6 +135,9 @@ pub trait KubeAccess: Send + Sync {
         secrets_and_exec: bool,
         expires_in_secs: i64,
     ) -> std::result::Result<IssuedKubeconfig, ProviderError>;
+    /// Revokes every kubeconfig issued for slice `slice` on cluster `target` (its ServiceAccount
+    /// goes, and the tokens bound to it with it); nothing to do is no error.
+    async fn revoke_slice_access(&self, target: &cluster::Model, slice: &str, namespaces: &[String]) -> std::result::Result<(), ProviderError>;
     /// Posts a core/v1 Event in `namespace` of Kubernetes cluster `cluster_id`, about the GPR
     /// resource `resource` in it when the GPR came from one, else about the namespace.
     async fn post_namespace_event(&self, cluster_id: i64, namespace: &str, event: &NamespaceEvent) -> std::result::Result<(), ProviderError>;

@@ -266,10 +266,18 @@ impl FakeKube {
         self.shared.lock().store.compact();
     }
 
-    /// A namespace (no-op when it exists), with its `default` service account.
+    /// A namespace (no-op when it exists), with its `default` service account, handed to the
+    /// slice of the same name (`egs.io/slice=<name>`).
     pub fn add_namespace(&self, name: &str) -> Value {
         let mut state = self.shared.lock();
         state.store.add_namespace(name);
+        state.store.get(Self::kind("namespaces"), None, name).expect("the namespace")
+    }
+
+    /// A namespace with only `labels`: one no slice was given.
+    pub fn add_namespace_labelled(&self, name: &str, labels: Value) -> Value {
+        let mut state = self.shared.lock();
+        state.store.add_namespace_labelled(name, labels);
         state.store.get(Self::kind("namespaces"), None, name).expect("the namespace")
     }
 

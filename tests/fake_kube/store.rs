@@ -463,9 +463,18 @@ impl Store {
     }
 
     /// A namespace for fixtures (no-op when it exists).
+    /// A namespace a test set up (no-op when it exists). One named like a slice is that
+    /// slice's, as an admin hands a namespace over (`egs.io/slice=<name>`); the cluster's own
+    /// are no one's.
     pub(crate) fn add_namespace(&mut self, name: &str) {
+        let system = name == "default" || name.starts_with("kube-");
+        let labels = if system { json!({}) } else { json!({ "egs.io/slice": name }) };
+        self.add_namespace_labelled(name, labels);
+    }
+
+    pub(crate) fn add_namespace_labelled(&mut self, name: &str, labels: Value) {
         if self.stored(kind_of("namespaces"), "", name).is_none() {
-            let namespace = json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": name } });
+            let namespace = json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": name, "labels": labels } });
             let _ = self.create_prepared(kind_of("namespaces"), namespace, Write { fixture: true, dry_run: false });
         }
     }

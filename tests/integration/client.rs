@@ -58,10 +58,21 @@ async fn a_user_scripts_gprs_with_the_egs_client_and_its_exit_codes() {
 
     // Not signed in yet: exit 5; a bad token is refused at login and nothing is saved.
     assert!(cli.fails(&["gpr", "list"], 5).await.contains("egs login"));
-    cli.fails(&["login", "--server", &server, "--token", "not-a-token"], 5).await;
+    let on_command_line = cli.fails(&["login", "--server", &server, "--token", "not-a-token"], 5).await;
+    assert!(on_command_line.contains("visible to every user"), "a token on the command line is warned about: {on_command_line}");
     assert!(!cli.config.exists());
-    let login = cli.run(&["login", "--server", &server, "--token", &setup.token_a]).await;
+    let token_file = cli.config.with_file_name("token");
+    std::fs::create_dir_all(token_file.parent().expect("a folder")).expect("a folder");
+    std::fs::write(&token_file, &setup.token_a).expect("the token file");
+    let token_file = token_file.to_str().expect("a path").to_owned();
+    // Plain http:// to another machine would show the token to the network: refused before
+    // anything is sent (nothing listens there, and nothing is connected to).
+    let plain = cli.fails(&["login", "--server", "http://gateway.example:8080", "--token-file", &token_file], 2).await;
+    assert!(plain.contains("plain http://"), "{plain}");
+    assert!(!cli.config.exists());
+    let login = cli.run(&["login", "--server", &server, "--token-file", &token_file]).await;
     assert!(login.status.success(), "{}", String::from_utf8_lossy(&login.stderr));
+    assert!(!String::from_utf8_lossy(&login.stderr).contains("visible"), "no warning for a token file");
     assert!(String::from_utf8_lossy(&login.stdout).contains("as alice"));
     #[cfg(unix)]
     {

@@ -112,6 +112,34 @@ async fn a_bad_node_in_a_batch_stores_none_of_the_batch() {
 }
 
 #[tokio::test]
+async fn names_an_agent_reports_with_control_characters_are_refused() {
+    let app = TestApp::spawn().await;
+    let cluster = fixtures::register_cluster(&app, "c1").await;
+    let upsert = "mutation($input: UpsertNodesInput!) { upsertNodes(input: $input) { nodes { id } userErrors { field message code } } }";
+    let node = json!({ "name": "n1", "instanceType": "p5", "gpuShape": "H100", "gpusPerNode": 1, "gpuMemoryMib": 81559,
+        "gpus": [{ "uuid": "GPU-1", "index": 0, "model": "NVIDIA H100", "memoryMib": 81559 }] });
+    for (field, value) in
+        [("name", json!("n1\u{1b}]8;;http://evil\u{7}")), ("gpuShape", json!("H100\r\nX-Injected: 1")), ("instanceType", json!("p5\tbig"))]
+    {
+        let mut bad = node.clone();
+        bad[field] = value;
+        let body = app.gql(&app.admin_token, upsert, json!({ "input": { "clusterId": cluster, "nodes": [bad] } })).await;
+        let error = &body["data"]["upsertNodes"]["userErrors"][0];
+        assert_eq!(error["field"], json!(["input", "nodes", "0", field]), "{body}");
+        assert!(error["message"].as_str().unwrap_or_default().contains("control characters"), "{body}");
+    }
+    let mut bad_model = node.clone();
+    bad_model["gpus"][0]["model"] = json!("H100\u{1b}[2J");
+    let body = app.gql(&app.admin_token, upsert, json!({ "input": { "clusterId": cluster, "nodes": [bad_model] } })).await;
+    assert_eq!(body["data"]["upsertNodes"]["userErrors"][0]["field"], json!(["input", "nodes", "0", "gpus", "0", "model"]), "{body}");
+    let nodes = app.ok(&app.admin_token, "{ nodes { totalCount } }", json!({})).await;
+    assert_eq!(nodes["nodes"]["totalCount"], 0, "nothing stored");
+    // The same node without them is taken.
+    app.mutate(&app.admin_token, "upsertNodes", upsert, json!({ "clusterId": cluster, "nodes": [node] })).await;
+    app.finish().await;
+}
+
+#[tokio::test]
 async fn values_that_do_not_coerce_and_out_of_range_views_are_invalid_input_with_a_code() {
     let app = TestApp::spawn().await;
     let two = fixtures::two_slices(&app).await;

@@ -35,9 +35,10 @@ async fn metrics_count_requests_by_operation_and_gprs_by_phase() {
     let app = TestApp::spawn_with(api_only).await;
     let two = egs_tests::fixtures::two_slices(&app).await;
     egs_tests::fixtures::create_gpr(&app, &two.token_a, &two.slice_a, "one", json!({})).await;
-    app.ok(&app.admin_token, "query WhoAmI { viewer { id } }", json!({})).await;
+    // A name the portal sends is its own label.
+    app.ok(&app.admin_token, "query CreateGprSlices { viewer { id } }", json!({})).await;
     let text = app.metrics_text().await;
-    assert!(text.contains("egs_graphql_requests_total{operation=\"WhoAmI\",type=\"query\",outcome=\"ok\"} 1"), "{text}");
+    assert!(text.contains("egs_graphql_requests_total{operation=\"CreateGprSlices\",type=\"query\",outcome=\"ok\"} 1"), "{text}");
     assert!(text.contains("egs_graphql_request_duration_seconds_bucket{"), "{text}");
     assert!(text.contains("egs_gprs{phase=\"QUEUED\"} 1"), "{text}");
     // Ticks are timed where the scheduler runs; this replica runs none (`api_only`).
@@ -64,20 +65,22 @@ async fn the_leaders_ticks_are_timed() {
 }
 
 #[tokio::test]
-async fn requests_without_a_token_take_no_operation_label_slots() {
+async fn only_the_operations_of_egs_clients_are_labels() {
     let app = TestApp::spawn_with(api_only).await;
-    // 250 distinct names from nobody: more than the 200 label slots.
+    // 250 made-up names from nobody, and 250 from a signed-in caller: none becomes a series.
     for n in 0..250 {
         let response = app.post(None, json!({ "query": format!("query Flood{n} {{ __typename }}") })).await;
         assert_eq!(response.status(), 200);
+        app.ok(&app.admin_token, &format!("query Mine{n} {{ __typename }}"), json!({})).await;
     }
-    app.ok(&app.admin_token, "query Dashboard { viewer { id } }", json!({})).await;
+    app.ok(&app.admin_token, "query CreateGprSlices { viewer { id } }", json!({})).await;
     let text = app.metrics_text().await;
-    assert!(!text.contains("Flood"), "no label names an unauthenticated operation: {text}");
+    assert!(!text.contains("Flood") && !text.contains("Mine"), "no label names a made-up operation: {text}");
     assert!(text.contains("egs_graphql_requests_total{operation=\"unauthenticated\",type=\"query\",outcome=\"ok\"} 250"), "{text}");
+    assert!(text.contains("egs_graphql_requests_total{operation=\"other\",type=\"query\",outcome=\"ok\"} 250"), "{text}");
     assert!(
-        text.contains("egs_graphql_requests_total{operation=\"Dashboard\",type=\"query\",outcome=\"ok\"} 1"),
-        "a caller's operation still has its own: {text}"
+        text.contains("egs_graphql_requests_total{operation=\"CreateGprSlices\",type=\"query\",outcome=\"ok\"} 1"),
+        "the portal's operation still has its own: {text}"
     );
     app.finish().await;
 }

@@ -134,6 +134,73 @@ async fn asking_again_revokes_the_previous_kubeconfig(kube: KubeBackend) {
 }
 on_both_backends!(asking_again_revokes_the_previous_kubeconfig);
 
+async fn a_namespace_that_is_not_the_slices_gets_no_role_and_no_label(kube: KubeBackend) {
+    let app = TestApp::spawn().await;
+    let (cluster, slice) = setup(&app, &kube).await;
+    // An existing namespace no one handed to the slice, and one that is another slice's.
+    kube.add_namespace_labelled("shared-tools", json!({ "team": "platform" })).await;
+    kube.add_namespace_labelled("team-b-home", json!({ "egs.io/slice": "team-b" })).await;
+    let add = "mutation($input: SliceNamespaceInput!) { addSliceNamespace(input: $input) { slice { id } userErrors { field message code } } }";
+    // The gateway's own namespace is refused outright.
+    let own = app.ok(&app.admin_token, add, json!({ "input": { "sliceId": slice, "clusterId": cluster, "name": "egs" } })).await;
+    assert_eq!(own["addSliceNamespace"]["userErrors"][0]["code"], "INVALID_INPUT", "{own}");
+    assert!(own["addSliceNamespace"]["userErrors"][0]["message"].as_str().unwrap_or_default().contains("gateway's own namespace"), "{own}");
+    for name in ["shared-tools", "team-b-home"] {
+        app.mutate(&app.admin_token, "addSliceNamespace", add, json!({ "sliceId": slice, "clusterId": cluster, "name": name })).await;
+        let refused = app.ok(&app.admin_token, ISSUE, json!({ "input": { "sliceId": slice, "clusterId": cluster } })).await;
+        let message = refused["sliceKubeconfig"]["userErrors"][0]["message"].as_str().unwrap_or_default().to_owned();
+        assert!(refused["sliceKubeconfig"]["kubeconfig"].is_null(), "{refused}");
+        assert!(message.contains(name) && (message.contains("not the slice's") || message.contains("belongs to slice `team-b`")), "{message}");
+        assert!(kube.get("roles", Some(name), "egs-slice-team-a").await.is_none(), "no Role in {name}");
+        assert!(kube.get("rolebindings", Some(name), "egs-slice-team-a").await.is_none(), "no RoleBinding in {name}");
+        let labels = kube.get("namespaces", None, name).await.expect("the namespace")["metadata"]["labels"].clone();
+        assert_ne!(labels["egs.io/slice"], "team-a", "{name} was not taken: {labels}");
+        let remove = "mutation($input: SliceNamespaceInput!) { removeSliceNamespace(input: $input) { slice { id } userErrors { message } } }";
+        app.mutate(&app.admin_token, "removeSliceNamespace", remove, json!({ "sliceId": slice, "clusterId": cluster, "name": name })).await;
+    }
+    // A namespace EGS creates is the slice's and enforces the Pod Security level.
+    app.mutate(&app.admin_token, "addSliceNamespace", add, json!({ "sliceId": slice, "clusterId": cluster, "name": "team-a-new" })).await;
+    let issued = issue(&app, &app.admin_token, &slice, &cluster).await;
+    assert!(issued["kubeconfig"].is_string(), "{issued}");
+    let made = kube.get("namespaces", None, "team-a-new").await.expect("created")["metadata"]["labels"].clone();
+    assert_eq!((made["egs.io/slice"].as_str(), made["pod-security.kubernetes.io/enforce"].as_str()), (Some("team-a"), Some("baseline")), "{made}");
+    app.finish().await;
+}
+on_both_backends!(a_namespace_that_is_not_the_slices_gets_no_role_and_no_label);
+
+async fn a_kubeconfig_lives_no_longer_than_its_askers_token_or_access(kube: KubeBackend) {
+    let app = TestApp::spawn().await;
+    let (cluster, slice) = setup(&app, &kube).await;
+    let (olga_id, olga) = fixtures::member(&app, "olga", &slice, "OWNER").await;
+    fixtures::member(&app, "owen", &slice, "OWNER").await;
+    // Olga's one-hour token asks for a month: she gets an hour.
+    let create = "mutation($input: CreateTokenInput!) { createToken(input: $input) { secret userErrors { message } } }";
+    let short = app.mutate(&olga, "createToken", create, json!({ "name": "short", "role": "USER", "ttl": "PT1H" })).await["secret"]
+        .as_str()
+        .expect("a token")
+        .to_owned();
+    let issued = app.mutate(&short, "sliceKubeconfig", ISSUE, json!({ "sliceId": slice, "clusterId": cluster, "expiresIn": "30d" })).await;
+    let left = fixtures::time(&issued["expiresAt"]) - chrono::Utc::now();
+    assert!(left <= chrono::Duration::minutes(61), "capped at the asking token's expiry: {issued}");
+    let old = client_from(issued["kubeconfig"].as_str().expect("kubeconfig")).await;
+    assert_eq!(pod_names(&old, "team-a").await, Ok(vec![]));
+    // Demoted, olga's kubeconfig stops working.
+    let set_role = "mutation($input: AddSliceMemberInput!) { addSliceMember(input: $input) { slice { id } userErrors { message } } }";
+    app.mutate(&app.admin_token, "addSliceMember", set_role, json!({ "sliceId": slice, "userId": olga_id, "role": "EDITOR" })).await;
+    egs_tests::wait_for("the demoted owner's kubeconfig to be refused", || async { pod_names(&old, "team-a").await == Err(401) }).await;
+    // Removed: the next owner's kubeconfig goes too.
+    let (oscar_id, _) = fixtures::member(&app, "oscar", &slice, "OWNER").await;
+    let again = issue(&app, &app.admin_token, &slice, &cluster).await;
+    let current = client_from(again["kubeconfig"].as_str().expect("kubeconfig")).await;
+    assert_eq!(pod_names(&current, "team-a").await, Ok(vec![]));
+    let remove = "mutation($input: RemoveSliceMemberInput!) { removeSliceMember(input: $input) { slice { id } userErrors { message } } }";
+    app.mutate(&app.admin_token, "removeSliceMember", remove, json!({ "sliceId": slice, "userId": oscar_id })).await;
+    egs_tests::wait_for("the kubeconfig to be refused after an owner was removed", || async { pod_names(&current, "team-a").await == Err(401) })
+        .await;
+    app.finish().await;
+}
+on_both_backends!(a_kubeconfig_lives_no_longer_than_its_askers_token_or_access);
+
 #[tokio::test]
 async fn only_admins_and_slice_owners_get_one_and_bad_asks_are_user_errors() {
     let app = TestApp::spawn().await;

@@ -207,6 +207,89 @@ async fn signing_in_makes_the_user_once_and_the_group_rules_grant_and_take_back_
 }
 
 #[tokio::test]
+async fn only_verified_unclaimed_e_mails_are_stored_and_an_ambiguous_address_adds_nobody() {
+    let port = OidcProvider::reserve_port();
+    let (app, _secret) = gateway(port).await;
+    let _provider = OidcProvider::start(port, &app.url("/auth/oidc/callback"), json!({})).await;
+    let create_user = "mutation($input: CreateUserInput!) { createUser(input: $input) { user { id } userErrors { field message code } } }";
+    // An admin gave Pat's address to Pat's local account.
+    let pat = app.mutate(&app.admin_token, "createUser", create_user, json!({ "name": "pat-local", "email": "Pat@Example.com" })).await;
+    let pat_id = pat["user"]["id"].as_str().expect("an id").to_owned();
+    // Nobody else may have it, whatever its case.
+    let taken = app.ok(&app.admin_token, create_user, json!({ "input": { "name": "other", "email": "pat@example.COM" } })).await;
+    assert_eq!(taken["createUser"]["userErrors"][0]["code"], "CONFLICT", "{taken}");
+
+    // An identity whose provider vouches for pat@example.com does not take it from her, one
+    // the provider did not verify stores none, and a free verified one is stored.
+    token(&app, "pat").await;
+    token(&app, "unverified-sam").await;
+    token(&app, "quinn").await;
+    let users = app.ok(&app.admin_token, "{ users { name email } }", json!({})).await;
+    let email_of = |name: &str| users["users"].as_array().into_iter().flatten().find(|u| u["name"] == name).map(|u| u["email"].clone());
+    assert_eq!(email_of("pat-local"), Some(json!("Pat@Example.com")), "{users}");
+    assert_eq!(email_of("pat"), Some(Value::Null), "{users}");
+    assert_eq!(email_of("unverified-sam"), Some(Value::Null), "{users}");
+    assert_eq!(email_of("quinn"), Some(json!("quinn@example.com")), "{users}");
+
+    // Adding a member by the address finds its one holder.
+    let cluster = register_cluster(&app, "c1").await;
+    let slice = create_slice(&app, "team", &cluster, json!({})).await;
+    let add = "mutation($input: AddSliceMemberInput!) { addSliceMember(input: $input) { slice { members { user { id } role } } userErrors { field message code } } }";
+    let added = app.mutate(&app.admin_token, "addSliceMember", add, json!({ "sliceId": slice, "user": "PAT@example.com", "role": "EDITOR" })).await;
+    let members = added["slice"]["members"].as_array().expect("members").clone();
+    assert!(members.iter().any(|m| m["user"]["id"] == pat_id.as_str() && m["role"] == "EDITOR"), "{added}");
+    // Two holders (stored before addresses were unique): refused, nobody added.
+    use sea_orm::{ActiveModelTrait, Set};
+    egs_entities::user::ActiveModel {
+        name: Set("legacy-dup".into()),
+        email: Set(Some("quinn@EXAMPLE.com".into())),
+        role: Set(egs_entities::Role::User),
+        created_at: Set(chrono::Utc::now()),
+        ..Default::default()
+    }
+    .insert(&app.db)
+    .await
+    .expect("a legacy duplicate");
+    let ambiguous = app.ok(&app.admin_token, add, json!({ "input": { "sliceId": slice, "user": "quinn@example.com", "role": "EDITOR" } })).await;
+    assert_eq!(ambiguous["addSliceMember"]["userErrors"][0]["code"], "CONFLICT", "{ambiguous}");
+    assert!(ambiguous["addSliceMember"]["userErrors"][0]["message"].as_str().unwrap_or_default().contains("more than one user"), "{ambiguous}");
+    let after = app.ok(&app.admin_token, "query($id: ID!) { slice(id: $id) { members { user { name } } } }", json!({ "id": slice })).await;
+    let names: Vec<&str> = after["slice"]["members"].as_array().into_iter().flatten().filter_map(|m| m["user"]["name"].as_str()).collect();
+    assert!(!names.contains(&"quinn") && !names.contains(&"legacy-dup"), "{after}");
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn tokens_made_with_a_session_say_they_end_with_it_and_an_admins_agent_tokens_do_not() {
+    let port = OidcProvider::reserve_port();
+    let (app, _secret) = gateway(port).await;
+    let _provider = OidcProvider::start(port, &app.url("/auth/oidc/callback"), json!({ "root": ["platform"] })).await;
+    app.mutate(&app.admin_token, "createSsoGroupRule", CREATE_RULE, json!({ "group": "platform", "grantsAdmin": true })).await;
+    let cluster = register_cluster(&app, "c1").await;
+    let session = token(&app, "root").await;
+    let create = "mutation($input: CreateTokenInput!) { createToken(input: $input) { secret notice token { expiresAt } userErrors { message } } }";
+    let hours_left = |token: &Value| (time(&token["expiresAt"]) - chrono::Utc::now()).num_hours();
+    let ci = app.mutate(&session, "createToken", create, json!({ "name": "ci", "role": "ADMIN", "ttl": "P30D" })).await;
+    assert!(hours_left(&ci["token"]) <= 12, "capped by the session: {ci}");
+    let notice = ci["notice"].as_str().unwrap_or_default();
+    assert!(notice.contains("single sign-on session") && notice.contains("12 h") && notice.contains("not when asked"), "{ci}");
+    let agent = app.mutate(&session, "createToken", create, json!({ "name": "agents", "role": "AGENT", "clusterId": cluster, "ttl": "P30D" })).await;
+    assert!(hours_left(&agent["token"]) > 29 * 24, "an admin's agent token lives as asked: {agent}");
+    assert!(agent["notice"].is_null(), "{agent}");
+    // Signing in six more times prunes the session: the CI token goes with it, the agent's stays.
+    for _ in 0..6 {
+        token(&app, "root").await;
+    }
+    let ci_secret = ci["secret"].as_str().expect("secret");
+    let gone = app.gql(ci_secret, "{ viewer { name } }", json!({})).await;
+    assert_eq!(gone["errors"][0]["extensions"]["code"], "UNAUTHENTICATED", "{gone}");
+    let report = "mutation($input: UpsertNodesInput!) { upsertNodes(input: $input) { nodes { id } userErrors { message } } }";
+    let node = json!({ "clusterId": cluster, "nodes": [{ "name": "n1", "instanceType": "p5", "gpuShape": "H100", "gpusPerNode": 1, "gpuMemoryMib": 81559 }] });
+    app.mutate(agent["secret"].as_str().expect("secret"), "upsertNodes", report, node).await;
+    app.finish().await;
+}
+
+#[tokio::test]
 async fn a_forged_replayed_or_refused_sign_in_signs_nobody_in_and_rules_are_for_admins() {
     let port = OidcProvider::reserve_port();
     let (app, _secret) = gateway(port).await;

@@ -40,7 +40,7 @@ const provider = new Provider(issuer, {
     return {
       accountId: id,
       async claims() {
-        return { sub: id, name: id, preferred_username: id, email: `${id}@example.com`, email_verified: true, groups: groups[id] ?? [] };
+        return { sub: id, name: id, preferred_username: id, email: `${id}@example.com`, email_verified: !id.startsWith('unverified'), groups: groups[id] ?? [] };
       },
     };
   },

@@ -9,9 +9,15 @@ pub struct Connection {
     /// The gateway's URL, e.g. `http://localhost:8080` (default: the one `egs login` saved).
     #[arg(long, env = "EGS_SERVER", global = true)]
     pub server: Option<String>,
-    /// An access token (default: the one `egs login` saved).
-    #[arg(long, env = "EGS_TOKEN", global = true, hide_env_values = true)]
+    /// An access token (default: `EGS_TOKEN`, else the one `egs login` saved). On the command
+    /// line it is visible to every user of the machine (`ps`): prefer `EGS_TOKEN` or
+    /// `egs login --token-file`.
+    #[arg(long, global = true)]
     pub token: Option<String>,
+    /// Send the token over plain `http://` to a host other than this machine (it can then be
+    /// read on the way).
+    #[arg(long, global = true)]
+    pub insecure_http: bool,
     /// Where `egs login` keeps the server and token (default `~/.config/egs/cli.json`).
     #[arg(long, env = "EGS_CONFIG", global = true)]
     pub config: Option<PathBuf>,

@@ -29,10 +29,11 @@ fn print_json(value: &Value) {
     println!("{}", serde_json::to_string_pretty(value).unwrap_or_default());
 }
 
+/// A value as text for people (see [`super::printable`]).
 fn text(value: &Value) -> String {
     match value {
         Value::Null => String::new(),
-        Value::String(s) => s.clone(),
+        Value::String(s) => super::printable(s),
         other => other.to_string(),
     }
 }
@@ -40,18 +41,18 @@ fn text(value: &Value) -> String {
 async fn login(args: LoginArgs) -> Result<()> {
     let connection = &args.connection;
     let server = connection.server.clone().ok_or_else(|| Failure::Usage("give the gateway's URL: egs login --server URL".into()))?;
-    let token = match (&args.token_file, &connection.token) {
+    let token = match (&args.token_file, super::given_token(connection)) {
         (Some(path), _) if path.as_os_str() == "-" => {
             let mut token = String::new();
             std::io::stdin().read_line(&mut token).map_err(|e| Failure::Other(e.into()))?;
             token
         }
         (Some(path), _) => std::fs::read_to_string(path).map_err(|e| Failure::Usage(format!("cannot read {}: {e}", path.display())))?,
-        (None, Some(token)) => token.clone(),
-        (None, None) => return Err(Failure::Usage("give a token: --token, EGS_TOKEN or --token-file".into())),
+        (None, Some(token)) => token,
+        (None, None) => return Err(Failure::Usage("give a token: EGS_TOKEN or --token-file (or --token)".into())),
     };
     let token = token.trim().to_owned();
-    let session = Session::with(&server, &token, connection.output)?;
+    let session = Session::with(&server, &token, connection)?;
     let viewer = session.run::<EgsCliViewer>(egs_cli_viewer::Variables).await?["viewer"].clone();
     let path = super::save(connection.config.as_ref(), &Saved { server: server.trim_end_matches('/').to_owned(), token })?;
     match session.output {

@@ -108,6 +108,47 @@ fn save(path: Option<&PathBuf>, saved: &Saved) -> Result<PathBuf> {
 /// Times a query is asked again when the gateway answers 503 (its database not answering).
 const QUERY_RETRIES: usize = 3;
 
+/// The token the flags or the environment give: `--token` (with a warning: any user of the
+/// machine can read a command line), else `EGS_TOKEN`.
+pub(crate) fn given_token(connection: &Connection) -> Option<String> {
+    if let Some(token) = &connection.token {
+        eprintln!("warning: a token given with --token is visible to every user of this machine; use EGS_TOKEN or `egs login --token-file`");
+        return Some(token.clone());
+    }
+    std::env::var("EGS_TOKEN").ok().filter(|t| !t.trim().is_empty())
+}
+
+/// Refuses a gateway URL the token should not be sent to: not http(s), or plain `http://` to
+/// another machine (anyone on the way reads the token) unless `--insecure-http` says so.
+fn check_server(server: &str, insecure_http: bool) -> Result<()> {
+    let url = reqwest::Url::parse(server).map_err(|_| Failure::Usage(format!("`{server}` is not an http:// or https:// URL")))?;
+    match url.scheme() {
+        "https" => Ok(()),
+        "http" => {
+            let local = match url.host() {
+                Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+                Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+                Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+                None => false,
+            };
+            if local || insecure_http {
+                Ok(())
+            } else {
+                Err(Failure::Usage(format!(
+                    "`{server}` is plain http:// to another machine: the token would cross the network readable; use https://, or --insecure-http if you must"
+                )))
+            }
+        }
+        _ => Err(Failure::Usage(format!("`{server}` is not an http:// or https:// URL"))),
+    }
+}
+
+/// A name from the gateway as a terminal may show it: control characters (escape sequences
+/// an agent could have put in a node's name, line breaks) become spaces.
+pub fn printable(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+}
+
 /// A signed-in connection to one gateway.
 pub struct Session {
     http: reqwest::Client,
@@ -122,18 +163,17 @@ impl Session {
     pub fn open(connection: &Connection) -> Result<Self> {
         let saved = load(connection.config.as_ref());
         let server = connection.server.clone().or_else(|| saved.as_ref().map(|s| s.server.clone()));
-        let token = connection.token.clone().or_else(|| saved.as_ref().map(|s| s.token.clone()));
+        let token = given_token(connection).or_else(|| saved.as_ref().map(|s| s.token.clone()));
         let (Some(server), Some(token)) = (server, token) else {
-            return Err(Failure::Denied("not signed in: run `egs login --server URL` (or give --server and --token)".into()));
+            return Err(Failure::Denied("not signed in: run `egs login --server URL` (or set EGS_SERVER and EGS_TOKEN)".into()));
         };
-        Self::with(&server, &token, connection.output)
+        Self::with(&server, &token, connection)
     }
 
-    fn with(server: &str, token: &str, output: Output) -> Result<Self> {
+    fn with(server: &str, token: &str, connection: &Connection) -> Result<Self> {
         let server = server.trim_end_matches('/');
-        if !(server.starts_with("http://") || server.starts_with("https://")) {
-            return Err(Failure::Usage(format!("`{server}` is not an http:// or https:// URL")));
-        }
+        check_server(server, connection.insecure_http)?;
+        let output = connection.output;
         let http = reqwest::Client::builder()
             .timeout(std::time::Duration::from_secs(60))
             .user_agent(concat!("egs-cli/", env!("CARGO_PKG_VERSION")))

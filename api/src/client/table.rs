@@ -6,7 +6,7 @@ pub fn print(header: &[&str], rows: &[Vec<String>]) {
 }
 
 pub fn render(header: &[&str], rows: &[Vec<String>]) -> String {
-    let cell = |s: &str| if s.is_empty() { "-".to_owned() } else { s.replace(['\n', '\t'], " ") };
+    let cell = |s: &str| if s.is_empty() { "-".to_owned() } else { super::printable(s) };
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {
         for (i, value) in row.iter().enumerate().take(widths.len()) {
@@ -38,5 +38,8 @@ mod tests {
     fn columns_line_up_and_empty_cells_show_a_dash() {
         let out = super::render(&["ID", "NAME"], &[vec!["1".into(), "train".into()], vec!["22".into(), String::new()]]);
         assert_eq!(out, "ID  NAME\n1   train\n22  -\n");
+        // An agent's name cannot drive the terminal.
+        let hostile = super::render(&["NODE"], &[vec!["n1\u{1b}]8;;http://evil\u{7}x\u{1b}[2J".into()]]);
+        assert!(!hostile.chars().any(|c| c.is_control() && c != '\n'), "{hostile:?}");
     }
 }

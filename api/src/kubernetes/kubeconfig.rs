@@ -6,7 +6,7 @@
 //! token is requested, and bound tokens die with the ServiceAccount (uid) they were issued
 //! for. The token is only ever in the answer: it is neither stored nor logged.
 
-use super::{COMPONENT, KubeClusters, SLICE_KEY, classify, is_conflict, is_not_found};
+use super::{COMPONENT, KubeClusters, SLICE_KEY, claim_namespace, classify, is_conflict, is_not_found};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use chrono::{DateTime, Utc};
@@ -70,7 +70,7 @@ pub async fn grant_slice_access(
 ) -> Result<IssuedKubeconfig, ProviderError> {
     let endpoint = endpoint_of(clusters, target).await?;
     let client = clusters.client_for(target).await?;
-    let (token, expires_at) = grant(&client, slice, namespaces, secrets_and_exec, expires).await?;
+    let (token, expires_at) = grant(&client, slice, namespaces, secrets_and_exec, expires, clusters.pod_security()).await?;
     let home = namespaces[0].clone();
     let account = account_name(slice);
     let kubeconfig = render(&endpoint, &target.name, slice, &home, &token).map_err(ProviderError::Permanent)?;
@@ -160,6 +160,21 @@ fn labels(slice: &str) -> BTreeMap<String, String> {
     BTreeMap::from([(SLICE_KEY.to_owned(), slice.to_owned()), (MANAGED_BY_LABEL.to_owned(), COMPONENT.to_owned())])
 }
 
+/// Deletes the slice's ServiceAccount wherever it may be among `namespaces`: every token bound
+/// to it stops working. Its Roles and RoleBindings stay (they grant nothing without it).
+pub async fn revoke(client: &kube::Client, slice: &str, namespaces: &[String]) -> Result<(), ProviderError> {
+    let name = account_name(slice);
+    for ns in namespaces {
+        let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), ns);
+        match accounts.delete(&name, &DeleteParams::background()).await {
+            Ok(_) => {}
+            Err(e) if is_not_found(&e) => {}
+            Err(e) => return Err(classify(&format!("cannot delete service account {ns}/{name}"), e)),
+        }
+    }
+    Ok(())
+}
+
 /// How often a create is retried while the deleted ServiceAccount of the same name is still
 /// going away.
 const CREATE_RETRIES: usize = 20;
@@ -172,12 +187,14 @@ async fn grant(
     namespaces: &[String],
     secrets_and_exec: bool,
     expires: i64,
+    pod_security: &str,
 ) -> Result<(String, DateTime<Utc>), ProviderError> {
     let name = account_name(slice);
     let home = namespaces.first().ok_or_else(|| ProviderError::Permanent("the slice has no namespace on this cluster".into()))?;
     let all_namespaces: Api<Namespace> = Api::all(client.clone());
+    // Every namespace is the slice's before any Role is written in one.
     for ns in namespaces {
-        ensure_namespace(&all_namespaces, ns, slice).await?;
+        claim_namespace(&all_namespaces, ns, slice, pod_security).await?;
     }
     // Revoke: tokens are bound to the account's uid. An account of the same name elsewhere
     // (the namespaces changed since) goes too.
@@ -243,29 +260,6 @@ async fn grant(
         .and_then(|at| DateTime::from_timestamp(at.0.as_second(), at.0.subsec_nanosecond().max(0) as u32))
         .unwrap_or_else(|| Utc::now() + chrono::Duration::seconds(expires));
     Ok((token, expires_at))
-}
-
-/// Creates a slice namespace the cluster does not have yet, labelled for the slice.
-async fn ensure_namespace(namespaces: &Api<Namespace>, ns: &str, slice: &str) -> Result<(), ProviderError> {
-    match namespaces.get_opt(ns).await {
-        Ok(Some(_)) => Ok(()),
-        Ok(None) => {
-            let namespace = Namespace {
-                metadata: ObjectMeta {
-                    name: Some(ns.to_owned()),
-                    labels: Some(BTreeMap::from([(SLICE_KEY.to_owned(), slice.to_owned())])),
-                    ..Default::default()
-                },
-                ..Default::default()
-            };
-            match namespaces.create(&PostParams::default(), &namespace).await {
-                Ok(_) => Ok(()),
-                Err(e) if is_conflict(&e) => Ok(()),
-                Err(e) => Err(classify(&format!("cannot create namespace `{ns}`"), e)),
-            }
-        }
-        Err(e) => Err(classify(&format!("cannot read namespace `{ns}`"), e)),
-    }
 }
 
 #[cfg(test)]

@@ -58,6 +58,54 @@ pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
 /// Who EGS says it is in Kubernetes Events and field managers.
 pub const COMPONENT: &str = "egs";
 
+/// The label Kubernetes' Pod Security admission enforces a level by.
+pub const POD_SECURITY_LABEL: &str = "pod-security.kubernetes.io/enforce";
+
+/// Takes namespace `ns` for slice `slice`: creates it, labelled for the slice and with
+/// `pod_security` enforced, when the cluster does not have it; an existing one only when it
+/// already is the slice's (labelled `egs.io/slice=<slice>`, by EGS when it created it or by
+/// an admin handing it over). Anything else is refused before EGS writes a label, a Role or a
+/// placement there: a namespace named in a slice request must not give the slice the
+/// gateway's own namespace, the cluster's system namespaces, or someone else's.
+pub async fn claim_namespace(
+    namespaces: &kube::Api<k8s_openapi::api::core::v1::Namespace>,
+    ns: &str,
+    slice: &str,
+    pod_security: &str,
+) -> Result<(), ProviderError> {
+    use k8s_openapi::api::core::v1::Namespace;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    if let Some(why) = egs_schema::slice::reserved_namespace(ns) {
+        return Err(ProviderError::Permanent(format!("namespace `{ns}` {why}; it cannot be a slice's")));
+    }
+    match namespaces.get_opt(ns).await {
+        Ok(Some(existing)) => {
+            let owner = existing.metadata.labels.as_ref().and_then(|l| l.get(SLICE_KEY)).map(String::as_str);
+            match owner {
+                Some(owner) if owner == slice => Ok(()),
+                Some(other) => Err(ProviderError::Permanent(format!("namespace `{ns}` belongs to slice `{other}` ({SLICE_KEY}={other})"))),
+                None => Err(ProviderError::Permanent(format!(
+                    "namespace `{ns}` already exists and is not the slice's; to hand it over, label it: kubectl label namespace {ns} {SLICE_KEY}={slice}"
+                ))),
+            }
+        }
+        Ok(None) => {
+            let labels = std::collections::BTreeMap::from([
+                (SLICE_KEY.to_owned(), slice.to_owned()),
+                (POD_SECURITY_LABEL.to_owned(), pod_security.to_owned()),
+            ]);
+            let namespace =
+                Namespace { metadata: ObjectMeta { name: Some(ns.to_owned()), labels: Some(labels), ..Default::default() }, ..Default::default() };
+            match namespaces.create(&kube::api::PostParams::default(), &namespace).await {
+                Ok(_) => Ok(()),
+                Err(e) if is_conflict(&e) => Err(ProviderError::Transient(format!("namespace `{ns}` appeared meanwhile; retrying"))),
+                Err(e) => Err(classify(&format!("cannot create namespace `{ns}`"), e)),
+            }
+        }
+        Err(e) => Err(classify(&format!("cannot read namespace `{ns}`"), e)),
+    }
+}
+
 /// The toleration for the slice's taint (`egs.io/slice=<slice>:NoSchedule`) that its pods
 /// get, from the admission plugins' annotation or from the webhook.
 pub fn slice_toleration(slice: &str) -> serde_json::Value {
@@ -70,11 +118,18 @@ pub struct KubeClusters {
     db: DatabaseConnection,
     cipher: CredentialCipher,
     clients: Mutex<HashMap<i64, (Option<String>, kube::Client)>>,
+    /// The Pod Security level of the slice namespaces EGS creates.
+    pod_security: String,
 }
 
 impl KubeClusters {
-    pub fn new(db: DatabaseConnection, cipher: CredentialCipher) -> Arc<Self> {
-        Arc::new(Self { db, cipher, clients: Mutex::new(HashMap::new()) })
+    pub fn new(db: DatabaseConnection, cipher: CredentialCipher, pod_security: &str) -> Arc<Self> {
+        Arc::new(Self { db, cipher, clients: Mutex::new(HashMap::new()), pod_security: pod_security.to_owned() })
+    }
+
+    /// The Pod Security level of the slice namespaces EGS creates.
+    pub fn pod_security(&self) -> &str {
+        &self.pod_security
     }
 
     pub fn cipher(&self) -> &CredentialCipher {
@@ -170,6 +225,11 @@ impl KubeAccess for KubeClusters {
         expires_in_secs: i64,
     ) -> Result<IssuedKubeconfig, ProviderError> {
         kubeconfig::grant_slice_access(self, target, slice, namespaces, secrets_and_exec, expires_in_secs).await
+    }
+
+    async fn revoke_slice_access(&self, target: &cluster::Model, slice: &str, namespaces: &[String]) -> Result<(), ProviderError> {
+        let client = self.client_for(target).await?;
+        kubeconfig::revoke(&client, slice, namespaces).await
     }
 
     async fn post_namespace_event(&self, cluster_id: i64, namespace: &str, event: &NamespaceEvent) -> Result<(), ProviderError> {

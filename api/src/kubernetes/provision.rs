@@ -98,7 +98,7 @@ impl KubernetesProvider {
         run_step(steps, "POD_PLACEMENT", async {
             let namespaces: Api<Namespace> = Api::all(client.clone());
             for ns in &job.namespaces {
-                steer_namespace(&namespaces, ns, &job.slice_name).await?;
+                steer_namespace(&namespaces, ns, &job.slice_name, self.clusters.pod_security()).await?;
             }
             let how = match placement {
                 PodPlacement::AdmissionPlugins => "the PodNodeSelector and PodTolerationRestriction admission plugins (namespace annotations)",
@@ -388,13 +388,13 @@ async fn take_node_back(nodes: &Api<Node>, name: &str, slice: &str) -> Result<()
     Err(ProviderError::Transient(format!("node `{name}` kept changing under us")))
 }
 
-/// Labels the namespace for the webhook and writes the admission plugins' annotations;
-/// creates the namespace when the cluster does not have it yet.
-async fn steer_namespace(namespaces: &Api<Namespace>, ns: &str, slice: &str) -> Result<(), ProviderError> {
+/// Takes the namespace for the slice (see [`super::claim_namespace`]: created when missing, an
+/// existing one only when it is the slice's), then writes the admission plugins' annotations.
+async fn steer_namespace(namespaces: &Api<Namespace>, ns: &str, slice: &str, pod_security: &str) -> Result<(), ProviderError> {
+    super::claim_namespace(namespaces, ns, slice, pod_security).await?;
     let tolerations = json!([super::slice_toleration(slice)]).to_string();
     let patch = json!({
         "metadata": {
-            "labels": { SLICE_KEY: slice },
             "annotations": {
                 NODE_SELECTOR_ANNOTATION: format!("{SLICE_KEY}={slice}"),
                 DEFAULT_TOLERATIONS_ANNOTATION: tolerations,
@@ -404,15 +404,7 @@ async fn steer_namespace(namespaces: &Api<Namespace>, ns: &str, slice: &str) -> 
     });
     match namespaces.patch(ns, &PatchParams::default(), &Patch::Merge(&patch)).await {
         Ok(_) => Ok(()),
-        Err(e) if is_not_found(&e) => {
-            let mut namespace: Namespace = serde_json::from_value(patch).map_err(|e| ProviderError::Permanent(e.to_string()))?;
-            namespace.metadata.name = Some(ns.to_owned());
-            match namespaces.create(&PostParams::default(), &namespace).await {
-                Ok(_) => Ok(()),
-                Err(e) if is_conflict(&e) => Err(ProviderError::Transient(format!("namespace `{ns}` appeared meanwhile; retrying"))),
-                Err(e) => Err(classify(&format!("cannot create namespace `{ns}`"), e)),
-            }
-        }
+        Err(e) if is_not_found(&e) => Err(ProviderError::Transient(format!("namespace `{ns}` went away meanwhile; retrying"))),
         Err(e) => Err(classify(&format!("cannot annotate namespace `{ns}`"), e)),
     }
 }

@@ -199,19 +199,19 @@ fn check_node_reports(reports: &[NodeReport]) -> Result<()> {
             errors.push(UserError::invalid(&format!("nodes.{i}.health"), "report HEALTHY or UNHEALTHY; the gateway decides STALE and UNKNOWN"));
         }
         let at = |f: &str| format!("nodes.{i}.{f}");
-        validate::text(&at("name"), &n.name, 253, &mut errors);
+        validate::name(&at("name"), &n.name, 253, &mut errors);
         if !names.insert(n.name.as_str()) {
             errors.push(UserError::invalid(&at("name"), format!("node `{}` appears twice", n.name)));
         }
         if let Some(instance_type) = &n.instance_type {
-            validate::text(&at("instanceType"), instance_type, 128, &mut errors);
+            validate::name(&at("instanceType"), instance_type, 128, &mut errors);
         }
         for (field, value) in [("driverVersion", &n.driver_version), ("cudaVersion", &n.cuda_version)] {
             if let MaybeUndefined::Value(value) = value {
-                validate::text(&at(field), value, 64, &mut errors);
+                validate::name(&at(field), value, 64, &mut errors);
             }
         }
-        validate::text(&at("gpuShape"), &n.gpu_shape, 128, &mut errors);
+        validate::name(&at("gpuShape"), &n.gpu_shape, 128, &mut errors);
         validate::range(&at("gpusPerNode"), n.gpus_per_node.into(), 1, MAX_GPUS_PER_NODE as i64, &mut errors);
         validate::range(&at("gpuMemoryMib"), n.gpu_memory_mib, 1, 16 * 1024 * 1024, &mut errors);
         for (field, value) in [("powerThresholdWatts", &n.power_threshold_watts), ("temperatureThresholdCelsius", &n.temperature_threshold_celsius)] {
@@ -226,8 +226,8 @@ fn check_node_reports(reports: &[NodeReport]) -> Result<()> {
             let mut indices = HashSet::new();
             for (j, g) in gpus.iter().enumerate() {
                 let at = |f: &str| format!("nodes.{i}.gpus.{j}.{f}");
-                validate::text(&at("uuid"), &g.uuid, 128, &mut errors);
-                validate::text(&at("model"), &g.model, 128, &mut errors);
+                validate::name(&at("uuid"), &g.uuid, 128, &mut errors);
+                validate::name(&at("model"), &g.model, 128, &mut errors);
                 validate::range(&at("index"), g.index.into(), 0, MAX_GPUS_PER_NODE as i64 - 1, &mut errors);
                 validate::range(&at("memoryMib"), g.memory_mib, 1, 16 * 1024 * 1024, &mut errors);
                 if !indices.insert(g.index) {

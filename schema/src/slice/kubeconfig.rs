@@ -87,9 +87,15 @@ pub async fn issue(
     caller.require_person()?;
     caller.require_slice_role(db, slice_id, SliceRole::Owner, "slice").await?;
     let owner = slice::Entity::find_by_id(slice_id).one(db).await?.ok_or(Error::NotFound("slice"))?;
-    let expires = expires_in_secs.unwrap_or(DEFAULT_EXPIRY_SECS);
-    if !(MIN_EXPIRY_SECS..=MAX_EXPIRY_SECS).contains(&expires) {
+    let asked = expires_in_secs.unwrap_or(DEFAULT_EXPIRY_SECS);
+    if !(MIN_EXPIRY_SECS..=MAX_EXPIRY_SECS).contains(&asked) {
         return Err(Error::invalid("expiresIn", "must be between 10 minutes and 1 year"));
+    }
+    // No longer than the token asking: a kubeconfig must not outlive the access it came from.
+    let caller_left = (caller.record.expires_at - Utc::now()).num_seconds();
+    let expires = asked.min(caller_left);
+    if expires < MIN_EXPIRY_SECS {
+        return Err(Error::invalid("expiresIn", "your token expires in less than 10 minutes; sign in again first"));
     }
     let target = cluster::Entity::find_by_id(cluster_id).one(db).await?.ok_or_else(|| Error::invalid("clusterId", "no such cluster"))?;
     if target.provider != ClusterProvider::Kubernetes {
@@ -116,4 +122,36 @@ pub async fn issue(
         .map_err(|e| Error::invalid("clusterId", format!("cluster `{}`: {e}", target.name)))?;
     tracing::info!(slice = %owner.name, cluster = %target.name, service_account = %issued.service_account, actor = caller.actor(), "slice kubeconfig issued");
     Ok(issued)
+}
+
+/// The slice's namespaces on each Kubernetes cluster, for [`revoke_all`]: read before a
+/// slice is deleted (its namespaces go with it).
+pub async fn kube_namespaces(db: &DatabaseConnection, slice_id: i64) -> Result<Vec<(cluster::Model, Vec<String>)>> {
+    let mut by_cluster: std::collections::BTreeMap<i64, Vec<String>> = std::collections::BTreeMap::new();
+    for ns in slice_namespace::Entity::find().filter(slice_namespace::Column::SliceId.eq(slice_id)).all(db).await? {
+        by_cluster.entry(ns.cluster_id).or_default().push(ns.name);
+    }
+    let clusters = cluster::Entity::find()
+        .filter(cluster::Column::Id.is_in(by_cluster.keys().copied()))
+        .filter(cluster::Column::Provider.eq(ClusterProvider::Kubernetes))
+        .all(db)
+        .await?;
+    Ok(clusters.into_iter().filter_map(|c| by_cluster.remove(&c.id).map(|names| (c, names))).collect())
+}
+
+/// Revokes the slice's kubeconfigs on every cluster, in the background: whoever asked for one
+/// may have lost the right to it (an owner removed or demoted, the slice deleted). Failures are
+/// logged; the next kubeconfig issued revokes the old ones too.
+pub fn revoke_all(kube: std::sync::Arc<dyn KubeAccess>, slice: String, places: Vec<(cluster::Model, Vec<String>)>) {
+    if places.is_empty() {
+        return;
+    }
+    tokio::spawn(async move {
+        for (target, namespaces) in places {
+            match kube.revoke_slice_access(&target, &slice, &namespaces).await {
+                Ok(()) => tracing::info!(slice = %slice, cluster = %target.name, "slice kubeconfigs revoked: an owner lost access"),
+                Err(error) => tracing::warn!(slice = %slice, cluster = %target.name, %error, "could not revoke the slice's kubeconfigs"),
+            }
+        }
+    });
 }

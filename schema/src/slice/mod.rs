@@ -4,6 +4,7 @@ pub mod kubeconfig;
 pub mod personal;
 pub mod requests;
 pub mod service;
+pub use service::reserved_namespace;
 
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
@@ -447,8 +448,13 @@ impl SliceMutation {
     /// Deletes a slice and its history (admin); refused while it has unfinished GPRs.
     async fn delete_slice(&self, ctx: &Context<'_>, input: DeleteSliceInput) -> async_graphql::Result<DeleteSlicePayload> {
         let (caller, db) = session(ctx)?;
-        let result =
-            async { service::delete_slice(db, caller, services(ctx)?.access_news(), ids::decode("id", &input.id, Kind::Slice)?).await.map(Slice) };
+        let result = async {
+            let id = ids::decode("id", &input.id, Kind::Slice)?;
+            let places = if caller.is_admin() { kubeconfig::kube_namespaces(db, id).await? } else { Vec::new() };
+            let deleted = service::delete_slice(db, caller, services(ctx)?.access_news(), id).await?;
+            kubeconfig::revoke_all(services(ctx)?.kubernetes.clone(), deleted.name.clone(), places);
+            Ok(Slice(deleted))
+        };
         DeleteSlicePayload::from_result(result.await)
     }
 
@@ -484,9 +490,14 @@ impl SliceMutation {
                 _ => return Err(Error::invalid("userId", "give exactly one of `userId` and `user` (a name or e-mail address)")),
             };
             let user_id = service::find_new_member(db, caller, slice_id, user_id).await?;
-            service::add_slice_member(db, caller, services(ctx)?.access_news(), slice_id, service::MemberSpec { user_id, role: input.role })
-                .await
-                .map(Slice)
+            let was_owner = is_owner(db, slice_id, user_id).await?;
+            let changed =
+                service::add_slice_member(db, caller, services(ctx)?.access_news(), slice_id, service::MemberSpec { user_id, role: input.role })
+                    .await?;
+            if was_owner && input.role != SliceRole::Owner {
+                owner_lost_access(ctx, db, &changed).await?;
+            }
+            Ok(Slice(changed))
         };
         SliceMemberPayload::from_result(result.await)
     }
@@ -497,7 +508,12 @@ impl SliceMutation {
         let result = async {
             let slice_id = ids::decode("sliceId", &input.slice_id, Kind::Slice)?;
             let user_id = ids::decode("userId", &input.user_id, Kind::User)?;
-            service::remove_slice_member(db, caller, services(ctx)?.access_news(), slice_id, user_id).await.map(Slice)
+            let was_owner = is_owner(db, slice_id, user_id).await?;
+            let changed = service::remove_slice_member(db, caller, services(ctx)?.access_news(), slice_id, user_id).await?;
+            if was_owner {
+                owner_lost_access(ctx, db, &changed).await?;
+            }
+            Ok(Slice(changed))
         };
         SliceMemberPayload::from_result(result.await)
     }
@@ -511,4 +527,17 @@ impl SliceMutation {
         };
         SetSlicePolicyPayload::from_result(result.await)
     }
+}
+
+async fn is_owner(db: &sea_orm::DatabaseConnection, slice_id: i64, user_id: i64) -> crate::error::Result<bool> {
+    use sea_orm::EntityTrait;
+    Ok(egs_entities::slice_member::Entity::find_by_id((slice_id, user_id)).one(db).await?.is_some_and(|m| m.role == SliceRole::Owner))
+}
+
+/// An owner was removed or demoted: the kubeconfigs issued for the slice (owners ask for them)
+/// are revoked, so none outlives the access it was issued under.
+async fn owner_lost_access(ctx: &Context<'_>, db: &sea_orm::DatabaseConnection, changed: &slice::Model) -> crate::error::Result<()> {
+    let places = kubeconfig::kube_namespaces(db, changed.id).await?;
+    kubeconfig::revoke_all(services(ctx)?.kubernetes.clone(), changed.name.clone(), places);
+    Ok(())
 }

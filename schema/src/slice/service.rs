@@ -132,12 +132,35 @@ pub(super) async fn ensure_clusters_exist(db: &impl ConnectionTrait, field: &str
 
 /// Namespaces the cluster itself uses: a slice handed one could run pods beside the control
 /// plane or read what the cluster keeps there.
-pub(super) fn refuse_reserved(field: &str, name: &str, errors: &mut Vec<UserError>) {
+/// The namespace the gateway runs in: its own pod's (the in-cluster service account's), else
+/// `EGS_NAMESPACE`, else `egs`, where the deploy manifests put it.
+fn gateway_namespace() -> &'static str {
+    static FOUND: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    FOUND.get_or_init(|| {
+        std::fs::read_to_string("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+            .ok()
+            .or_else(|| std::env::var("EGS_NAMESPACE").ok())
+            .map(|ns| ns.trim().to_owned())
+            .filter(|ns| !ns.is_empty())
+            .unwrap_or_else(|| "egs".to_owned())
+    })
+}
+
+/// Why namespace `name` can never be a slice's, if it cannot: the cluster's own (`default`,
+/// `kube-*`) and the gateway's (its Secrets, its service account's token).
+pub fn reserved_namespace(name: &str) -> Option<&'static str> {
     if name == "default" || name.starts_with("kube-") {
-        errors.push(UserError::invalid(
-            field,
-            format!("`{name}` is reserved for the cluster itself (`default` and `kube-*`); choose another namespace"),
-        ));
+        Some("is reserved for the cluster itself (`default` and `kube-*`)")
+    } else if name == "egs" || name == gateway_namespace() {
+        Some("is the EGS gateway's own namespace")
+    } else {
+        None
+    }
+}
+
+pub(super) fn refuse_reserved(field: &str, name: &str, errors: &mut Vec<UserError>) {
+    if let Some(why) = reserved_namespace(name) {
+        errors.push(UserError::invalid(field, format!("`{name}` {why}; choose another namespace")));
     }
 }
 
@@ -401,11 +424,20 @@ pub async fn find_new_member(db: &DatabaseConnection, caller: &Caller, slice_id:
         }
         MemberRef::NameOrEmail(text) => {
             let text = text.trim();
-            user::Entity::find()
-                .filter(sea_orm::Condition::any().add(user::Column::Name.eq(text)).add(user::Column::Email.eq(text)))
-                .one(db)
-                .await?
-                .map(|u| u.id)
+            match user::Entity::find().filter(user::Column::Name.eq(text)).one(db).await? {
+                Some(named) => Some(named.id),
+                None => match crate::user::service::holders_of_email(db, text).await?.as_slice() {
+                    [] => None,
+                    [one] => Some(*one),
+                    // Never whichever comes first: that could be someone who claimed the address.
+                    _ => {
+                        return Err(Error::conflict(
+                            "user",
+                            "more than one user has this e-mail address; name the person by their user name, or ask an admin to correct the addresses",
+                        ));
+                    }
+                },
+            }
         }
     };
     match found {

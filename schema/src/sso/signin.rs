@@ -81,6 +81,16 @@ pub async fn sign_in(db: &DatabaseConnection, keys: &TokenKeys, news: AccessNews
         .one(&txn)
         .await?;
     let email = identity.email.filter(|e| e.len() <= 254 && e.contains('@'));
+    // An address another user holds stays theirs: the identity's is not stored (a provider
+    // may vouch for an address an admin already gave someone).
+    let email = match email {
+        Some(address) => {
+            let holders = crate::user::service::holders_of_email(&txn, &address).await?;
+            let mine = found.as_ref().map(|u| u.id);
+            holders.iter().all(|h| Some(*h) == mine).then_some(address)
+        }
+        None => None,
+    };
     let previous_role = found.as_ref().map(|u| u.role);
     let account = match found {
         Some(existing) => {

@@ -128,6 +128,10 @@ pub struct CreateTokenPayload {
     pub token: Option<AccessToken>,
     /// The bearer token text. Store it now: EGS keeps only its id.
     pub secret: Option<String>,
+    /// What will end it sooner than its lifetime says, when something will: the token it was
+    /// made with (a single sign-on session above all, which lasts 12 h). An admin's AGENT
+    /// tokens are not tied to the token that made them.
+    pub notice: Option<String>,
     pub user_errors: Vec<UserError>,
 }
 
@@ -177,8 +181,13 @@ impl TokenMutation {
             service::create_token(db, keys, caller, limit, spec).await
         };
         match result.await {
-            Ok(issued) => Ok(CreateTokenPayload { token: Some(AccessToken(issued.record)), secret: Some(issued.secret), user_errors: Vec::new() }),
-            Err(Error::User(user_errors)) => Ok(CreateTokenPayload { token: None, secret: None, user_errors }),
+            Ok(issued) => Ok(CreateTokenPayload {
+                token: Some(AccessToken(issued.record)),
+                secret: Some(issued.secret),
+                notice: issued.notice,
+                user_errors: Vec::new(),
+            }),
+            Err(Error::User(user_errors)) => Ok(CreateTokenPayload { token: None, secret: None, notice: None, user_errors }),
             Err(other) => Err(other.into()),
         }
     }

@@ -30,6 +30,8 @@ pub struct IssueToken {
 pub struct IssuedToken {
     pub record: access_token::Model,
     pub secret: String,
+    /// Why it lives less long than asked, or what may end it early, for whoever made it.
+    pub notice: Option<String>,
 }
 
 fn new_jti() -> String {
@@ -100,9 +102,28 @@ async fn issue_token_under(db: &impl ConnectionTrait, keys: &TokenKeys, spec: Is
     validate::finish(errors)?;
 
     let now = Utc::now();
-    let mut expires_at = now + Duration::seconds(spec.ttl_secs);
+    let asked = now + Duration::seconds(spec.ttl_secs);
+    let mut expires_at = asked;
+    let mut notice = None;
     if let Some(parent) = &parent {
         expires_at = expires_at.min(parent.expires_at);
+        let made_with = access_token::Entity::find_by_id(parent.id).one(db).await?;
+        let session = made_with.is_some_and(|t| t.name == crate::sso::signin::SESSION_TOKEN_NAME);
+        let clipped =
+            (expires_at < asked).then(|| format!("it expires at {}, with the token it was made with, not when asked", expires_at.to_rfc3339()));
+        let how = if session {
+            format!(
+                "it was made with a single sign-on session, so it is revoked with it (sessions last {} h, and each sign-in past the newest {} revokes the oldest); for a longer-lived token, make it with a token of your own",
+                crate::sso::signin::SESSION_TTL_SECS / 3600,
+                crate::sso::signin::SESSIONS_KEPT
+            )
+        } else {
+            "it is revoked with the token it was made with".to_owned()
+        };
+        notice = Some(match clipped {
+            Some(clipped) => format!("{clipped}; {how}"),
+            None => how,
+        });
     }
     let jti = new_jti();
     let subject = match &owner {
@@ -138,7 +159,7 @@ async fn issue_token_under(db: &impl ConnectionTrait, keys: &TokenKeys, spec: Is
     }
     .insert(db)
     .await?;
-    Ok(IssuedToken { record, secret })
+    Ok(IssuedToken { record, secret, notice })
 }
 
 /// Admins issue any token; users issue USER tokens for themselves, within their own roles.
@@ -187,8 +208,11 @@ pub async fn create_token(
             }]));
         }
     }
-    // Made with a token (not by the system): it lives no longer than that token, and dies with it.
-    let parent = (caller.record.token_id > 0).then(|| Parent { id: caller.record.token_id, expires_at: caller.record.expires_at });
+    // Made with a token (not by the system): it lives no longer than that token, and dies with
+    // it. Except an admin's AGENT tokens: they speak for nodes, not for the admin, and are
+    // mounted on the nodes for months; an admin's session must not take them along.
+    let detached = spec.role == Role::Agent && caller.is_admin();
+    let parent = (caller.record.token_id > 0 && !detached).then(|| Parent { id: caller.record.token_id, expires_at: caller.record.expires_at });
     issue_token_under(db, keys, spec, parent).await
 }
 

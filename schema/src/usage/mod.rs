@@ -436,10 +436,10 @@ fn to_csv(groups: &[&UsageGroup], figures: &[&str], values: Vec<Vec<String>>) ->
     let mut columns: Vec<Column> = Vec::new();
     let all: [Column; 6] = [
         ("day", |g| g.day.clone()),
-        ("slice", |g| g.slice_name.clone()),
-        ("user", |g| g.user.clone()),
-        ("gpu_shape", |g| g.gpu_shape.clone()),
-        ("cluster", |g| g.cluster_name.clone()),
+        ("slice", |g| g.slice_name.as_deref().map(inert)),
+        ("user", |g| g.user.as_deref().map(inert)),
+        ("gpu_shape", |g| g.gpu_shape.as_deref().map(inert)),
+        ("cluster", |g| g.cluster_name.as_deref().map(inert)),
         ("priority", |g| g.priority.map(|p| p.to_string())),
     ];
     for (name, get) in all {
@@ -456,6 +456,14 @@ fn to_csv(groups: &[&UsageGroup], figures: &[&str], values: Vec<Vec<String>>) ->
     }
     let bytes = out.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(String::from_utf8(bytes).map_err(anyhow::Error::from)?)
+}
+
+/// A name as a spreadsheet will not run it: a cell that starts with `=`, `+`, `-`, `@`, a tab
+/// or a carriage return is read as a formula (`=HYPERLINK(…)` from a GPU shape an agent
+/// reported), so it gets a leading `'`, which spreadsheets show as text. Only names: the
+/// figures are numbers we wrote.
+fn inert(name: &str) -> String {
+    if name.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{name}") } else { name.to_owned() }
 }
 
 fn opt(v: Option<f64>) -> String {
@@ -623,6 +631,21 @@ mod tests {
         let g = UsageGroup { day: Some("2026-11-20".into()), user: Some("Ann, Lee".into()), ..Default::default() };
         let csv = to_csv(&[&g], &["used_gpu_hours"], vec![vec!["1.5".into()]]).expect("csv");
         assert_eq!(csv, "day,user,used_gpu_hours\n2026-11-20,\"Ann, Lee\",1.5\n");
+    }
+
+    #[test]
+    fn csv_names_that_a_spreadsheet_would_run_are_written_as_text() {
+        let hostile = UsageGroup {
+            gpu_shape: Some("=HYPERLINK(\"http://evil\",\"x\")".into()),
+            cluster_name: Some("@SUM(1)".into()),
+            slice_name: Some("-2+3".into()),
+            user: Some("\tplus".into()),
+            priority: Some(-5),
+            ..Default::default()
+        };
+        let csv = to_csv(&[&hostile], &["used_gpu_hours"], vec![vec!["-1.5".into()]]).expect("csv");
+        let row = csv.lines().nth(1).expect("a row");
+        assert_eq!(row, "'-2+3,'\tplus,\"'=HYPERLINK(\"\"http://evil\"\",\"\"x\"\")\",'@SUM(1),-5,-1.5", "{csv}");
     }
 
     #[test]

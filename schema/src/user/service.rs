@@ -25,6 +25,15 @@ fn check_user_name(name: &str, errors: &mut Vec<crate::error::UserError>) {
     }
 }
 
+/// The users whose e-mail address is `email`, ignoring case: at most one unless stored before
+/// addresses were unique.
+pub async fn holders_of_email(db: &impl ConnectionTrait, email: &str) -> Result<Vec<i64>> {
+    use sea_orm::QuerySelect;
+    use sea_orm::sea_query::{Expr, ExprTrait, Func};
+    let lowered = Expr::expr(Func::lower(Expr::col((user::Entity, user::Column::Email))));
+    Ok(user::Entity::find().select_only().column(user::Column::Id).filter(lowered.eq(email.trim().to_lowercase())).into_tuple().all(db).await?)
+}
+
 /// Creates a user without checking who asks: for bootstrap and the CLI.
 pub async fn insert_user(db: &impl ConnectionTrait, input: CreateUser) -> Result<user::Model> {
     let mut errors = Vec::new();
@@ -40,6 +49,11 @@ pub async fn insert_user(db: &impl ConnectionTrait, input: CreateUser) -> Result
     validate::finish(errors)?;
     if user::Entity::find().filter(user::Column::Name.eq(input.name.as_str())).count(db).await? > 0 {
         return Err(Error::conflict("name", format!("a user named `{}` already exists", input.name)));
+    }
+    if let Some(email) = &input.email
+        && !holders_of_email(db, email).await?.is_empty()
+    {
+        return Err(Error::conflict("email", "another user has this e-mail address (addresses are unique, ignoring case)"));
     }
     Ok(user::ActiveModel { name: Set(input.name), email: Set(input.email), role: Set(input.role), created_at: Set(Utc::now()), ..Default::default() }
         .insert(db)

@@ -77,10 +77,10 @@ fn check_report(node: &node::Model, gpus: &[gpu::Model], reports: &[GpuWorkloadR
                 errors.push(UserError::invalid(&at("usedMemoryMib"), format!("must be between 0 and {memory} MiB")));
             }
             if let Some(pod) = &p.pod {
-                crate::validate::text(&at("pod.uid"), &pod.uid, 128, &mut errors);
+                crate::validate::name(&at("pod.uid"), &pod.uid, 128, &mut errors);
                 for (field, value) in [("pod.namespace", &pod.namespace), ("pod.name", &pod.name), ("pod.container", &pod.container)] {
                     if let Some(value) = value {
-                        crate::validate::text(&at(field), value, MAX_NAME_LEN, &mut errors);
+                        crate::validate::name(&at(field), value, MAX_NAME_LEN, &mut errors);
                     }
                 }
             }
