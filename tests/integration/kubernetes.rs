@@ -215,6 +215,26 @@ async fn the_webhook_steers_the_slices_pods_while_it_holds_nodes() {
     };
     let idle = post("team-a").await;
     assert_eq!((idle["allowed"].as_bool(), idle.get("patch")), (Some(true), None), "no nodes yet: admitted unchanged");
+    // Holding no nodes, a pod that tolerates every taint and selects another slice's nodes
+    // loses both; one whose affinity asks for another slice's nodes is refused.
+    let mut hostile = review("team-a");
+    hostile["request"]["object"]["spec"]["tolerations"] = json!([{ "operator": "Exists" }]);
+    hostile["request"]["object"]["spec"]["nodeSelector"] = json!({ "egs.io/slice": "team-b" });
+    let answer =
+        app.client.post(app.url(&path)).json(&hostile).send().await.expect("webhook").json::<Value>().await.expect("json")["response"].clone();
+    let bytes: Vec<u8> = serde_json::from_value(answer["patch"].clone()).expect("a patch");
+    let stripped: Value = serde_json::from_slice(&bytes).expect("json");
+    assert!(
+        stripped.as_array().into_iter().flatten().any(|op| op == &json!({ "op": "remove", "path": "/spec/nodeSelector/egs.io~1slice" })),
+        "{stripped}"
+    );
+    assert!(stripped.as_array().into_iter().flatten().any(|op| op["path"] == "/spec/tolerations" && op["value"] == json!([])), "{stripped}");
+    let mut aimed = review("team-a");
+    aimed["request"]["object"]["spec"]["affinity"] = json!({ "nodeAffinity": { "requiredDuringSchedulingIgnoredDuringExecution": { "nodeSelectorTerms": [
+        { "matchExpressions": [{ "key": "egs.io/slice", "operator": "In", "values": ["team-b"] }] }] } } });
+    let refused =
+        app.client.post(app.url(&path)).json(&aimed).send().await.expect("webhook").json::<Value>().await.expect("json")["response"].clone();
+    assert_eq!(refused["allowed"], false, "{refused}");
 
     let id = fixtures::create_gpr(&app, &k.token, &k.slice, "train", json!({})).await["id"].as_str().expect("id").to_owned();
     wait_phase(&app, &id, "PROVISIONED").await;

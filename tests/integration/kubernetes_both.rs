@@ -113,6 +113,12 @@ async fn a_gpr_gets_its_nodes_labelled_tainted_and_steered_then_everything_is_un
     assert!(node["metadata"]["annotations"].get("egs.io/cordoned").is_none());
     let ns = kube.get("namespaces", None, "team-a").await.expect("namespace");
     assert!(ns["metadata"]["annotations"].get("scheduler.alpha.kubernetes.io/node-selector").is_none(), "{ns}");
+    // The tolerations whitelist stays: holding no nodes, the slice's pods still may not
+    // tolerate another slice's taint (PodTolerationRestriction refuses them).
+    let whitelist: Value =
+        serde_json::from_str(ns["metadata"]["annotations"]["scheduler.alpha.kubernetes.io/tolerationsWhitelist"].as_str().expect("kept"))
+            .expect("json");
+    assert_eq!(whitelist, json!([{ "key": "egs.io/slice", "operator": "Equal", "value": "team-a", "effect": "NoSchedule" }]), "{ns}");
     assert_eq!(kube.events_for("Node", &node_name).await.iter().filter(|e| e["reason"] == "Released").count(), 1);
     app.finish().await;
 }

@@ -94,8 +94,12 @@ pub async fn claim_namespace(
                 (SLICE_KEY.to_owned(), slice.to_owned()),
                 (POD_SECURITY_LABEL.to_owned(), pod_security.to_owned()),
             ]);
-            let namespace =
-                Namespace { metadata: ObjectMeta { name: Some(ns.to_owned()), labels: Some(labels), ..Default::default() }, ..Default::default() };
+            // With the PodTolerationRestriction plugin, its pods may tolerate only the slice's
+            // own taint from the start (see `provision::steer_namespace`).
+            let whitelist = serde_json::json!([slice_toleration(slice)]).to_string();
+            let annotations = std::collections::BTreeMap::from([(TOLERATIONS_WHITELIST_ANNOTATION.to_owned(), whitelist)]);
+            let metadata = ObjectMeta { name: Some(ns.to_owned()), labels: Some(labels), annotations: Some(annotations), ..Default::default() };
+            let namespace = Namespace { metadata, ..Default::default() };
             match namespaces.create(&kube::api::PostParams::default(), &namespace).await {
                 Ok(_) => Ok(()),
                 Err(e) if is_conflict(&e) => Err(ProviderError::Transient(format!("namespace `{ns}` appeared meanwhile; retrying"))),

@@ -412,7 +412,9 @@ async fn steer_namespace(namespaces: &Api<Namespace>, ns: &str, slice: &str, pod
 async fn unsteer_namespace(namespaces: &Api<Namespace>, ns: &str) -> Result<(), ProviderError> {
     let patch = json!({
         "metadata": {
-            "annotations": { NODE_SELECTOR_ANNOTATION: null, DEFAULT_TOLERATIONS_ANNOTATION: null, TOLERATIONS_WHITELIST_ANNOTATION: null },
+            // The whitelist stays: with it the admission plugin refuses pods of the slice that
+            // tolerate another slice's taint (or every taint) while the slice holds no nodes.
+            "annotations": { NODE_SELECTOR_ANNOTATION: null, DEFAULT_TOLERATIONS_ANNOTATION: null },
         },
     });
     match namespaces.patch(ns, &PatchParams::default(), &Patch::Merge(&patch)).await {
