@@ -181,6 +181,13 @@ impl Application {
         let notifier_config = NotifierConfig {
             allow_private_targets: settings.notify.allow_private_targets,
             first_retry: Duration::from_millis(settings.notify.first_retry_ms),
+            mail_domains: settings
+                .notify
+                .email_domains
+                .iter()
+                .map(|d| d.trim().trim_start_matches('@').to_lowercase())
+                .filter(|d| !d.is_empty())
+                .collect(),
             ..NotifierConfig::default()
         };
         let notifier = Notifier::new(db.clone(), events.clone(), mailer, kubernetes.clone(), notifier_config)?;

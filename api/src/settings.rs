@@ -338,6 +338,11 @@ pub struct NotifyArgs {
     /// Wait before a failed notification's second attempt, in ms; it doubles each time.
     #[arg(long = "notify-first-retry-ms", env = "EGS_NOTIFY_FIRST_RETRY_MS", default_value_t = NotifyArgs::DEFAULT_FIRST_RETRY_MS, value_parser = clap::value_parser!(u64).range(10..=3_600_000), hide = true)]
     pub first_retry_ms: u64,
+    /// Domains e-mail channels may send to (comma-separated, e.g. `example.com`), besides
+    /// the user's own address; default: none, so a user's channel mails only their own
+    /// address and no one can make the gateway mail strangers.
+    #[arg(long = "notify-email-domains", env = "EGS_NOTIFY_EMAIL_DOMAINS", value_delimiter = ',')]
+    pub email_domains: Vec<String>,
 }
 
 impl NotifyArgs {
@@ -357,6 +362,7 @@ impl Default for NotifyArgs {
             smtp_from: Self::DEFAULT_FROM.into(),
             allow_private_targets: false,
             first_retry_ms: Self::DEFAULT_FIRST_RETRY_MS,
+            email_domains: Vec::new(),
         }
     }
 }

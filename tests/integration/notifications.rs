@@ -425,11 +425,34 @@ impl SmtpServer {
 async fn email_channels_send_through_the_smtp_server() {
     let mut smtp = SmtpServer::start().await;
     let url = format!("smtp://127.0.0.1:{}", smtp.port);
-    let app = TestApp::spawn_with(|s| s.notify.smtp_url = Some(url.into())).await;
+    let app = TestApp::spawn_with(|s| {
+        s.notify.smtp_url = Some(url.into());
+        s.notify.email_domains = vec!["example.com".into()];
+    })
+    .await;
     let two = two_slices(&app).await;
     let bad =
         try_create_channel(&app, &two.token_a, json!({ "kind": "EMAIL", "name": "mail", "target": "ada@example.com\r\nBcc: eve@example.com" })).await;
     assert_eq!(bad["userErrors"][0]["field"], json!(["input", "target"]), "one plain address: {bad}");
+    // Not a domain the operator allows, nor alice's own address: no mail to strangers.
+    let stranger = try_create_channel(&app, &two.token_a, json!({ "kind": "EMAIL", "name": "spam", "target": "victim@elsewhere.org" })).await;
+    assert!(stranger["userErrors"][0]["message"].as_str().unwrap_or_default().contains("your own address"), "{stranger}");
+    // A user's own address, whatever its domain.
+    let erin = app
+        .mutate(
+            &app.admin_token,
+            "createUser",
+            "mutation($input: CreateUserInput!) { createUser(input: $input) { user { id } userErrors { message } } }",
+            json!({ "name": "erin", "email": "Erin@personal.net" }),
+        )
+        .await["user"]["id"]
+        .clone();
+    let token = "mutation($input: CreateTokenInput!) { createToken(input: $input) { secret userErrors { message } } }";
+    let erin = app.mutate(&app.admin_token, "createToken", token, json!({ "name": "erin", "role": "USER", "userId": erin })).await["secret"]
+        .as_str()
+        .expect("a token")
+        .to_owned();
+    create_channel(&app, &erin, json!({ "kind": "EMAIL", "name": "me", "target": "erin@personal.net" })).await;
     let made =
         create_channel(&app, &two.token_a, json!({ "kind": "EMAIL", "name": "mail", "target": "alice@example.com", "milestones": ["PROVISIONED"] }))
             .await;

@@ -52,11 +52,19 @@ pub struct NotifierConfig {
     pub attempts: i32,
     /// How long a replica holds a delivery it is sending before another may take it.
     pub claim_for: Duration,
+    /// Domains (lowercase) e-mail channels may send to besides the user's own address.
+    pub mail_domains: Vec<String>,
 }
 
 impl Default for NotifierConfig {
     fn default() -> Self {
-        Self { allow_private_targets: false, first_retry: Duration::from_secs(10), attempts: 8, claim_for: Duration::from_secs(60) }
+        Self {
+            allow_private_targets: false,
+            first_retry: Duration::from_secs(10),
+            attempts: 8,
+            claim_for: Duration::from_secs(60),
+            mail_domains: Vec::new(),
+        }
     }
 }
 
@@ -104,6 +112,11 @@ impl Notifier {
     /// Whether e-mail channels can be made (an SMTP server is configured).
     pub fn can_mail(&self) -> bool {
         self.mailer.is_some()
+    }
+
+    /// Whether `address`'s domain is one the operator lets e-mail channels send to.
+    pub fn mails_domain_of(&self, address: &str) -> bool {
+        address.rsplit_once('@').is_some_and(|(_, domain)| self.config.mail_domains.iter().any(|d| d.eq_ignore_ascii_case(domain)))
     }
 
     /// Fans out new events and sends what is due until `stop` completes.

@@ -111,6 +111,7 @@ pub async fn create_channel(db: &DatabaseConnection, notifier: &Notifier, caller
     let mut errors = Vec::new();
     let name = check_name(&spec.name, &mut errors);
     let target = check_target(notifier, spec.kind, &spec.target, &mut errors);
+    check_recipient(db, notifier, caller, spec.kind, &target, &mut errors).await?;
     let milestones = check_milestones(spec.milestones.as_deref(), &mut errors).unwrap_or_else(|| milestones::DEFAULT.to_vec());
     check_threshold(spec.estimate_moved_minutes, &mut errors);
     if !errors.is_empty() {
@@ -161,7 +162,9 @@ pub async fn update_channel(db: &DatabaseConnection, notifier: &Notifier, caller
         row.name = Set(check_name(name, &mut errors));
     }
     if let Some(target) = &changes.target {
-        row.target = Set(check_target(notifier, found.kind, target, &mut errors));
+        let target = check_target(notifier, found.kind, target, &mut errors);
+        check_recipient(db, notifier, caller, found.kind, &target, &mut errors).await?;
+        row.target = Set(target);
     }
     if let Some(milestones) = check_milestones(changes.milestones.as_deref(), &mut errors) {
         row.milestones = Set(milestones::encode(&milestones));
@@ -235,6 +238,33 @@ fn check_target(notifier: &Notifier, kind: NotificationKind, target: &str, error
         }
     }
     target.to_owned()
+}
+
+/// An e-mail channel mails only its maker's own address or one of a domain the operator
+/// allows (`--notify-email-domains`): otherwise anyone could have the gateway mail strangers,
+/// with their words in the subject.
+async fn check_recipient(
+    db: &DatabaseConnection,
+    notifier: &Notifier,
+    caller: &Caller,
+    kind: NotificationKind,
+    target: &str,
+    errors: &mut Vec<UserError>,
+) -> Result<()> {
+    if kind != NotificationKind::Email || !is_address(target) || notifier.mails_domain_of(target) {
+        return Ok(());
+    }
+    let own = match caller.record.user_id {
+        Some(id) => egs_entities::user::Entity::find_by_id(id).one(db).await?.and_then(|u| u.email),
+        None => None,
+    };
+    if !own.is_some_and(|own| own.eq_ignore_ascii_case(target)) {
+        errors.push(UserError::invalid(
+            "target",
+            "e-mail channels send to your own address (as your account has it) or to a domain this gateway's operator allows (EGS_NOTIFY_EMAIL_DOMAINS)",
+        ));
+    }
+    Ok(())
 }
 
 /// One plain address: a local part and a domain with a dot, nothing that could add a header or a
