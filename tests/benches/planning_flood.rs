@@ -101,7 +101,7 @@ async fn main() {
         submits.spawn(async move {
             for n in (chunk..waiting + NODES / 4).step_by(8) {
                 let (slice, token) = &slices[n % SLICES];
-                let extra = json!({ "nodeCount": 1 + n % 4, "priority": (n % 50) as i64, "duration": "8h" });
+                let extra = json!({ "nodeCount": 1 + n % 4, "priority": 1 + (n % 50) as i64, "duration": "8h" });
                 let gpr = create_gpr(app.as_ref(), token, slice, &format!("g{n}"), extra).await;
                 assert!(gpr["id"].is_string(), "createGpr: {gpr}");
             }
@@ -111,8 +111,7 @@ async fn main() {
         done.expect("a submitter");
     }
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let counted =
-        app.ok(&app.admin_token, "{ queue(first: 1) { id } gprs(first: 1, filter: { phases: [PENDING] }) { totalCount } }", json!({})).await;
+    let counted = app.ok(&app.admin_token, "{ queue(first: 1) { id } gprs(first: 1, filter: { phases: [QUEUED] }) { totalCount } }", json!({})).await;
     println!(
         "planning_flood ({}): {} GPRs seeded in {:.1} s ({} waiting), {NODES} nodes; budget {}",
         app.backend,
@@ -135,10 +134,10 @@ async fn main() {
     let held = held["gprs"]["nodes"][0]["id"].as_str().map(str::to_owned);
     let ask = format!("nodeCount: 2, duration: \"4h\", sliceId: \"{}\"", slices[0].0);
     let mut questions: Vec<String> = (0..if held.is_some() { 2 } else { 4 })
-        .map(|i| format!("w{i}: waitTimeEstimates(input: {{ {ask} }}) {{ estimatedStart startNoLaterThan }}"))
+        .map(|i| format!("w{i}: waitTimeEstimates(input: {{ {ask} }}) {{ estimatedStartAt startNoLaterThan }}"))
         .collect();
     if let Some(id) = &held {
-        questions.extend((0..2).map(|i| format!("r{i}: gprExtensionRoom(id: \"{id}\") {{ now limitedBy }}")));
+        questions.extend((0..2).map(|i| format!("r{i}: gprExtensionRoom(id: \"{id}\") {{ maxNow limitedBy }}")));
     }
     let flood_document = format!("{{ {} }}", questions.join(" "));
     let alone = Instant::now();

@@ -198,14 +198,7 @@ async fn grant(
     }
     // Revoke: tokens are bound to the account's uid. An account of the same name elsewhere
     // (the namespaces changed since) goes too.
-    for ns in namespaces {
-        let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), ns);
-        match accounts.delete(&name, &DeleteParams::background()).await {
-            Ok(_) => {}
-            Err(e) if is_not_found(&e) => {}
-            Err(e) => return Err(classify(&format!("cannot delete service account {ns}/{name}"), e)),
-        }
-    }
+    revoke(client, slice, namespaces).await?;
     let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), home);
     let account = ServiceAccount {
         metadata: ObjectMeta { name: Some(name.clone()), namespace: Some(home.clone()), labels: Some(labels(slice)), ..Default::default() },

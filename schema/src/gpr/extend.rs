@@ -88,17 +88,7 @@ async fn extend_once(
     let now = scheduler.clock.now();
     // Held until the change is stored: on the leader, no pass makes a promise meanwhile. Under
     // it, one plan says whether `by` fits; how much would is searched only for a refusal, after.
-    let held = scheduler.hold_for_change(Principal::of(Some(caller)), db, now).await?;
-    let (id, t) = (found.id, now.timestamp());
-    let fits = scheduler.ask_held(&held, move |core| core.extension_room(id, by, by, t)).await?;
-    if described(fits, db, caller).await?.0 < by {
-        // How much would fit: the leader's passes need not wait for that search.
-        let core = held.core.clone();
-        drop(held);
-        let room = scheduler.questions.run(move || core.extension_room(id, by, STEP_SECS, t)).await?;
-        let (room, limited_by) = described(room, db, caller).await?;
-        return Err(too_long(room.min(by - STEP_SECS).max(0), limited_by));
-    }
+    let held = held_if_it_fits(db, caller, scheduler, found.id, by, now).await?;
     let grace = grace_left(db, &found).await?;
     let actor = caller.actor();
     let txn = db.begin().await?;
@@ -152,17 +142,7 @@ pub async fn decide(
         return Ok(updated);
     }
     let now = scheduler.clock.now();
-    let held = scheduler.hold_for_change(Principal::of(Some(caller)), db, now).await?;
-    let (id, t) = (found.id, now.timestamp());
-    let fits = scheduler.ask_held(&held, move |core| core.extension_room(id, by, by, t)).await?;
-    if described(fits, db, caller).await?.0 < by {
-        // How much would fit: the leader's passes need not wait for that search.
-        let core = held.core.clone();
-        drop(held);
-        let room = scheduler.questions.run(move || core.extension_room(id, by, STEP_SECS, t)).await?;
-        let (room, limited_by) = described(room, db, caller).await?;
-        return Err(too_long(room.min(by - STEP_SECS).max(0), limited_by));
-    }
+    let held = held_if_it_fits(db, caller, scheduler, found.id, by, now).await?;
     let txn = db.begin().await?;
     let (mut changes, message) = lengthened(found, by, now, format!("the extension was approved by {actor}{suffix}"));
     changes.extension_requested_secs = Set(None);
@@ -171,6 +151,30 @@ pub async fn decide(
     txn.commit().await?;
     drop(held);
     Ok(updated)
+}
+
+/// The scheduler, held (see [`SchedulerHandle::hold_for_change`]), when GPR `id`'s window fits
+/// `by` more seconds; refused otherwise with how much fits now, searched with the hold let go.
+async fn held_if_it_fits<'a>(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    scheduler: &'a SchedulerHandle,
+    id: i64,
+    by: i64,
+    now: DateTime<Utc>,
+) -> Result<crate::lifecycle::HeldScheduler<'a>> {
+    let held = scheduler.hold_for_change(Principal::of(Some(caller)), db, now).await?;
+    let t = now.timestamp();
+    let fits = scheduler.ask_held(&held, move |core| core.extension_room(id, by, by, t)).await?;
+    if described(fits, db, caller).await?.0 >= by {
+        return Ok(held);
+    }
+    // How much would fit: the leader's passes need not wait for that search.
+    let core = held.core.clone();
+    drop(held);
+    let room = scheduler.questions.run(move || core.extension_room(id, by, STEP_SECS, t)).await?;
+    let (room, limited_by) = described(room, db, caller).await?;
+    Err(too_long(room.min(by - STEP_SECS).max(0), limited_by))
 }
 
 /// What is left of the slice's extension grace for this GPR.

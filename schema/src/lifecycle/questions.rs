@@ -26,8 +26,9 @@ use tokio::sync::Semaphore;
 
 /// A planned copy is shared for at most this long (and only while nothing was stored).
 pub const SHARE_FOR: Duration = Duration::from_secs(1);
-/// Planning questions one user (or agent token) may have in flight at once, on one replica.
-pub const MAX_PER_USER: usize = 2;
+/// Planning questions one user (or agent token) may have in flight at once, on one replica:
+/// what one request may ask (its aliases run together), so a second request waits its turn.
+pub const MAX_PER_USER: usize = crate::limits::MAX_PLANNING_QUESTIONS;
 /// How long a question waits for a free planner before it is refused.
 const CPU_WAIT: Duration = Duration::from_secs(10);
 
@@ -203,5 +204,60 @@ impl Questions {
 impl Default for Questions {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+    use std::sync::atomic::AtomicUsize;
+
+    #[test]
+    fn a_user_holds_at_most_one_requests_worth_of_questions_and_others_are_not_held_up() {
+        let questions = Questions::with_planners(1);
+        let alice = Principal::User(1);
+        let seats: Vec<Seat<'_>> = (0..MAX_PER_USER).map(|_| questions.seat(alice).expect("a seat")).collect();
+        let refused = questions.seat(alice).err().expect("one too many");
+        assert_eq!(refused.code(), ErrorCode::RateLimited, "{}", refused.public_message());
+        assert!(questions.seat(Principal::User(2)).is_ok(), "another user asks meanwhile");
+        assert!(questions.seat(Principal::Token(1)).is_ok(), "an agent token counts on its own");
+        drop(seats);
+        assert!(questions.seat(alice).is_ok(), "answered questions give their seats back");
+    }
+
+    #[tokio::test]
+    async fn questions_asked_together_share_one_plan_until_something_is_stored() {
+        let questions = Arc::new(Questions::with_planners(1));
+        let plans = Arc::new(AtomicUsize::new(0));
+        let now = DateTime::from_timestamp(1_000_000, 0).expect("a time");
+        let current = |plans: Arc<AtomicUsize>| async move {
+            plans.fetch_add(1, Ordering::SeqCst);
+            // As long as a real read of the scheduler: the others arrive meanwhile.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            Ok(Scheduler::new(Config::default()))
+        };
+        // Sixteen at once (aliases of one request, concurrent requests): one plan.
+        let asked: Vec<_> = (0..16)
+            .map(|_| {
+                let (questions, plans) = (questions.clone(), plans.clone());
+                tokio::spawn(async move { questions.planned(now, current(plans)).await.expect("planned") })
+            })
+            .collect();
+        let mut copies = Vec::new();
+        for one in asked {
+            copies.push(one.await.expect("answered"));
+        }
+        assert_eq!(plans.load(Ordering::SeqCst), 1, "one plan for all");
+        assert!(copies.iter().all(|c| Arc::ptr_eq(c, &copies[0])), "the same copy");
+        // Asked again at once: still that copy.
+        questions.planned(now, current(plans.clone())).await.expect("planned");
+        assert_eq!(plans.load(Ordering::SeqCst), 1);
+        // Something was stored: the next question plans afresh; so does one for a later time.
+        questions.changed();
+        questions.planned(now, current(plans.clone())).await.expect("planned");
+        assert_eq!(plans.load(Ordering::SeqCst), 2);
+        questions.planned(now + chrono::Duration::hours(1), current(plans.clone())).await.expect("planned");
+        assert_eq!(plans.load(Ordering::SeqCst), 3);
     }
 }
