@@ -429,6 +429,12 @@ export type CreateTokenInput = {
 /** A new token and its secret, which is shown only here. */
 export type CreateTokenPayload = {
   __typename?: 'CreateTokenPayload';
+  /**
+   * What will end it sooner than its lifetime says, when something will: the token it was
+   * made with (a single sign-on session above all, which lasts 12 h). An admin's AGENT
+   * tokens are not tied to the token that made them.
+   */
+  notice?: Maybe<Scalars['String']['output']>;
   /** The bearer token text. Store it now: EGS keeps only its id. */
   secret?: Maybe<Scalars['String']['output']>;
   token?: Maybe<AccessToken>;
@@ -2098,14 +2104,16 @@ export type Query = {
   /**
    * GPR events the caller may see, oldest first ("Events can be searched", seed 001): narrow
    * by GPR, slice, kinds, time (`since` ≤ createdAt < `until`) and text (in the message or
-   * the actor, ignoring case). Pages forward (`first`, `after`) or back (`last`, `before`;
+   * the actor, ignoring case; looked for in the newest 20,000 events the other filters leave:
+   * narrow by time to search older ones). Pages forward (`first`, `after`) or back (`last`, `before`;
    * `last` alone gives the newest).
    */
   gprEvents: GprEventConnection;
   /**
    * How much longer a provisioned GPR's window may be made now (`extendGpr`) without a
    * waiting GPR's promised start moving later, how much of that needs no approval, and why
-   * not more. Changes nothing.
+   * not more. Changes nothing. A planning question: it costs 1,000 of the query budget,
+   * and a request may ask at most 4.
    */
   gprExtensionRoom: GprExtensionRoom;
   gprTemplate: GprTemplate;
@@ -2169,7 +2177,8 @@ export type Query = {
   viewer: Viewer;
   /**
    * "Get wait time": when a GPR like this would start in every pool the slice may use, if
-   * submitted now, soonest first. Changes nothing.
+   * submitted now, soonest first. Changes nothing. A planning question: it costs
+   * 1,000 of the query budget, and a request may ask at most 4.
    */
   waitTimeEstimates: Array<PoolWaitEstimate>;
   /**
