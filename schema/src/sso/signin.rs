@@ -22,12 +22,7 @@ pub struct Identity {
     pub groups: Vec<String>,
 }
 
-/// How long a single sign-on session's token lasts.
-pub const SESSION_TTL_SECS: i64 = 12 * 3600;
-/// Sessions a user keeps at once (each browser signs in on its own); older ones are revoked.
-pub const SESSIONS_KEPT: usize = 5;
-/// The name single sign-on sessions' tokens carry.
-pub const SESSION_TOKEN_NAME: &str = "single sign-on";
+pub use crate::token::service::{SESSION_TOKEN_NAME, SESSION_TTL_SECS, SESSIONS_KEPT};
 /// Groups read from one ID token; a longer list is cut (the rules name few).
 pub const MAX_GROUPS: usize = 500;
 

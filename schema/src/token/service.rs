@@ -39,6 +39,14 @@ fn new_jti() -> String {
     hex::encode(bytes)
 }
 
+/// How long a single sign-on session's token lasts (sessions are made in `sso::signin`; here,
+/// since a token made with one says what it ends with).
+pub const SESSION_TTL_SECS: i64 = 12 * 3600;
+/// Sessions a user keeps at once (each browser signs in on its own); older ones are revoked.
+pub const SESSIONS_KEPT: usize = 5;
+/// The name single sign-on sessions' tokens carry.
+pub const SESSION_TOKEN_NAME: &str = "single sign-on";
+
 /// Checks and issues a token; no caller checks (bootstrap, CLI, and [`create_token`]).
 pub async fn issue_token(db: &impl ConnectionTrait, keys: &TokenKeys, spec: IssueToken) -> Result<IssuedToken> {
     issue_token_under(db, keys, spec, None).await
@@ -108,14 +116,14 @@ async fn issue_token_under(db: &impl ConnectionTrait, keys: &TokenKeys, spec: Is
     if let Some(parent) = &parent {
         expires_at = expires_at.min(parent.expires_at);
         let made_with = access_token::Entity::find_by_id(parent.id).one(db).await?;
-        let session = made_with.is_some_and(|t| t.name == crate::sso::signin::SESSION_TOKEN_NAME);
+        let session = made_with.is_some_and(|t| t.name == SESSION_TOKEN_NAME);
         let clipped =
             (expires_at < asked).then(|| format!("it expires at {}, with the token it was made with, not when asked", expires_at.to_rfc3339()));
         let how = if session {
             format!(
                 "it was made with a single sign-on session, so it is revoked with it (sessions last {} h, and each sign-in past the newest {} revokes the oldest); for a longer-lived token, make it with a token of your own",
-                crate::sso::signin::SESSION_TTL_SECS / 3600,
-                crate::sso::signin::SESSIONS_KEPT
+                SESSION_TTL_SECS / 3600,
+                SESSIONS_KEPT
             )
         } else {
             "it is revoked with the token it was made with".to_owned()
