@@ -131,7 +131,7 @@ impl SchedulerHandle {
 
     /// A planned copy of the scheduler as it stands now (see [`Self::current`]), shared with
     /// the other questions asked meanwhile (see [`questions`]): the leader's passes go on.
-    pub async fn planned_copy<C>(&self, db: &C, now: DateTime<Utc>) -> Result<Arc<Scheduler>>
+    async fn planned_copy<C>(&self, db: &C, now: DateTime<Utc>) -> Result<Arc<Scheduler>>
     where
         C: sea_orm::ConnectionTrait + TransactionTrait,
     {
@@ -160,15 +160,8 @@ impl SchedulerHandle {
         C: sea_orm::ConnectionTrait + TransactionTrait,
     {
         let seat = self.questions.seat(who)?;
-        let (mut core, passes_wait) = self.current(db, now).await?;
-        let t = now.timestamp();
-        let core = self
-            .questions
-            .run(move || {
-                core.plan(t);
-                core
-            })
-            .await?;
+        let (core, passes_wait) = self.current(db, now).await?;
+        let core = self.questions.plan(core, now.timestamp()).await?;
         Ok(HeldScheduler { core: Arc::new(core), _passes_wait: passes_wait, _seat: seat })
     }
 

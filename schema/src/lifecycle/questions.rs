@@ -140,16 +140,18 @@ impl Questions {
         }
         let generation = self.generation.load(Ordering::Acquire);
         let started = Instant::now();
-        let mut core = current.await?;
-        let core = self
-            .run(move || {
-                core.plan(t);
-                core
-            })
-            .await?;
-        let core = Arc::new(core);
+        let core = Arc::new(self.plan(current.await?, t).await?);
         *self.latest.lock().unwrap_or_else(|p| p.into_inner()) = Some(Planned { generation, now: t, started, core: core.clone() });
         Ok(core)
+    }
+
+    /// `core` planned at time `t`, off the async workers (see [`Self::run`]).
+    pub async fn plan(&self, mut core: Scheduler, t: i64) -> Result<Scheduler> {
+        self.run(move || {
+            core.plan(t);
+            core
+        })
+        .await
     }
 
     /// Runs `work` (planning) on a blocking thread once one of this replica's planners is free.
@@ -193,11 +195,6 @@ impl Questions {
         let core = driver.core.clone();
         *slot = Some(driver);
         Ok(core)
-    }
-
-    /// Drops the shadow (this replica leads now, and follows its own scheduler).
-    pub async fn forget_shadow(&self) {
-        *self.shadow.lock().await = None;
     }
 }
 
