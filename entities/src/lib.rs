@@ -28,6 +28,7 @@ pub mod personal_workspace_policy;
 pub mod project;
 pub mod slice;
 pub mod slice_cluster;
+pub mod slice_kubeconfig;
 pub mod slice_member;
 pub mod slice_namespace;
 pub mod sso_group_rule;

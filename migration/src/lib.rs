@@ -40,6 +40,7 @@ mod m20261211_000001_personal_workspaces;
 mod m20261212_000001_maintenance_windows;
 mod m20261213_000001_hot_updates;
 mod m20261214_000001_gpr_hot_updates;
+mod m20261215_000001_slice_kubeconfigs;
 
 pub struct Migrator;
 
@@ -70,6 +71,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261212_000001_maintenance_windows::Migration),
             Box::new(m20261213_000001_hot_updates::Migration),
             Box::new(m20261214_000001_gpr_hot_updates::Migration),
+            Box::new(m20261215_000001_slice_kubeconfigs::Migration),
         ]
     }
 }

@@ -10,16 +10,16 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
 use serde_json::{Value, json};
 
-const ISSUE: &str = "mutation($input: SliceKubeconfigInput!) { sliceKubeconfig(input: $input) { kubeconfig serviceAccount namespaces expiresAt userErrors { field message code } } }";
+pub(crate) const ISSUE: &str = "mutation($input: SliceKubeconfigInput!) { sliceKubeconfig(input: $input) { kubeconfig serviceAccount namespaces expiresAt userErrors { field message code } } }";
 
 /// A kube client from a kubeconfig EGS returned.
-async fn client_from(kubeconfig: &str) -> kube::Client {
+pub(crate) async fn client_from(kubeconfig: &str) -> kube::Client {
     let parsed = kube::config::Kubeconfig::from_yaml(kubeconfig).expect("a valid kubeconfig");
     let config = kube::Config::from_custom_kubeconfig(parsed, &Default::default()).await.expect("a usable kubeconfig");
     kube::Client::try_from(config).expect("a client")
 }
 
-async fn pod_names(client: &kube::Client, namespace: &str) -> Result<Vec<String>, u16> {
+pub(crate) async fn pod_names(client: &kube::Client, namespace: &str) -> Result<Vec<String>, u16> {
     let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
     match pods.list(&ListParams::default()).await {
         Ok(list) => Ok(list.items.into_iter().filter_map(|p| p.metadata.name).collect()),

@@ -206,6 +206,62 @@ async fn signing_in_makes_the_user_once_and_the_group_rules_grant_and_take_back_
     app.finish().await;
 }
 
+/// Kubeconfigs outlive no access they were issued under when the groups take it back: an
+/// owner the rules demote loses the slice's, an admin they no longer make one loses those
+/// issued as an admin; one issued by someone who keeps access stays.
+#[tokio::test]
+async fn groups_that_take_back_ownership_or_the_admin_role_revoke_the_kubeconfigs_issued_under_it() {
+    use super::slice_kubeconfig::{ISSUE, client_from, pod_names};
+    let port = OidcProvider::reserve_port();
+    let (app, _secret) = gateway(port).await;
+    let groups = json!({ "root": ["platform"], "olga": ["team-owners"] });
+    let _provider = OidcProvider::start(port, &app.url("/auth/oidc/callback"), groups).await;
+    let kube = egs_tests::fake_kube::FakeKube::start().await;
+    for ns in ["team-a", "team-b", "team-c"] {
+        kube.add_namespace_labelled(ns, json!({ "egs.io/slice": ns }));
+    }
+    let cluster = register_kube_cluster(&app, "kube", &kube.kubeconfig(), "ADMISSION_PLUGINS").await;
+    let team_a = create_slice(&app, "team-a", &cluster, json!({})).await;
+    let team_b = create_slice(&app, "team-b", &cluster, json!({})).await;
+    let team_c = create_slice(&app, "team-c", &cluster, json!({})).await;
+    // A second owner, so the rule's grant is not team-a's last owner (which it keeps).
+    member(&app, "owen", &team_a, "OWNER").await;
+    let owners =
+        app.mutate(&app.admin_token, "createSsoGroupRule", CREATE_RULE, json!({ "group": "team-owners", "sliceId": team_a, "role": "OWNER" })).await;
+    let platform = app.mutate(&app.admin_token, "createSsoGroupRule", CREATE_RULE, json!({ "group": "platform", "grantsAdmin": true })).await;
+
+    let olga = token(&app, "olga").await;
+    let root = token(&app, "root").await;
+    let kubeconfig =
+        |issued: Value| async move { client_from(issued["kubeconfig"].as_str().unwrap_or_else(|| panic!("a kubeconfig: {issued}"))).await };
+    let of_olga = kubeconfig(app.mutate(&olga, "sliceKubeconfig", ISSUE, json!({ "sliceId": team_a, "clusterId": cluster })).await).await;
+    let of_root = kubeconfig(app.mutate(&root, "sliceKubeconfig", ISSUE, json!({ "sliceId": team_b, "clusterId": cluster })).await).await;
+    let of_local_admin =
+        kubeconfig(app.mutate(&app.admin_token, "sliceKubeconfig", ISSUE, json!({ "sliceId": team_c, "clusterId": cluster })).await).await;
+    for (client, ns) in [(&of_olga, "team-a"), (&of_root, "team-b"), (&of_local_admin, "team-c")] {
+        assert_eq!(pod_names(client, ns).await, Ok(vec![]), "{ns} works at first");
+    }
+
+    // The rules change; each is told at their next sign-in.
+    app.mutate(&app.admin_token, "deleteSsoGroupRule", DELETE_RULE, json!({ "id": owners["rule"]["id"] })).await;
+    app.mutate(&app.admin_token, "deleteSsoGroupRule", DELETE_RULE, json!({ "id": platform["rule"]["id"] })).await;
+    app.mutate(&app.admin_token, "createSsoGroupRule", CREATE_RULE, json!({ "group": "security", "grantsAdmin": true })).await;
+    token(&app, "olga").await;
+    egs_tests::wait_for("the demoted owner's kubeconfig to be refused", || async { pod_names(&of_olga, "team-a").await == Err(401) }).await;
+    let demoted = token(&app, "root").await;
+    assert_eq!(app.ok(&demoted, "{ viewer { role } }", json!({})).await["viewer"]["role"], "USER");
+    egs_tests::wait_for("the demoted admin's kubeconfig to be refused", || async { pod_names(&of_root, "team-b").await == Err(401) }).await;
+    // The local admin's stays: nobody who issued it lost anything.
+    assert_eq!(pod_names(&of_local_admin, "team-c").await, Ok(vec![]));
+    // Nor is it recorded as anyone's but the local admin's: root's record went with his.
+    use sea_orm::EntityTrait;
+    let left = || async {
+        egs_entities::slice_kubeconfig::Entity::find().all(&app.db).await.expect("rows").into_iter().map(|k| k.service_account).collect::<Vec<_>>()
+    };
+    egs_tests::wait_for("the revoked kubeconfigs' records to go", || async { left().await == ["team-c/egs-slice-team-c"] }).await;
+    app.finish().await;
+}
+
 #[tokio::test]
 async fn only_verified_unclaimed_e_mails_are_stored_and_an_ambiguous_address_adds_nobody() {
     let port = OidcProvider::reserve_port();

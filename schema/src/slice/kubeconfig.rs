@@ -10,8 +10,8 @@ use crate::scalars::Duration;
 use crate::{services, session};
 use async_graphql::{Context, ID, InputObject, Object, SimpleObject};
 use chrono::{DateTime, Utc};
-use egs_entities::{ClusterProvider, SliceRole, cluster, slice, slice_namespace};
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
+use egs_entities::{ClusterProvider, SliceRole, cluster, slice, slice_kubeconfig, slice_member, slice_namespace};
+use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set};
 
 /// Lifetime of a kubeconfig when none is asked for.
 pub const DEFAULT_EXPIRY_SECS: i64 = 30 * 24 * 3600;
@@ -121,7 +121,45 @@ pub async fn issue(
         .await
         .map_err(|e| Error::invalid("clusterId", format!("cluster `{}`: {e}", target.name)))?;
     tracing::info!(slice = %owner.name, cluster = %target.name, service_account = %issued.service_account, actor = caller.actor(), "slice kubeconfig issued");
+    // The one issued before was revoked with this one: one row per slice and cluster, naming
+    // who asked (an admin's goes when they stop being one, see [`issued_without_ownership`]).
+    slice_kubeconfig::Entity::delete_many()
+        .filter(slice_kubeconfig::Column::SliceId.eq(slice_id))
+        .filter(slice_kubeconfig::Column::ClusterId.eq(cluster_id))
+        .exec(db)
+        .await?;
+    slice_kubeconfig::ActiveModel {
+        slice_id: Set(slice_id),
+        cluster_id: Set(cluster_id),
+        service_account: Set(issued.service_account.clone()),
+        issued_by: Set(caller.record.user_id),
+        issued_at: Set(Utc::now()),
+        expires_at: Set(issued.expires_at),
+        ..Default::default()
+    }
+    .insert(db)
+    .await?;
     Ok(issued)
+}
+
+/// Where user `user_id` issued a slice's kubeconfig without owning the slice now (as an admin,
+/// or as an owner since removed): each slice with its namespaces on that cluster, for
+/// [`revoke_all`] when the user's access shrinks.
+pub async fn issued_without_ownership(db: &DatabaseConnection, user_id: i64) -> Result<Vec<(slice::Model, (cluster::Model, Vec<String>))>> {
+    let issued = slice_kubeconfig::Entity::find().filter(slice_kubeconfig::Column::IssuedBy.eq(user_id)).all(db).await?;
+    let mut places = Vec::new();
+    for row in issued {
+        let owns = slice_member::Entity::find_by_id((row.slice_id, user_id)).one(db).await?.is_some_and(|m| m.role == SliceRole::Owner);
+        if owns {
+            continue;
+        }
+        let Some(owner) = slice::Entity::find_by_id(row.slice_id).one(db).await? else { continue };
+        let place = kube_namespaces(db, row.slice_id).await?.into_iter().find(|(c, _)| c.id == row.cluster_id);
+        if let Some(place) = place {
+            places.push((owner, place));
+        }
+    }
+    Ok(places)
 }
 
 /// The slice's namespaces on each Kubernetes cluster, for [`revoke_all`]: read before a
@@ -139,19 +177,55 @@ pub async fn kube_namespaces(db: &DatabaseConnection, slice_id: i64) -> Result<V
     Ok(clusters.into_iter().filter_map(|c| by_cluster.remove(&c.id).map(|names| (c, names))).collect())
 }
 
-/// Revokes the slice's kubeconfigs on every cluster, in the background: whoever asked for one
-/// may have lost the right to it (an owner removed or demoted, the slice deleted). Failures are
-/// logged; the next kubeconfig issued revokes the old ones too.
-pub fn revoke_all(kube: std::sync::Arc<dyn KubeAccess>, slice: String, places: Vec<(cluster::Model, Vec<String>)>) {
+/// Revokes the slice's kubeconfigs on every cluster in `places`, in the background: whoever
+/// asked for one may have lost the right to it (an owner removed or demoted, an admin demoted,
+/// the slice deleted). Failures are logged and the record kept; the next kubeconfig issued
+/// revokes the old ones too.
+pub fn revoke_all(db: DatabaseConnection, kube: std::sync::Arc<dyn KubeAccess>, slice: slice::Model, places: Vec<(cluster::Model, Vec<String>)>) {
     if places.is_empty() {
         return;
     }
     tokio::spawn(async move {
         for (target, namespaces) in places {
-            match kube.revoke_slice_access(&target, &slice, &namespaces).await {
-                Ok(()) => tracing::info!(slice = %slice, cluster = %target.name, "slice kubeconfigs revoked: an owner lost access"),
-                Err(error) => tracing::warn!(slice = %slice, cluster = %target.name, %error, "could not revoke the slice's kubeconfigs"),
+            match kube.revoke_slice_access(&target, &slice.name, &namespaces).await {
+                Ok(()) => {
+                    tracing::info!(slice = %slice.name, cluster = %target.name, "slice kubeconfigs revoked: someone who could issue them lost access");
+                    let forgotten = slice_kubeconfig::Entity::delete_many()
+                        .filter(slice_kubeconfig::Column::SliceId.eq(slice.id))
+                        .filter(slice_kubeconfig::Column::ClusterId.eq(target.id))
+                        .exec(&db)
+                        .await;
+                    if let Err(error) = forgotten {
+                        tracing::warn!(slice = %slice.name, cluster = %target.name, %error, "the revoked kubeconfig's record stays");
+                    }
+                }
+                Err(error) => tracing::warn!(slice = %slice.name, cluster = %target.name, %error, "could not revoke the slice's kubeconfigs"),
             }
         }
     });
+}
+
+/// Revokes what a user's shrunken access no longer covers: every kubeconfig of the slices in
+/// `owned_before` (they were an owner there and are not now), and each they issued elsewhere
+/// without owning that slice (as an admin, when they are one no more).
+pub async fn revoke_for_user(
+    db: &DatabaseConnection,
+    kube: std::sync::Arc<dyn KubeAccess>,
+    user_id: i64,
+    is_admin: bool,
+    owned_before: &[i64],
+) -> Result<()> {
+    for &slice_id in owned_before {
+        let Some(owner) = slice::Entity::find_by_id(slice_id).one(db).await? else { continue };
+        let places = kube_namespaces(db, slice_id).await?;
+        revoke_all(db.clone(), kube.clone(), owner, places);
+    }
+    if !is_admin {
+        for (owner, place) in issued_without_ownership(db, user_id).await? {
+            if !owned_before.contains(&owner.id) {
+                revoke_all(db.clone(), kube.clone(), owner, vec![place]);
+            }
+        }
+    }
+    Ok(())
 }

@@ -452,7 +452,7 @@ impl SliceMutation {
             let id = ids::decode("id", &input.id, Kind::Slice)?;
             let places = if caller.is_admin() { kubeconfig::kube_namespaces(db, id).await? } else { Vec::new() };
             let deleted = service::delete_slice(db, caller, services(ctx)?.access_news(), id).await?;
-            kubeconfig::revoke_all(services(ctx)?.kubernetes.clone(), deleted.name.clone(), places);
+            kubeconfig::revoke_all(db.clone(), services(ctx)?.kubernetes.clone(), deleted.clone(), places);
             Ok(Slice(deleted))
         };
         DeleteSlicePayload::from_result(result.await)
@@ -538,6 +538,6 @@ async fn is_owner(db: &sea_orm::DatabaseConnection, slice_id: i64, user_id: i64)
 /// are revoked, so none outlives the access it was issued under.
 async fn owner_lost_access(ctx: &Context<'_>, db: &sea_orm::DatabaseConnection, changed: &slice::Model) -> crate::error::Result<()> {
     let places = kubeconfig::kube_namespaces(db, changed.id).await?;
-    kubeconfig::revoke_all(services(ctx)?.kubernetes.clone(), changed.name.clone(), places);
+    kubeconfig::revoke_all(db.clone(), services(ctx)?.kubernetes.clone(), changed.clone(), places);
     Ok(())
 }

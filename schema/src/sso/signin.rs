@@ -33,6 +33,11 @@ pub struct SignedIn {
     /// Memberships added or changed, and removed, by the group rules at this sign-in.
     pub granted: usize,
     pub revoked: usize,
+    /// Slices the user owned before this sign-in and does not now (their kubeconfigs go).
+    pub owner_lost: Vec<i64>,
+    /// Whether the user was an admin before this sign-in and is not now (kubeconfigs they
+    /// issued as one go).
+    pub admin_lost: bool,
 }
 
 /// A user name from what the identity provider calls the user: lowercase, only the characters
@@ -125,6 +130,7 @@ pub async fn sign_in(db: &DatabaseConnection, keys: &TokenKeys, news: AccessNews
     let held = slice_member::Entity::find().filter(slice_member::Column::UserId.eq(account.id)).all(&txn).await?;
     let (mut granted, mut revoked) = (0, 0);
     let mut lost_access = false;
+    let mut owner_lost = Vec::new();
     for m in &held {
         match wanted.get(&m.slice_id) {
             // An owner's or admin's grant is theirs to change.
@@ -132,6 +138,9 @@ pub async fn sign_in(db: &DatabaseConnection, keys: &TokenKeys, news: AccessNews
             Some(&role) if role == m.role => {}
             Some(&role) => {
                 lost_access |= role.rank() < m.role.rank();
+                if m.role == SliceRole::Owner {
+                    owner_lost.push(m.slice_id);
+                }
                 let mut changed: slice_member::ActiveModel = m.clone().into();
                 changed.role = Set(role);
                 changed.update(&txn).await?;
@@ -152,6 +161,9 @@ pub async fn sign_in(db: &DatabaseConnection, keys: &TokenKeys, news: AccessNews
                     .filter(slice_member::Column::UserId.eq(account.id))
                     .exec(&txn)
                     .await?;
+                if m.role == SliceRole::Owner {
+                    owner_lost.push(m.slice_id);
+                }
                 lost_access = true;
                 revoked += 1;
             }
@@ -220,7 +232,8 @@ pub async fn sign_in(db: &DatabaseConnection, keys: &TokenKeys, news: AccessNews
             revoke_token(db, news.cache, news.others, &Caller::system(), t.id).await?;
         }
     }
-    Ok(SignedIn { user: account, token: issued.secret, granted, revoked })
+    let admin_lost = previous_role == Some(Role::Admin) && account.role != Role::Admin;
+    Ok(SignedIn { user: account, token: issued.secret, granted, revoked, owner_lost, admin_lost })
 }
 
 /// The refusal for an identity without a subject or issuer (the adapter checks first; this is
