@@ -245,6 +245,7 @@ fn serve_args(data_dir: std::path::PathBuf, database_url: Option<String>) -> Ser
             cluster_poll_ms: 100,
             status_resync_ms: 200,
             slice_pod_security: "baseline".into(),
+            ..Default::default()
         },
         oidc: Default::default(),
     }

@@ -228,6 +228,7 @@ impl Application {
                     introspection: !settings.no_introspection,
                     cost_budget: settings.cost_budget(),
                     max_tokens_per_user: (settings.per_user.tokens > 0).then_some(settings.per_user.tokens),
+                    agent_service_account: settings.kubernetes.agent_service_account.clone(),
                 },
             ),
             services,

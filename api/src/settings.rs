@@ -232,6 +232,19 @@ pub struct KubernetesArgs {
     /// Baseline keeps tenants off the host (no hostPath, hostPID, privileged containers).
     #[arg(long = "slice-pod-security", env = "EGS_SLICE_POD_SECURITY", default_value = "baseline", value_parser = ["restricted", "baseline", "privileged"])]
     pub slice_pod_security: String,
+    /// The ServiceAccount (`<namespace>:<name>`) whose projected tokens sign node agents in
+    /// (`signInAgent`): each gets a token for the node its pod runs on.
+    #[arg(long = "agent-service-account", env = "EGS_AGENT_SERVICE_ACCOUNT", default_value = egs_schema::token::agent::DEFAULT_AGENT_SERVICE_ACCOUNT, value_parser = parse_service_account)]
+    pub agent_service_account: String,
+}
+
+/// `<namespace>:<name>`, both DNS labels.
+fn parse_service_account(text: &str) -> Result<String, String> {
+    let label = |s: &str| !s.is_empty() && s.len() <= 253 && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
+    match text.split_once(':') {
+        Some((ns, name)) if label(ns) && label(name) => Ok(text.to_owned()),
+        _ => Err(format!("`{text}` is not `<namespace>:<name>` of a ServiceAccount")),
+    }
 }
 
 impl Default for KubernetesArgs {
@@ -242,6 +255,7 @@ impl Default for KubernetesArgs {
             cluster_poll_ms: 5000,
             status_resync_ms: 5000,
             slice_pod_security: "baseline".into(),
+            agent_service_account: egs_schema::token::agent::DEFAULT_AGENT_SERVICE_ACCOUNT.into(),
         }
     }
 }

@@ -174,11 +174,18 @@ pub struct SchemaOptions {
     pub cost_budget: Option<limits::CostBudget>,
     /// Unexpired tokens one user may hold; `None` for no limit.
     pub max_tokens_per_user: Option<u32>,
+    /// `<namespace>:<name>` of the ServiceAccount whose tokens sign node agents in.
+    pub agent_service_account: String,
 }
 
 impl Default for SchemaOptions {
     fn default() -> Self {
-        Self { introspection: true, cost_budget: None, max_tokens_per_user: None }
+        Self {
+            introspection: true,
+            cost_budget: None,
+            max_tokens_per_user: None,
+            agent_service_account: token::agent::DEFAULT_AGENT_SERVICE_ACCOUNT.into(),
+        }
     }
 }
 
@@ -188,6 +195,7 @@ pub fn build_schema(services: Services, options: SchemaOptions) -> EgsSchema {
     let builder = Schema::build(Query::default(), Mutation::default(), Subscription::default())
         .data(services)
         .data(token::TokenLimit(options.max_tokens_per_user))
+        .data(token::agent::AgentSignIn::new(&options.agent_service_account))
         // Checked in front of the schema by [`execute`], not as extensions (see `limits::Gate`).
         .data(limits::Gate::new(options.cost_budget))
         .limit_depth(MAX_QUERY_DEPTH)

@@ -10,7 +10,7 @@
 //! | [`MetricsFanout`] (accepted samples) | [`crate::metrics::NoMetricsFanout`] | Redis pub/sub |
 //! | [`ClusterProvider`] and its [`StepLog`] | simulated nodes | the Kubernetes API |
 //! | [`LeaderTasks`] | none | the Kubernetes controllers |
-//! | [`KubeAccess`] (kubeconfigs) | none: Kubernetes clusters are refused | the Kubernetes API |
+//! | [`KubeAccess`] (kubeconfigs, agents' ServiceAccount tokens) | none: Kubernetes clusters are refused | the Kubernetes API |
 
 use crate::metrics::sample::Sample;
 use async_trait::async_trait;
@@ -138,9 +138,27 @@ pub trait KubeAccess: Send + Sync {
     /// Revokes every kubeconfig issued for slice `slice` on cluster `target` (its ServiceAccount
     /// goes, and the tokens bound to it with it); nothing to do is no error.
     async fn revoke_slice_access(&self, target: &cluster::Model, slice: &str, namespaces: &[String]) -> std::result::Result<(), ProviderError>;
+    /// Asks cluster `target` who `token` (a ServiceAccount token an agent presents) speaks for,
+    /// for `audience` (a Kubernetes TokenReview). A token the cluster does not vouch for is
+    /// `authenticated: false`, not an error; an error is the cluster not answering.
+    async fn review_token(&self, target: &cluster::Model, token: &str, audience: &str) -> std::result::Result<ReviewedToken, ProviderError>;
     /// Posts a core/v1 Event in `namespace` of Kubernetes cluster `cluster_id`, about the GPR
     /// resource `resource` in it when the GPR came from one, else about the namespace.
     async fn post_namespace_event(&self, cluster_id: i64, namespace: &str, event: &NamespaceEvent) -> std::result::Result<(), ProviderError>;
+}
+
+/// What a cluster said of a token it was asked about (its TokenReview's status).
+#[derive(Clone, Debug, Default)]
+pub struct ReviewedToken {
+    pub authenticated: bool,
+    /// `system:serviceaccount:<namespace>:<name>` for a ServiceAccount's token.
+    pub username: String,
+    /// The asked-for audiences the token is valid for.
+    pub audiences: Vec<String>,
+    /// The node of the pod the token is bound to (`authentication.kubernetes.io/node-name`).
+    pub node_name: Option<String>,
+    /// Why the cluster did not vouch for it, as it says.
+    pub error: Option<String>,
 }
 
 /// A Kubernetes Event about a GPR, for one of its slice's namespaces.

@@ -95,6 +95,8 @@ pub(crate) static KINDS: &[Kind] = &[
     Kind { create_on_update: true, ..kind("rbac.authorization.k8s.io", "v1", "rolebindings", "rolebinding", "RoleBinding", true) },
     Kind { status: true, short_names: &["pdb"], ..kind("policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", true) },
     Kind { create_on_update: true, fields: EVENT_V1_FIELDS, short_names: &["ev"], ..kind("events.k8s.io", "v1", "events", "event", "Event", true) },
+    // Create only: a review is answered, never stored.
+    kind("authentication.k8s.io", "v1", "tokenreviews", "tokenreview", "TokenReview", false),
     Kind {
         status: true,
         custom: true,

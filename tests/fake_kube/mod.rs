@@ -200,7 +200,15 @@ impl FakeKube {
     /// Issues a token for service account `namespace/name` without a TokenRequest (one hour).
     pub fn token_for(&self, namespace: &str, name: &str) -> String {
         let audiences = json!(["https://kubernetes.default.svc.cluster.local"]);
-        self.shared.lock().issue_token(namespace, name, 3600, &audiences).expect("the service account exists").0
+        self.shared.lock().issue_token(namespace, name, 3600, &audiences, &Value::Null).expect("the service account exists").0
+    }
+
+    /// A projected token of service account `namespace/name` for `audiences`, bound to pod
+    /// `pod` of that namespace (as the kubelet mounts one): a review names the pod's node, and
+    /// the token dies with the pod.
+    pub fn pod_token_for(&self, namespace: &str, name: &str, pod: &str, audiences: &[&str]) -> String {
+        let bound = json!({ "kind": "Pod", "apiVersion": "v1", "name": pod });
+        self.shared.lock().issue_token(namespace, name, 3600, &json!(audiences), &bound).expect("the service account and pod exist").0
     }
 
     /// A served kind by name (`Node`, `nodes`, `pdb`...) or collection path (`/api/v1/nodes`,

@@ -74,6 +74,11 @@ impl Identity {
 pub(crate) struct Token {
     identity: Identity,
     expires: Option<chrono::DateTime<chrono::Utc>>,
+    /// Whom it is for (a TokenReview must ask for one of them).
+    audiences: Vec<String>,
+    /// The pod it is bound to, `(namespace, name, uid, node)`: it dies with the pod, and a
+    /// review names the node.
+    pod: Option<(String, String, String, Option<String>)>,
 }
 
 /// An injected error for the next matching requests.
@@ -111,7 +116,7 @@ pub(crate) struct State {
 impl State {
     pub(crate) fn new(admin_token: &str) -> Self {
         let mut tokens = HashMap::new();
-        tokens.insert(admin_token.to_owned(), Token { identity: Identity::Admin, expires: None });
+        tokens.insert(admin_token.to_owned(), Token { identity: Identity::Admin, expires: None, audiences: Vec::new(), pod: None });
         Self { store: Store::new(), tokens, audit: Vec::new(), watches: Vec::new(), faults: Vec::new(), holds: Vec::new(), next_hold: 0 }
     }
 
@@ -128,14 +133,87 @@ impl State {
                 return None;
             }
         }
+        if let Some((namespace, name, uid, _)) = &found.pod {
+            let pod = self.store.get(Kind::named("pods")?, Some(namespace), name)?;
+            if pod["metadata"]["uid"] != uid.as_str() || !pod["metadata"]["deletionTimestamp"].is_null() {
+                return None;
+            }
+        }
         Some(found.identity.clone())
+    }
+
+    /// What a TokenReview answers for `token` and `audiences` (the API server's by default).
+    fn review(&self, token: &str, audiences: &[String]) -> Value {
+        let refused = |error: &str| json!({ "authenticated": false, "error": error });
+        let Some(identity) = self.authenticate(token) else {
+            return refused("[invalid bearer token, service account token has been invalidated]");
+        };
+        let Some(found) = self.tokens.get(token) else { return refused("invalid bearer token") };
+        let wanted: Vec<String> = if audiences.is_empty() { vec![API_AUDIENCE.to_owned()] } else { audiences.to_vec() };
+        let valid_for: Vec<&String> = match &identity {
+            Identity::Admin => wanted.iter().filter(|a| *a == API_AUDIENCE).collect(),
+            Identity::ServiceAccount { .. } => wanted.iter().filter(|a| found.audiences.contains(a)).collect(),
+        };
+        if valid_for.is_empty() {
+            return refused("[invalid bearer token, token audiences don't match]");
+        }
+        let mut extra = serde_json::Map::new();
+        if let Some((_, pod, pod_uid, node)) = &found.pod {
+            extra.insert("authentication.kubernetes.io/pod-name".into(), json!([pod]));
+            extra.insert("authentication.kubernetes.io/pod-uid".into(), json!([pod_uid]));
+            if let Some(node) = node {
+                extra.insert("authentication.kubernetes.io/node-name".into(), json!([node]));
+            }
+        }
+        let (uid, groups) = match &identity {
+            Identity::Admin => (String::new(), json!(["system:masters", "system:authenticated"])),
+            Identity::ServiceAccount { namespace, uid, .. } => {
+                (uid.clone(), json!(["system:serviceaccounts", format!("system:serviceaccounts:{namespace}"), "system:authenticated"]))
+            }
+        };
+        json!({
+            "authenticated": true,
+            "user": { "username": identity.user(), "uid": uid, "groups": groups, "extra": extra },
+            "audiences": valid_for,
+        })
     }
 
     /// A bound service account token (a JWT-shaped string) valid for `seconds`; 404 when the
     /// account does not exist. Returns the token and its expiry (RFC 3339).
-    pub(crate) fn issue_token(&mut self, namespace: &str, name: &str, seconds: i64, audiences: &Value) -> Result<(String, String), ApiError> {
+    pub(crate) fn issue_token(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        seconds: i64,
+        audiences: &Value,
+        bound: &Value,
+    ) -> Result<(String, String), ApiError> {
         let kind = Kind::named("serviceaccounts").ok_or_else(|| ApiError::internal("no serviceaccounts resource"))?;
         let account = self.store.get(kind, Some(namespace), name).ok_or_else(|| ApiError::not_found(kind, name))?;
+        // Bound to a pod of the account's namespace: it lives no longer than the pod.
+        let pod = match bound["kind"].as_str() {
+            Some("Pod") => {
+                let pods = Kind::named("pods").ok_or_else(|| ApiError::internal("no pods resource"))?;
+                let pod_name = bound["name"].as_str().unwrap_or_default();
+                let found = self.store.get(pods, Some(namespace), pod_name).ok_or_else(|| ApiError::not_found(pods, pod_name))?;
+                if found["spec"]["serviceAccountName"].as_str().unwrap_or("default") != name {
+                    return Err(ApiError::bad_request(format!(
+                        "cannot bind token for serviceaccount \"{name}\" to pod running with different serviceaccount name."
+                    )));
+                }
+                let pod_uid = found["metadata"]["uid"].as_str().unwrap_or_default().to_owned();
+                if bound["uid"].as_str().is_some_and(|u| u != pod_uid) {
+                    return Err(ApiError::new(
+                        409,
+                        "Conflict",
+                        format!("the UID in the bound object reference ({}) does not match the UID in record", bound["uid"]),
+                    ));
+                }
+                Some((namespace.to_owned(), pod_name.to_owned(), pod_uid, found["spec"]["nodeName"].as_str().map(str::to_owned)))
+            }
+            Some(other) => return Err(ApiError::bad_request(format!("cannot bind a token to a {other} in this fake"))),
+            None => None,
+        };
         let account_uid = account["metadata"]["uid"].as_str().unwrap_or_default().to_owned();
         let issued = chrono::Utc::now();
         let expires = issued + chrono::Duration::seconds(seconds);
@@ -157,7 +235,8 @@ impl State {
             URL_SAFE_NO_PAD.encode(signature)
         );
         let identity = Identity::ServiceAccount { namespace: namespace.to_owned(), name: name.to_owned(), uid: account_uid };
-        self.tokens.insert(token.clone(), Token { identity, expires: Some(expires) });
+        let audiences = audiences.as_array().into_iter().flatten().filter_map(|a| a.as_str().map(str::to_owned)).collect();
+        self.tokens.insert(token.clone(), Token { identity, expires: Some(expires), audiences, pod });
         Ok((token, expires.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)))
     }
 
@@ -405,6 +484,7 @@ fn serve(shared: &Shared, request: &Request, target: &Target, verb: &str) -> Res
         ("get", _) => {
             shared.lock().store.get(kind, namespace, name).map(|o| json_response(StatusCode::OK, &o)).ok_or_else(|| ApiError::not_found(kind, name))
         }
+        ("create", None) if kind.plural == "tokenreviews" => token_review(shared, request),
         ("create", None) => ok(StatusCode::CREATED, shared.lock().store.create(kind, namespace, request.json()?, request.write())?),
         ("create", Some("eviction")) => {
             shared.lock().store.evict(namespace.unwrap_or_default(), name, &request.json_or_empty()?, request.write())?;
@@ -510,6 +590,28 @@ fn list(shared: &Shared, request: &Request, target: &Target) -> Result<Response,
     ))
 }
 
+/// The audience of tokens for the API server itself.
+const API_AUDIENCE: &str = "https://kubernetes.default.svc.cluster.local";
+
+/// POST /apis/authentication.k8s.io/v1/tokenreviews: who a token speaks for, and for whom.
+fn token_review(shared: &Shared, request: &Request) -> Result<Response, ApiError> {
+    let body = request.json()?;
+    let token = body["spec"]["token"].as_str().unwrap_or_default();
+    if token.is_empty() {
+        return Err(ApiError::new(422, "Invalid", "TokenReview.authentication.k8s.io \"\" is invalid: spec.token: Required value".to_owned()));
+    }
+    let audiences: Vec<String> = body["spec"]["audiences"].as_array().into_iter().flatten().filter_map(|a| a.as_str().map(str::to_owned)).collect();
+    let status = shared.lock().review(token, &audiences);
+    let answer = json!({
+        "kind": "TokenReview",
+        "apiVersion": "authentication.k8s.io/v1",
+        "metadata": { "creationTimestamp": null },
+        "spec": { "token": token, "audiences": audiences },
+        "status": status,
+    });
+    Ok(json_response(StatusCode::CREATED, &answer))
+}
+
 /// POST .../serviceaccounts/{name}/token (authentication.k8s.io/v1 TokenRequest).
 fn token_request(shared: &Shared, request: &Request, target: &Target) -> Result<Response, ApiError> {
     let body = request.json_or_empty()?;
@@ -536,10 +638,10 @@ fn token_request(shared: &Shared, request: &Request, target: &Target) -> Result<
     }
     let audiences = match &body["spec"]["audiences"] {
         Value::Array(a) if !a.is_empty() => Value::Array(a.clone()),
-        _ => json!(["https://kubernetes.default.svc.cluster.local"]),
+        _ => json!([API_AUDIENCE]),
     };
     let namespace = target.namespace.as_deref().unwrap_or_default();
-    let (token, expires) = shared.lock().issue_token(namespace, name, seconds, &audiences)?;
+    let (token, expires) = shared.lock().issue_token(namespace, name, seconds, &audiences, &body["spec"]["boundObjectRef"])?;
     let answer = json!({
         "kind": "TokenRequest",
         "apiVersion": "authentication.k8s.io/v1",

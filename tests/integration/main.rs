@@ -3,6 +3,7 @@
 //! are set) and drives it over HTTP with the requests users send.
 
 mod agent;
+mod agent_sign_in;
 mod alerts;
 mod architecture;
 mod auth;

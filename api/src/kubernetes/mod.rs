@@ -28,7 +28,7 @@ use async_trait::async_trait;
 use egs_entities::{ClusterProvider, cluster};
 use egs_schema::cluster::credentials::CredentialCipher;
 use egs_schema::ports::ProviderError;
-use egs_schema::ports::{IssuedKubeconfig, KubeAccess, NamespaceEvent};
+use egs_schema::ports::{IssuedKubeconfig, KubeAccess, NamespaceEvent, ReviewedToken};
 use sea_orm::{DatabaseConnection, EntityTrait};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -57,6 +57,9 @@ pub const INSTANCE_TYPE_LABEL: &str = "node.kubernetes.io/instance-type";
 pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
 /// Who EGS says it is in Kubernetes Events and field managers.
 pub const COMPONENT: &str = "egs";
+
+/// The TokenReview `extra` key naming the node of the pod a ServiceAccount token is bound to.
+pub const NODE_NAME_EXTRA: &str = "authentication.kubernetes.io/node-name";
 
 /// The label Kubernetes' Pod Security admission enforces a level by.
 pub const POD_SECURITY_LABEL: &str = "pod-security.kubernetes.io/enforce";
@@ -234,6 +237,25 @@ impl KubeAccess for KubeClusters {
     async fn revoke_slice_access(&self, target: &cluster::Model, slice: &str, namespaces: &[String]) -> Result<(), ProviderError> {
         let client = self.client_for(target).await?;
         kubeconfig::revoke(&client, slice, namespaces).await
+    }
+
+    async fn review_token(&self, target: &cluster::Model, token: &str, audience: &str) -> Result<ReviewedToken, ProviderError> {
+        use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec};
+        let client = self.client_for(target).await?;
+        let reviews: kube::Api<TokenReview> = kube::Api::all(client);
+        let review =
+            TokenReview { spec: TokenReviewSpec { token: token.to_owned(), audiences: Some(vec![audience.to_owned()]) }, ..Default::default() };
+        let answered = reviews.create(&kube::api::PostParams::default(), &review).await.map_err(|e| classify("cannot review the token", e))?;
+        let status = answered.status.unwrap_or_default();
+        let user = status.user.unwrap_or_default();
+        let node_name = user.extra.as_ref().and_then(|extra| extra.get(NODE_NAME_EXTRA)).and_then(|names| names.first()).cloned();
+        Ok(ReviewedToken {
+            authenticated: status.authenticated.unwrap_or(false),
+            username: user.username.unwrap_or_default(),
+            audiences: status.audiences.unwrap_or_default(),
+            node_name,
+            error: status.error.filter(|e| !e.is_empty()),
+        })
     }
 
     async fn post_namespace_event(&self, cluster_id: i64, namespace: &str, event: &NamespaceEvent) -> Result<(), ProviderError> {

@@ -1,5 +1,6 @@
 //! Access tokens: create (the secret is shown once), list, revoke.
 
+pub mod agent;
 pub mod service;
 
 use crate::cluster::Cluster;
@@ -137,6 +138,25 @@ pub struct CreateTokenPayload {
 
 payload!(RevokeTokenPayload, token: AccessToken);
 
+#[derive(InputObject)]
+pub struct SignInAgentInput {
+    /// The Kubernetes cluster the agent's node is in.
+    pub cluster_id: ID,
+    /// The agent pod's projected ServiceAccount token (audience `egs`), as mounted.
+    pub service_account_token: String,
+}
+
+/// A token for the node the agent runs on, good for an hour: sign in again before it lapses.
+#[derive(SimpleObject)]
+pub struct SignInAgentPayload {
+    /// The bearer token for `upsertNodes` and the reports of this node only.
+    pub token: Option<String>,
+    pub expires_at: Option<DateTime<Utc>>,
+    /// The node the cluster says the agent's pod runs on.
+    pub node_name: Option<String>,
+    pub user_errors: Vec<UserError>,
+}
+
 /// Unexpired tokens one user may hold (schema data; `None`: no limit).
 pub struct TokenLimit(pub Option<u32>);
 
@@ -188,6 +208,45 @@ impl TokenMutation {
                 user_errors: Vec::new(),
             }),
             Err(Error::User(user_errors)) => Ok(CreateTokenPayload { token: None, secret: None, notice: None, user_errors }),
+            Err(other) => Err(other.into()),
+        }
+    }
+
+    /// Signs a node agent in with its pod's ServiceAccount token, which the cluster reviews:
+    /// needs no EGS token, and gives one that speaks for the pod's node only. Cut an agent off
+    /// in the cluster (its ServiceAccount or pod); revoking the EGS token lasts until it signs
+    /// in again.
+    async fn sign_in_agent(&self, ctx: &Context<'_>, input: SignInAgentInput) -> async_graphql::Result<SignInAgentPayload> {
+        let services = services(ctx)?;
+        let fallback;
+        let config = match ctx.data_opt::<agent::AgentSignIn>() {
+            Some(config) => config,
+            None => {
+                fallback = agent::AgentSignIn::new(agent::DEFAULT_AGENT_SERVICE_ACCOUNT);
+                &fallback
+            }
+        };
+        let result = async {
+            let cluster_id = ids::decode("clusterId", &input.cluster_id, Kind::Cluster)?;
+            agent::sign_in_agent(
+                &services.db,
+                &services.keys,
+                &services.token_cache,
+                services.kubernetes.as_ref(),
+                config,
+                cluster_id,
+                &input.service_account_token,
+            )
+            .await
+        };
+        match result.await {
+            Ok(node) => Ok(SignInAgentPayload {
+                token: Some(node.token),
+                expires_at: Some(node.expires_at),
+                node_name: Some(node.node_name),
+                user_errors: Vec::new(),
+            }),
+            Err(Error::User(user_errors)) => Ok(SignInAgentPayload { token: None, expires_at: None, node_name: None, user_errors }),
             Err(other) => Err(other.into()),
         }
     }

@@ -1479,6 +1479,13 @@ export type Mutation = {
   /** Changes the slice policy (admin): omitted fields keep their value, `null` removes a limit. */
   setSlicePolicy: SetSlicePolicyPayload;
   /**
+   * Signs a node agent in with its pod's ServiceAccount token, which the cluster reviews:
+   * needs no EGS token, and gives one that speaks for the pod's node only. Cut an agent off
+   * in the cluster (its ServiceAccount or pod); revoking the EGS token lasts until it signs
+   * in again.
+   */
+  signInAgent: SignInAgentPayload;
+  /**
    * Issues a kubeconfig for a slice's namespaces on a Kubernetes cluster (admins and the
    * slice's owners), revoking the one issued before.
    */
@@ -1707,6 +1714,11 @@ export type MutationSetSliceAutoGprArgs = {
 
 export type MutationSetSlicePolicyArgs = {
   input: SetSlicePolicyInput;
+};
+
+
+export type MutationSignInAgentArgs = {
+  input: SignInAgentInput;
 };
 
 
@@ -2613,6 +2625,24 @@ export type SetSlicePolicyPayload = {
   __typename?: 'SetSlicePolicyPayload';
   slice?: Maybe<Slice>;
   /** Problems with the input that the caller can fix; empty on success. */
+  userErrors: Array<UserError>;
+};
+
+export type SignInAgentInput = {
+  /** The Kubernetes cluster the agent's node is in. */
+  clusterId: Scalars['ID']['input'];
+  /** The agent pod's projected ServiceAccount token (audience `egs`), as mounted. */
+  serviceAccountToken: Scalars['String']['input'];
+};
+
+/** A token for the node the agent runs on, good for an hour: sign in again before it lapses. */
+export type SignInAgentPayload = {
+  __typename?: 'SignInAgentPayload';
+  expiresAt?: Maybe<Scalars['DateTime']['output']>;
+  /** The node the cluster says the agent's pod runs on. */
+  nodeName?: Maybe<Scalars['String']['output']>;
+  /** The bearer token for `upsertNodes` and the reports of this node only. */
+  token?: Maybe<Scalars['String']['output']>;
   userErrors: Array<UserError>;
 };
 
