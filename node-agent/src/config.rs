@@ -48,6 +48,12 @@ pub struct Config {
     #[arg(long, env = "EGS_AGENT_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
 
+    /// Instead of `--token-file`: the pod's projected ServiceAccount token (audience `egs`),
+    /// which the gateway has the cluster vouch for (`signInAgent`) and answers with an hour's
+    /// token for this pod's node only. Re-read at each sign-in, as the kubelet rotates it.
+    #[arg(long, env = "EGS_AGENT_IDENTITY_TOKEN_FILE", conflicts_with = "token_file")]
+    pub identity_token_file: Option<PathBuf>,
+
     /// The node's instance type (e.g. `p5.48xlarge`), which `upsertNodes` requires; read from
     /// the node's `node.kubernetes.io/instance-type` label when `--kube-api` is set.
     #[arg(long, env = "EGS_AGENT_INSTANCE_TYPE")]
@@ -286,9 +292,11 @@ mod tests {
         for name in used {
             assert!(known.iter().any(|k| k == name), "the DaemonSet sets {name}, which the agent does not read");
         }
-        // One Secret key (a cluster-scoped token) for every node; the node from the downward API.
+        // The node from the downward API.
         assert!(manifest.contains("fieldPath: spec.nodeName"), "the node name comes from the downward API");
-        assert!(manifest.contains("value: /var/run/egs-node-agent/token/token") && !manifest.contains("$(EGS_AGENT_NODE_NAME)"));
+        // No EGS secret on the node: the pod's projected ServiceAccount token, for EGS alone.
+        assert!(manifest.contains("value: /var/run/egs-node-agent/identity/token") && !manifest.contains("$(EGS_AGENT_NODE_NAME)"));
+        assert!(manifest.contains("audience: egs") && !manifest.contains("secretName"), "a projected token, no Secret");
     }
 
     #[test]

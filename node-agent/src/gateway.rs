@@ -1,4 +1,4 @@
-//! Talking to the EGS gateway: three GraphQL mutations over HTTP, `upsertNodes` (register the
+//! Talking to the EGS gateway: GraphQL mutations over HTTP, `upsertNodes` (register the
 //! node and its GPUs), `reportGpuSamples` (a batch of samples) and `reportGpuWorkloads` (the
 //! processes and pods on each GPU), with the agent token. The operations and their input types
 //! come from [`crate::operations`], typed from the gateway's schema. The [`Gateway`] trait is
@@ -16,7 +16,9 @@ use std::time::Duration;
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
-use crate::operations::{EgsAgentRegister, EgsAgentReport, EgsAgentWorkloads, egs_agent_register, egs_agent_report, egs_agent_workloads};
+use crate::operations::{
+    EgsAgentRegister, EgsAgentReport, EgsAgentSignIn, EgsAgentWorkloads, egs_agent_register, egs_agent_report, egs_agent_sign_in, egs_agent_workloads,
+};
 pub use crate::operations::{GpuInput, GpuProcessInput, GpuSampleInput as SampleInput, GpuWorkloadInput, Health, NodeInput, PodInput};
 
 /// A `userErrors` entry.
@@ -108,66 +110,126 @@ pub trait Gateway: Send + Sync + 'static {
     }
 }
 
+/// How the agent proves who it is to the gateway.
+#[derive(Clone, Debug)]
+pub enum Credential {
+    /// An AGENT token in a file (a mounted Secret), read again when the gateway refuses it.
+    TokenFile(PathBuf),
+    /// The pod's projected ServiceAccount token (audience `egs`), traded with `signInAgent`
+    /// for an hour's token of this node, and traded again before that hour is out. The kubelet
+    /// rotates the file; it is read at each sign-in.
+    ServiceAccount { token_file: PathBuf, cluster_id: String },
+}
+
+/// Sign in again once this share of the node token's life has passed.
+const RENEW_AT: f64 = 0.8;
+
+/// The token the agent sends, and when to get a new one (`None`: when refused).
+#[derive(Clone)]
+struct Held {
+    token: String,
+    renew_at: Option<std::time::Instant>,
+}
+
 /// The gateway over HTTP.
 pub struct HttpGateway {
     endpoint: String,
     client: reqwest::Client,
-    token_file: PathBuf,
-    /// The token as last read; read again when the gateway refuses it.
-    token: Mutex<Option<String>>,
+    credential: Credential,
+    /// The token as last read or signed in for; again when the gateway refuses it.
+    token: Mutex<Option<Held>>,
+    /// One sign-in at a time (the loops share the gateway).
+    signing_in: tokio::sync::Mutex<()>,
 }
 
 impl HttpGateway {
-    /// A client for `<base>/graphql`, with the token read from `token_file`.
-    pub fn new(base: &str, token_file: PathBuf) -> Result<Self, GatewayError> {
+    /// A client for `<base>/graphql` that proves itself with `credential` (a token file is
+    /// read now, so a missing one fails at start; a sign-in waits for the first call).
+    pub fn new(base: &str, credential: Credential) -> Result<Self, GatewayError> {
         let client = reqwest::Client::builder()
             .timeout(REQUEST_TIMEOUT)
             .connect_timeout(CONNECT_TIMEOUT)
             .user_agent(concat!("egs-node-agent/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| GatewayError::Unreachable(e.to_string()))?;
-        let gateway = Self { endpoint: format!("{}/graphql", base.trim_end_matches('/')), client, token_file, token: Mutex::new(None) };
-        gateway.token()?;
+        let gateway = Self {
+            endpoint: format!("{}/graphql", base.trim_end_matches('/')),
+            client,
+            credential,
+            token: Mutex::new(None),
+            signing_in: tokio::sync::Mutex::new(()),
+        };
+        match &gateway.credential {
+            Credential::TokenFile(path) => drop(read_token(path)?),
+            Credential::ServiceAccount { token_file, .. } => drop(read_token(token_file)?),
+        }
         Ok(gateway)
     }
 
-    fn token(&self) -> Result<String, GatewayError> {
-        let mut cached = self.token.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(token) = cached.as_ref() {
-            return Ok(token.clone());
+    fn held(&self) -> Option<Held> {
+        let held = self.token.lock().unwrap_or_else(|p| p.into_inner()).clone()?;
+        held.renew_at.is_none_or(|at| std::time::Instant::now() < at).then_some(held)
+    }
+
+    fn forget_token(&self) {
+        *self.token.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    async fn token(&self) -> Result<String, GatewayError> {
+        if let Some(held) = self.held() {
+            return Ok(held.token);
         }
-        let token = std::fs::read_to_string(&self.token_file)
-            .map_err(|source| GatewayError::Token { path: self.token_file.clone(), source })?
-            .trim()
-            .to_owned();
-        if token.is_empty() {
-            return Err(GatewayError::Token { path: self.token_file.clone(), source: std::io::Error::other("the file is empty") });
-        }
-        *cached = Some(token.clone());
-        Ok(token)
+        let held = match &self.credential {
+            Credential::TokenFile(path) => Held { token: read_token(path)?, renew_at: None },
+            Credential::ServiceAccount { token_file, cluster_id } => {
+                let _one = self.signing_in.lock().await;
+                // Another call may have signed in while this one waited.
+                if let Some(held) = self.held() {
+                    return Ok(held.token);
+                }
+                self.sign_in(token_file, cluster_id).await?
+            }
+        };
+        *self.token.lock().unwrap_or_else(|p| p.into_inner()) = Some(held.clone());
+        Ok(held.token)
+    }
+
+    /// `signInAgent` with the projected token: no bearer token, the gateway asks the cluster.
+    async fn sign_in(&self, token_file: &std::path::Path, cluster_id: &str) -> Result<Held, GatewayError> {
+        let input = egs_agent_sign_in::SignInAgentInput { cluster_id: cluster_id.to_owned(), service_account_token: read_token(token_file)? };
+        let answer = self.post::<EgsAgentSignIn>(None, egs_agent_sign_in::Variables { input }, "signInAgent").await?.sign_in_agent;
+        let token = answer.token.filter(|t| !t.is_empty()).ok_or_else(|| GatewayError::Invalid("`signInAgent` gave no token".into()))?;
+        let expires_at = answer.expires_at.ok_or_else(|| GatewayError::Invalid("`signInAgent` gave no expiry".into()))?;
+        let life = (expires_at - chrono::Utc::now()).to_std().unwrap_or_default();
+        tracing::info!(node = answer.node_name.as_deref().unwrap_or_default(), expires_at = %expires_at, "signed in with the pod's ServiceAccount token");
+        Ok(Held { token, renew_at: Some(std::time::Instant::now() + life.mul_f64(RENEW_AT)) })
     }
 
     /// Posts one operation; returns its answer once `data.<field>` is there without
     /// `userErrors`.
     async fn call<Q: GraphQLQuery>(&self, variables: Q::Variables, field: &str) -> Result<Q::ResponseData, GatewayError> {
-        let token = self.token()?;
-        let response = self
-            .client
-            .post(&self.endpoint)
-            .header(reqwest::header::ACCEPT, "application/json")
-            .bearer_auth(token)
-            .json(&Q::build_query(variables))
-            .send()
-            .await
-            .map_err(|e| GatewayError::Unreachable(error_chain(&e)))?;
+        let token = self.token().await?;
+        let answer = self.post::<Q>(Some(&token), variables, field).await;
+        if matches!(answer, Err(GatewayError::Refused { .. })) {
+            // Maybe the Secret was rotated or the node token lapsed: read or sign in again.
+            self.forget_token();
+        }
+        answer
+    }
+
+    /// Posts one operation with `token` (none for `signInAgent`).
+    async fn post<Q: GraphQLQuery>(&self, token: Option<&str>, variables: Q::Variables, field: &str) -> Result<Q::ResponseData, GatewayError> {
+        let mut request = self.client.post(&self.endpoint).header(reqwest::header::ACCEPT, "application/json");
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.json(&Q::build_query(variables)).send().await.map_err(|e| GatewayError::Unreachable(error_chain(&e)))?;
         let status = response.status();
         let mut body: Option<Value> = response.json().await.ok();
         let first_error = body.as_ref().and_then(|b| b.get("errors")).and_then(|e| e.get(0));
         let code = first_error.and_then(|e| e.pointer("/extensions/code")).and_then(Value::as_str).unwrap_or_default().to_owned();
         let message = first_error.and_then(|e| e.get("message")).and_then(Value::as_str).unwrap_or_default().to_owned();
         if matches!(code.as_str(), "UNAUTHENTICATED" | "FORBIDDEN") || status == reqwest::StatusCode::UNAUTHORIZED {
-            // Maybe the Secret was rotated: read the file again next time.
-            *self.token.lock().unwrap_or_else(|p| p.into_inner()) = None;
             return Err(GatewayError::Refused { code: if code.is_empty() { "UNAUTHENTICATED".into() } else { code }, message });
         }
         if status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS || code == "RATE_LIMITED" || code == "INTERNAL" {
@@ -187,12 +249,25 @@ impl HttpGateway {
             )));
         };
         let errors: Vec<UserError> = serde_json::from_value(payload.get("userErrors").cloned().unwrap_or(Value::Null)).unwrap_or_default();
+        // A cluster that could not review a sign-in may next time.
+        if let Some(unavailable) = errors.iter().find(|e| e.code == "SERVICE_UNAVAILABLE") {
+            return Err(GatewayError::Unavailable { status: status.as_u16(), message: unavailable.message.clone() });
+        }
         if !errors.is_empty() {
             return Err(GatewayError::Rejected(errors));
         }
         let data = body.as_mut().and_then(|b| b.get_mut("data")).map(Value::take).unwrap_or_default();
         serde_json::from_value(data).map_err(|e| GatewayError::Invalid(format!("`{field}` is not what the schema says: {e}")))
     }
+}
+
+/// A token from `path`, trimmed; an empty file is an error.
+fn read_token(path: &std::path::Path) -> Result<String, GatewayError> {
+    let token = std::fs::read_to_string(path).map_err(|source| GatewayError::Token { path: path.to_owned(), source })?.trim().to_owned();
+    if token.is_empty() {
+        return Err(GatewayError::Token { path: path.to_owned(), source: std::io::Error::other("the file is empty") });
+    }
+    Ok(token)
 }
 
 /// An error with its causes, one line (reqwest's own message hides the interesting part).

@@ -22,7 +22,7 @@ mod tests;
 
 use chrono::{DateTime, Utc};
 pub use config::Config;
-use gateway::{Gateway, GatewayError, GpuInput, HttpGateway, NodeInput};
+use gateway::{Credential, Gateway, GatewayError, GpuInput, HttpGateway, NodeInput};
 use report::{Buffer, Registration};
 use source::{GpuSource, Inventory, Reading, SourceError};
 use std::collections::HashMap;
@@ -225,10 +225,22 @@ impl Agent {
         let gateway = if self.config.print {
             None
         } else {
-            let token_file = self.config.token_file.clone().ok_or_else(|| {
-                Error::Config("--token-file (EGS_AGENT_TOKEN_FILE) is required to report to the gateway; use --print for a dry run".into())
-            })?;
-            Some(HttpGateway::new(&self.config.gateway, token_file).map_err(Error::Gateway)?)
+            let credential = match (&self.config.token_file, &self.config.identity_token_file) {
+                (Some(file), None) => Credential::TokenFile(file.clone()),
+                (None, Some(file)) => {
+                    let cluster_id = self.config.cluster_id.clone().ok_or_else(|| {
+                        Error::Config("--identity-token-file signs in to cluster --cluster-id (EGS_AGENT_CLUSTER_ID), which is missing".into())
+                    })?;
+                    Credential::ServiceAccount { token_file: file.clone(), cluster_id }
+                }
+                (Some(_), Some(_)) => return Err(Error::Config("give --token-file or --identity-token-file, not both".into())),
+                (None, None) => {
+                    return Err(Error::Config(
+                        "--identity-token-file (EGS_AGENT_IDENTITY_TOKEN_FILE, a projected ServiceAccount token) or --token-file (EGS_AGENT_TOKEN_FILE, an AGENT token) is required to report to the gateway; use --print for a dry run".into(),
+                    ));
+                }
+            };
+            Some(HttpGateway::new(&self.config.gateway, credential).map_err(Error::Gateway)?)
         };
         self.run_with(gateway, shutdown).await
     }

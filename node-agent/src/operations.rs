@@ -34,6 +34,7 @@ macro_rules! operation {
 operation!(EgsAgentRegister);
 operation!(EgsAgentReport);
 operation!(EgsAgentWorkloads);
+operation!(EgsAgentSignIn);
 
 pub use egs_agent_register::{GpuInput, Health, NodeInput};
 pub use egs_agent_report::GpuSampleInput;

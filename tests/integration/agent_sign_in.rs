@@ -175,3 +175,54 @@ async fn a_flood_of_sign_ins_holds_at_most_eight_reviews_per_cluster_and_the_res
     assert!(sign_in(&app, &cluster, &token).await["data"]["signInAgent"]["token"].is_string(), "free again once they finish");
     std::sync::Arc::into_inner(app).expect("the only handle").finish().await;
 }
+
+/// The agent itself, given only the projected token's file: it signs in, registers its node
+/// and delivers a batch; given a tenant's token instead, it is refused and says so.
+#[tokio::test]
+async fn the_agent_signs_in_with_the_projected_token_file_and_reports_its_node() {
+    use egs_node_agent::{Agent, Config};
+    let app = TestApp::spawn().await;
+    let kube = KubeBackend::start_fake().await;
+    let cluster = cluster_with_agent_pods(&app, &kube).await;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("token");
+    let run = |file: std::path::PathBuf| {
+        let gateway = app.url("");
+        let cluster = cluster.clone();
+        async move {
+            let args = [
+                "--gateway",
+                &gateway,
+                "--cluster-id",
+                &cluster,
+                "--node-name",
+                "gpu-1",
+                "--instance-type",
+                "p5.48xlarge",
+                "--identity-token-file",
+                file.to_str().expect("a UTF-8 path"),
+                "--simulate",
+                "8",
+                "--no-http",
+                "--once",
+                "--seed",
+                "3",
+            ];
+            let agent = Agent::new(Config::from_args(args).expect("valid flags")).expect("the agent starts");
+            tokio::time::timeout(std::time::Duration::from_secs(30), agent.run(std::future::pending())).await.expect("the agent returns")
+        }
+    };
+    std::fs::write(&file, projected_token(&kube, "egs-node-agent", Some("agent-gpu-1"), "egs").await).expect("the token file");
+    run(file.clone()).await.expect("signed in, registered and reported");
+    egs_tests::wait_for("gpu-1's samples to arrive", || async {
+        let nodes = app.ok(&app.admin_token, "{ nodes(first: 10) { nodes { name gpus { latestSample { util } } } } }", json!({})).await;
+        let gpu_1 = nodes["nodes"]["nodes"].as_array().into_iter().flatten().find(|n| n["name"] == "gpu-1").cloned().unwrap_or_default();
+        gpu_1["gpus"].as_array().is_some_and(|g| g.iter().any(|g| g["latestSample"].is_object()))
+    })
+    .await;
+
+    std::fs::write(&file, projected_token(&kube, "tenant", Some("tenant-gpu-1"), "egs").await).expect("the token file");
+    let refused = run(file).await.expect_err("a tenant's token signs nobody in");
+    assert!(refused.to_string().contains("UNAUTHENTICATED"), "{refused}");
+    app.finish().await;
+}

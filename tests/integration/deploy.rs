@@ -174,6 +174,7 @@ fn check_objects(docs: &BTreeMap<String, Vec<Value>>) {
         ("", "events", "create"),
         ("", "serviceaccounts", "create"),
         ("", "serviceaccounts/token", "create"),
+        ("authentication.k8s.io", "tokenreviews", "create"),
         ("rbac.authorization.k8s.io", "roles", "create"),
         ("rbac.authorization.k8s.io", "rolebindings", "create"),
         ("egs.io", "gpuprovisioningrequests", "watch"),
@@ -206,6 +207,16 @@ fn check_objects(docs: &BTreeMap<String, Vec<Value>>) {
         agent_pod["tolerations"].as_array().into_iter().flatten().any(|t| t["key"] == egs_api::kubernetes::SLICE_KEY && t["operator"] == "Exists"),
         "the agent tolerates EGS's slice taint"
     );
+    // No EGS secret on GPU nodes: the file the agent signs in with is the pod's projected
+    // ServiceAccount token, for EGS alone, bound to the pod.
+    let identity = agent_env["EGS_AGENT_IDENTITY_TOKEN_FILE"].as_deref().expect("the agent signs in with its pod's token");
+    assert!(!agent_env.contains_key("EGS_AGENT_TOKEN_FILE"), "no AGENT token as well");
+    let (dir, file) = identity.rsplit_once('/').expect("a path");
+    let mount = agent["volumeMounts"].as_array().into_iter().flatten().find(|m| m["mountPath"] == dir).expect("the token's volume is mounted");
+    let volume = agent_pod["volumes"].as_array().into_iter().flatten().find(|v| v["name"] == mount["name"]).expect("the volume");
+    let projected = &volume["projected"]["sources"][0]["serviceAccountToken"];
+    assert_eq!((projected["audience"].as_str(), projected["path"].as_str()), (Some("egs"), Some(file)), "{volume}");
+    assert!(projected["expirationSeconds"].as_i64().is_some_and(|s| (600..=3600).contains(&s)), "{volume}");
 }
 
 #[test]
@@ -360,4 +371,12 @@ fn the_helm_chart_renders_the_kustomize_objects_and_its_values_change_only_what_
         kind(&rendered, "Deployment", "egs-gateway")["spec"]["template"]["metadata"]["annotations"]["checksum/config"],
         "a config change rolls the gateway"
     );
+
+    // Where the gateway cannot review the cluster's tokens: an AGENT token from a Secret.
+    let with_secret = helm_template(&helm, &["agent.tokenSecret=agents"]).expect("renders");
+    let agent_pod = &kind(&with_secret, "DaemonSet", "egs-node-agent")["spec"]["template"]["spec"];
+    let env: Vec<&str> = agent_pod["containers"][0]["env"].as_array().into_iter().flatten().filter_map(|e| e["name"].as_str()).collect();
+    assert!(env.contains(&"EGS_AGENT_TOKEN_FILE") && !env.contains(&"EGS_AGENT_IDENTITY_TOKEN_FILE"), "{env:?}");
+    assert_eq!(agent_pod["volumes"][0]["secret"]["secretName"], "agents");
+    assert_eq!(agent_pod["containers"][0]["volumeMounts"][0]["mountPath"], "/var/run/egs-node-agent/token");
 }
