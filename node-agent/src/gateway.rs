@@ -121,6 +121,15 @@ pub enum Credential {
     ServiceAccount { token_file: PathBuf, cluster_id: String },
 }
 
+impl Credential {
+    /// The file the credential is read from.
+    fn file(&self) -> &std::path::Path {
+        match self {
+            Self::TokenFile(file) | Self::ServiceAccount { token_file: file, .. } => file,
+        }
+    }
+}
+
 /// Sign in again once this share of the node token's life has passed.
 const RENEW_AT: f64 = 0.8;
 
@@ -159,10 +168,7 @@ impl HttpGateway {
             token: Mutex::new(None),
             signing_in: tokio::sync::Mutex::new(()),
         };
-        match &gateway.credential {
-            Credential::TokenFile(path) => drop(read_token(path)?),
-            Credential::ServiceAccount { token_file, .. } => drop(read_token(token_file)?),
-        }
+        read_token(gateway.credential.file())?;
         Ok(gateway)
     }
 

@@ -47,6 +47,23 @@ pub struct Claims {
     pub exp: i64,
 }
 
+impl Claims {
+    /// The claims of an EGS token: for `sub`, valid from `now` until `expires_at`.
+    pub fn new(sub: String, jti: String, role: Role, slices: Vec<SliceScope>, now: DateTime<Utc>, expires_at: DateTime<Utc>) -> Self {
+        Self {
+            sub,
+            jti,
+            role,
+            slices,
+            aud: TOKEN_AUDIENCE.into(),
+            iss: TOKEN_ISSUER.into(),
+            iat: now.timestamp(),
+            nbf: now.timestamp(),
+            exp: expires_at.timestamp(),
+        }
+    }
+}
+
 /// The HMAC key tokens are signed with.
 pub struct TokenKeys {
     encoding: EncodingKey,

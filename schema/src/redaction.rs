@@ -36,6 +36,13 @@ pub fn scrubbed(value: &dyn std::fmt::Display) -> String {
     scrub_credentials(&value.to_string()).into_owned()
 }
 
+/// The first line of `value` without credentials, at most 200 characters: enough to act on, too
+/// little to leak a token a parser or a server quoted.
+pub fn first_line(value: &dyn std::fmt::Display) -> String {
+    let text = scrubbed(value);
+    text.lines().next().unwrap_or_default().chars().take(200).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -272,19 +272,11 @@ impl KubeAccess for KubeClusters {
 /// Parses a kubeconfig (its current context) into a client configuration; the error says
 /// what is wrong without echoing the file (it holds secrets).
 pub async fn config_from_kubeconfig(yaml: &str) -> Result<kube::Config, String> {
-    let kubeconfig =
-        kube::config::Kubeconfig::from_yaml(yaml).map_err(|e| format!("the kubeconfig is not valid YAML for a kubeconfig: {}", redact(&e)))?;
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(yaml)
+        .map_err(|e| format!("the kubeconfig is not valid YAML for a kubeconfig: {}", egs_schema::redaction::first_line(&e)))?;
     kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
         .await
-        .map_err(|e| format!("the kubeconfig cannot be used: {}", redact(&e)))
-}
-
-/// The first line of an error, at most 200 characters: enough to act on, too little to leak a
-/// token a parser quoted.
-fn redact(error: &dyn std::fmt::Display) -> String {
-    let text = egs_schema::redaction::scrubbed(error);
-    let line = text.lines().next().unwrap_or_default();
-    line.chars().take(200).collect()
+        .map_err(|e| format!("the kubeconfig cannot be used: {}", egs_schema::redaction::first_line(&e)))
 }
 
 /// Whether a Kubernetes API error is worth retrying (server trouble, throttling, conflicts)

@@ -123,11 +123,7 @@ pub async fn issue(
     tracing::info!(slice = %owner.name, cluster = %target.name, service_account = %issued.service_account, actor = caller.actor(), "slice kubeconfig issued");
     // The one issued before was revoked with this one: one row per slice and cluster, naming
     // who asked (an admin's goes when they stop being one, see [`issued_without_ownership`]).
-    slice_kubeconfig::Entity::delete_many()
-        .filter(slice_kubeconfig::Column::SliceId.eq(slice_id))
-        .filter(slice_kubeconfig::Column::ClusterId.eq(cluster_id))
-        .exec(db)
-        .await?;
+    forget_issued(db, slice_id, cluster_id).await?;
     slice_kubeconfig::ActiveModel {
         slice_id: Set(slice_id),
         cluster_id: Set(cluster_id),
@@ -140,6 +136,17 @@ pub async fn issue(
     .insert(db)
     .await?;
     Ok(issued)
+}
+
+/// Drops the record of slice `slice_id`'s kubeconfig on cluster `cluster_id` (revoked, or
+/// about to be replaced).
+async fn forget_issued(db: &DatabaseConnection, slice_id: i64, cluster_id: i64) -> std::result::Result<(), sea_orm::DbErr> {
+    slice_kubeconfig::Entity::delete_many()
+        .filter(slice_kubeconfig::Column::SliceId.eq(slice_id))
+        .filter(slice_kubeconfig::Column::ClusterId.eq(cluster_id))
+        .exec(db)
+        .await?;
+    Ok(())
 }
 
 /// Where user `user_id` issued a slice's kubeconfig without owning the slice now (as an admin,
@@ -190,12 +197,7 @@ pub fn revoke_all(db: DatabaseConnection, kube: std::sync::Arc<dyn KubeAccess>, 
             match kube.revoke_slice_access(&target, &slice.name, &namespaces).await {
                 Ok(()) => {
                     tracing::info!(slice = %slice.name, cluster = %target.name, "slice kubeconfigs revoked: someone who could issue them lost access");
-                    let forgotten = slice_kubeconfig::Entity::delete_many()
-                        .filter(slice_kubeconfig::Column::SliceId.eq(slice.id))
-                        .filter(slice_kubeconfig::Column::ClusterId.eq(target.id))
-                        .exec(&db)
-                        .await;
-                    if let Err(error) = forgotten {
+                    if let Err(error) = forget_issued(&db, slice.id, target.id).await {
                         tracing::warn!(slice = %slice.name, cluster = %target.name, %error, "the revoked kubeconfig's record stays");
                     }
                 }

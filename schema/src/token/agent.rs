@@ -4,13 +4,13 @@
 //! token (a TokenReview), so no long-lived EGS secret is mounted on GPU nodes, and a tenant who
 //! gets onto one node can speak for that node and no other.
 
-use crate::auth::{Claims, TOKEN_AUDIENCE, TOKEN_ISSUER, TokenCache, TokenKeys, agent_subject};
+use crate::auth::{Claims, TokenCache, TokenKeys, agent_subject};
 use crate::error::{Error, ErrorCode, Result, UserError};
 use crate::ports::KubeAccess;
 use crate::token::service::{IssueToken, issue_token};
 use chrono::{DateTime, Duration, Utc};
 use egs_entities::{ClusterProvider, Role, access_token, cluster};
-use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set};
+use sea_orm::{ActiveModelTrait, ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
@@ -90,8 +90,8 @@ pub async fn sign_in_agent(
         }])
     })?;
     if !reviewed.authenticated {
-        let why = reviewed.error.as_deref().map(|e| crate::redaction::scrub_credentials(e).into_owned()).unwrap_or_else(|| "no reason given".into());
-        return Err(Error::Unauthenticated(format!("cluster `{}` does not vouch for the token: {}", target.name, first_line(&why))));
+        let why = reviewed.error.as_deref().map_or_else(|| "no reason given".to_owned(), |e| crate::redaction::first_line(&e));
+        return Err(Error::Unauthenticated(format!("cluster `{}` does not vouch for the token: {why}", target.name)));
     }
     if !reviewed.audiences.iter().any(|a| a == AGENT_AUDIENCE) {
         return Err(Error::Unauthenticated(format!("the token is not for audience `{AGENT_AUDIENCE}`; project one with that audience")));
@@ -114,11 +114,13 @@ pub async fn sign_in_agent(
 /// again, or a new row when it has none (one row per node, however often it signs in).
 async fn node_token(db: &DatabaseConnection, keys: &TokenKeys, cache: &TokenCache, cluster_id: i64, node: &str) -> Result<(String, DateTime<Utc>)> {
     let now = Utc::now();
+    let this_node = Condition::all()
+        .add(access_token::Column::Name.eq(NODE_SIGN_IN_TOKEN_NAME))
+        .add(access_token::Column::Role.eq(Role::Agent))
+        .add(access_token::Column::ClusterId.eq(cluster_id))
+        .add(access_token::Column::NodeName.eq(node));
     let live = access_token::Entity::find()
-        .filter(access_token::Column::Name.eq(NODE_SIGN_IN_TOKEN_NAME))
-        .filter(access_token::Column::Role.eq(Role::Agent))
-        .filter(access_token::Column::ClusterId.eq(cluster_id))
-        .filter(access_token::Column::NodeName.eq(node))
+        .filter(this_node.clone())
         .filter(access_token::Column::RevokedAt.is_null())
         .filter(access_token::Column::ExpiresAt.gt(now))
         .order_by_desc(access_token::Column::Id)
@@ -127,14 +129,7 @@ async fn node_token(db: &DatabaseConnection, keys: &TokenKeys, cache: &TokenCach
     let expires_at = now + Duration::seconds(NODE_TOKEN_TTL_SECS);
     let Some(live) = live else {
         // What lapsed before goes: only the new row speaks for the node.
-        access_token::Entity::delete_many()
-            .filter(access_token::Column::Name.eq(NODE_SIGN_IN_TOKEN_NAME))
-            .filter(access_token::Column::Role.eq(Role::Agent))
-            .filter(access_token::Column::ClusterId.eq(cluster_id))
-            .filter(access_token::Column::NodeName.eq(node))
-            .filter(access_token::Column::ExpiresAt.lte(now))
-            .exec(db)
-            .await?;
+        access_token::Entity::delete_many().filter(this_node).filter(access_token::Column::ExpiresAt.lte(now)).exec(db).await?;
         let issued = issue_token(
             db,
             keys,
@@ -152,17 +147,7 @@ async fn node_token(db: &DatabaseConnection, keys: &TokenKeys, cache: &TokenCach
         .await?;
         return Ok((issued.secret, issued.record.expires_at));
     };
-    let claims = Claims {
-        sub: agent_subject(Some(cluster_id), Some(node)),
-        jti: live.jti.clone(),
-        role: Role::Agent,
-        slices: Vec::new(),
-        aud: TOKEN_AUDIENCE.into(),
-        iss: TOKEN_ISSUER.into(),
-        iat: now.timestamp(),
-        nbf: now.timestamp(),
-        exp: expires_at.timestamp(),
-    };
+    let claims = Claims::new(agent_subject(Some(cluster_id), Some(node)), live.jti.clone(), Role::Agent, Vec::new(), now, expires_at);
     let secret = keys.sign(&claims)?;
     let jti = live.jti.clone();
     let mut extended: access_token::ActiveModel = live.into();
@@ -172,8 +157,4 @@ async fn node_token(db: &DatabaseConnection, keys: &TokenKeys, cache: &TokenCach
     // the old one, which has not passed (the row was live).
     cache.forget(&jti);
     Ok((secret, expires_at))
-}
-
-fn first_line(text: &str) -> String {
-    text.lines().next().unwrap_or_default().chars().take(200).collect()
 }

@@ -218,14 +218,8 @@ impl TokenMutation {
     /// in again.
     async fn sign_in_agent(&self, ctx: &Context<'_>, input: SignInAgentInput) -> async_graphql::Result<SignInAgentPayload> {
         let services = services(ctx)?;
-        let fallback;
-        let config = match ctx.data_opt::<agent::AgentSignIn>() {
-            Some(config) => config,
-            None => {
-                fallback = agent::AgentSignIn::new(agent::DEFAULT_AGENT_SERVICE_ACCOUNT);
-                &fallback
-            }
-        };
+        // Built once with the schema: a stand-in here would hold review permits of its own.
+        let config = ctx.data::<agent::AgentSignIn>().map_err(|_| Error::Internal(anyhow::anyhow!("the schema was built without agent sign-in")))?;
         let result = async {
             let cluster_id = ids::decode("clusterId", &input.cluster_id, Kind::Cluster)?;
             agent::sign_in_agent(

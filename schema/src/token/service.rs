@@ -1,6 +1,6 @@
 //! Access tokens: issued as JWTs, recorded by id so they can be listed and revoked.
 
-use crate::auth::{Caller, Claims, TOKEN_AUDIENCE, TOKEN_ISSUER, TokenCache, TokenKeys, agent_subject};
+use crate::auth::{Caller, Claims, TokenCache, TokenKeys, agent_subject};
 use crate::error::{Error, Result, UserError};
 use crate::ports::RevocationBroadcast;
 use crate::validate;
@@ -138,17 +138,7 @@ async fn issue_token_under(db: &impl ConnectionTrait, keys: &TokenKeys, spec: Is
         Some(owner) => owner.name.clone(),
         None => agent_subject(spec.cluster_id, spec.node_name.as_deref()),
     };
-    let claims = Claims {
-        sub: subject,
-        jti: jti.clone(),
-        role: spec.role,
-        slices: spec.slice_scopes.clone().unwrap_or_default(),
-        aud: TOKEN_AUDIENCE.into(),
-        iss: TOKEN_ISSUER.into(),
-        iat: now.timestamp(),
-        nbf: now.timestamp(),
-        exp: expires_at.timestamp(),
-    };
+    let claims = Claims::new(subject, jti.clone(), spec.role, spec.slice_scopes.clone().unwrap_or_default(), now, expires_at);
     let secret = keys.sign(&claims)?;
     let record = access_token::ActiveModel {
         jti: Set(jti),
