@@ -105,6 +105,7 @@ async fn an_agent_signs_in_with_its_pods_token_and_speaks_for_its_node_only(kube
         assert_eq!(code(&answer), "UNAUTHENTICATED", "{what}: {answer}");
         assert_eq!(answer["data"]["signInAgent"], Value::Null, "{what}: {answer}");
         assert!(!answer.to_string().contains(refused.as_str()), "{what}: the token is not echoed");
+        assert!(!answer.to_string().contains("`kube`"), "{what}: an anonymous caller is not told the cluster's name: {answer}");
     }
     // The pod is gone: its token signs nobody in (the API server invalidates it).
     kube.delete("pods", Some("egs"), "agent-gpu-1").await;
@@ -140,8 +141,11 @@ async fn bad_sign_ins_are_refused_before_any_cluster_is_asked() {
         assert_eq!(errors[0]["code"], "INVALID_INPUT", "{answer}");
         assert_eq!(answer["data"]["signInAgent"]["token"], Value::Null);
     }
+    // The caller is anonymous: a simulated cluster answers exactly as a missing one, by no name.
     let missing = sign_in(&app, "Q2x1c3Rlcjo5OTk=", "abc").await;
+    let simulated_answer = sign_in(&app, &simulated, "abc").await;
     assert_eq!(missing["data"]["signInAgent"]["userErrors"][0]["message"], "no such cluster", "{missing}");
+    assert_eq!(simulated_answer["data"]["signInAgent"]["userErrors"], missing["data"]["signInAgent"]["userErrors"], "{simulated_answer}");
     assert_eq!(reviews(), asked_before, "no TokenReview was posted for any of them");
     app.finish().await;
 }

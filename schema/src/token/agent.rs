@@ -73,25 +73,27 @@ pub async fn sign_in_agent(
             format!("give the projected ServiceAccount token (1 to {MAX_SERVICE_ACCOUNT_TOKEN_BYTES} bytes)"),
         ));
     }
-    let target = cluster::Entity::find_by_id(cluster_id).one(db).await?.ok_or_else(|| Error::invalid("clusterId", "no such cluster"))?;
+    // The caller is anonymous: a simulated cluster answers as a missing one, and no refusal
+    // names the cluster or how the gateway reaches it (the log keeps the details).
+    let no_such_cluster = || Error::invalid("clusterId", "no such cluster");
+    let target = cluster::Entity::find_by_id(cluster_id).one(db).await?.ok_or_else(no_such_cluster)?;
     if target.provider != ClusterProvider::Kubernetes {
-        return Err(Error::invalid(
-            "clusterId",
-            format!("cluster `{}` is simulated: only a Kubernetes cluster can vouch for its agents; use an AGENT token", target.name),
-        ));
+        return Err(no_such_cluster());
     }
     let reviews = config.reviews_for(cluster_id);
     let Ok(_permit) = reviews.try_acquire() else { return Err(Error::RateLimited) };
     let reviewed = kube.review_token(&target, presented, AGENT_AUDIENCE).await.map_err(|e| {
+        tracing::warn!(cluster = %target.name, error = %e, "a TokenReview for a node sign-in failed");
         Error::User(vec![UserError {
             field: vec!["clusterId".into()],
-            message: format!("cluster `{}` could not review the token: {e}", target.name),
+            message: "the cluster could not review the token now; try again shortly".into(),
             code: ErrorCode::ServiceUnavailable,
         }])
     })?;
     if !reviewed.authenticated {
         let why = reviewed.error.as_deref().map_or_else(|| "no reason given".to_owned(), |e| crate::redaction::first_line(&e));
-        return Err(Error::Unauthenticated(format!("cluster `{}` does not vouch for the token: {why}", target.name)));
+        tracing::info!(cluster = %target.name, reason = %why, "the cluster did not vouch for a node sign-in");
+        return Err(Error::Unauthenticated("the cluster does not vouch for the token".into()));
     }
     if !reviewed.audiences.iter().any(|a| a == AGENT_AUDIENCE) {
         return Err(Error::Unauthenticated(format!("the token is not for audience `{AGENT_AUDIENCE}`; project one with that audience")));
