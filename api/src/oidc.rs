@@ -441,13 +441,12 @@ pub async fn callback(State(state): State<AppState>, headers: HeaderMap, Query(q
             .map_err(|e| SignInError::Schema(e.public_message()))?;
         tracing::info!(user = %signed.user.name, granted = signed.granted, revoked = signed.revoked, "signed in with single sign-on");
         // No kubeconfig outlives the access it was issued under: an owner the groups demoted,
-        // an admin they no longer make one.
-        if !signed.owner_lost.is_empty() || signed.admin_lost {
-            let admin = signed.user.role == egs_entities::Role::Admin;
-            egs_schema::slice::kubeconfig::revoke_for_user(&services.db, services.kubernetes.clone(), signed.user.id, admin, &signed.owner_lost)
-                .await
-                .map_err(|e| SignInError::Schema(e.public_message()))?;
-        }
+        // an admin they no longer make one. Checked at every sign-in, not only when this one
+        // demoted, so a revocation an earlier sign-in could not finish is finished now.
+        let admin = signed.user.role == egs_entities::Role::Admin;
+        egs_schema::slice::kubeconfig::revoke_for_user(&services.db, services.kubernetes.clone(), signed.user.id, admin, &signed.owner_lost)
+            .await
+            .map_err(|e| SignInError::Schema(e.public_message()))?;
         Ok((return_to, signed.token))
     }
     .await;

@@ -259,6 +259,33 @@ async fn groups_that_take_back_ownership_or_the_admin_role_revoke_the_kubeconfig
         egs_entities::slice_kubeconfig::Entity::find().all(&app.db).await.expect("rows").into_iter().map(|k| k.service_account).collect::<Vec<_>>()
     };
     egs_tests::wait_for("the revoked kubeconfigs' records to go", || async { left().await == ["team-c/egs-slice-team-c"] }).await;
+
+    // A demotion whose revocation never ran (the gateway stopped between the two) is finished
+    // at the next sign-in, whatever that sign-in changes: olga owns team-b by hand, issues a
+    // kubeconfig, and her membership is changed under the gateway.
+    use sea_orm::{ActiveModelTrait, ColumnTrait, QueryFilter, Set};
+    let olga_now = token(&app, "olga").await;
+    let olga_id = app.ok(&olga_now, "{ viewer { id } }", json!({})).await["viewer"]["id"].as_str().expect("an id").to_owned();
+    let add = "mutation($input: AddSliceMemberInput!) { addSliceMember(input: $input) { slice { id } userErrors { message } } }";
+    app.mutate(&app.admin_token, "addSliceMember", add, json!({ "sliceId": team_b, "userId": olga_id, "role": "OWNER" })).await;
+    let on_b = kubeconfig(app.mutate(&olga_now, "sliceKubeconfig", ISSUE, json!({ "sliceId": team_b, "clusterId": cluster })).await).await;
+    assert_eq!(pod_names(&on_b, "team-b").await, Ok(vec![]));
+    let olga_row =
+        egs_entities::user::Entity::find().filter(egs_entities::user::Column::Name.eq("olga")).one(&app.db).await.expect("users").expect("olga");
+    let team_b_row = egs_entities::slice::Entity::find()
+        .filter(egs_entities::slice::Column::Name.eq("team-b"))
+        .one(&app.db)
+        .await
+        .expect("slices")
+        .expect("team-b");
+    let membership =
+        egs_entities::slice_member::Entity::find_by_id((team_b_row.id, olga_row.id)).one(&app.db).await.expect("members").expect("olga's");
+    let mut demoted_by_hand: egs_entities::slice_member::ActiveModel = membership.into();
+    demoted_by_hand.role = Set(egs_entities::SliceRole::Viewer);
+    demoted_by_hand.update(&app.db).await.expect("demoted");
+    assert_eq!(pod_names(&on_b, "team-b").await, Ok(vec![]), "nothing has told the gateway yet");
+    token(&app, "olga").await;
+    egs_tests::wait_for("the unfinished revocation to be finished", || async { pod_names(&on_b, "team-b").await == Err(401) }).await;
     app.finish().await;
 }
 

@@ -35,9 +35,6 @@ pub struct SignedIn {
     pub revoked: usize,
     /// Slices the user owned before this sign-in and does not now (their kubeconfigs go).
     pub owner_lost: Vec<i64>,
-    /// Whether the user was an admin before this sign-in and is not now (kubeconfigs they
-    /// issued as one go).
-    pub admin_lost: bool,
 }
 
 /// A user name from what the identity provider calls the user: lowercase, only the characters
@@ -232,8 +229,7 @@ pub async fn sign_in(db: &DatabaseConnection, keys: &TokenKeys, news: AccessNews
             revoke_token(db, news.cache, news.others, &Caller::system(), t.id).await?;
         }
     }
-    let admin_lost = previous_role == Some(Role::Admin) && account.role != Role::Admin;
-    Ok(SignedIn { user: account, token: issued.secret, granted, revoked, owner_lost, admin_lost })
+    Ok(SignedIn { user: account, token: issued.secret, granted, revoked, owner_lost })
 }
 
 /// The refusal for an identity without a subject or issuer (the adapter checks first; this is
