@@ -195,6 +195,7 @@ impl Application {
         let services = Services {
             gpu_catalog: Default::default(),
             queue_views: egs_schema::gpr::queue_views::QueueViews::new(db.clone(), events.clone()),
+            pod_names: Arc::default(),
             reports: egs_schema::metrics::batch::ReportBatcher::new(
                 db.clone(),
                 metrics.clone(),

@@ -119,13 +119,14 @@ pub struct Config {
     #[arg(long, env = "EGS_AGENT_PROC_ROOT", default_value = "/proc")]
     pub proc_root: PathBuf,
 
-    /// The Kubernetes API server (e.g. `https://kubernetes.default.svc`): pods on this node are
-    /// listed there to name the pods using the GPUs, and the node's instance type is read there.
+    /// The Kubernetes API server (e.g. `https://kubernetes.default.svc`): the node's instance
+    /// type is read there (the gateway names the pods using the GPUs).
     #[arg(long, env = "EGS_AGENT_KUBE_API")]
     pub kube_api: Option<String>,
 
-    /// List this node's pods from the kubelet instead (e.g. `https://$(HOST_IP):10250`); needs
-    /// `nodes/proxy` access.
+    /// Name the pods using the GPUs from the kubelet's list of this node's pods as well (e.g.
+    /// `https://$(HOST_IP):10250`), for `/metrics` before the gateway answers; needs
+    /// `nodes/proxy` access, which reaches every kubelet: off by default.
     #[arg(long, env = "EGS_AGENT_KUBELET")]
     pub kubelet: Option<String>,
 

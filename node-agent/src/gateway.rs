@@ -16,6 +16,7 @@ use std::time::Duration;
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+use crate::kube::PodMeta;
 use crate::operations::{
     EgsAgentRegister, EgsAgentReport, EgsAgentSignIn, EgsAgentWorkloads, egs_agent_register, egs_agent_report, egs_agent_sign_in, egs_agent_workloads,
 };
@@ -97,16 +98,17 @@ pub trait Gateway: Send + Sync + 'static {
     fn register(&self, cluster_id: &str, node: &NodeInput) -> impl Future<Output = Result<(), GatewayError>> + Send;
     /// `reportGpuSamples` for node `node_name` of `cluster_id`.
     fn report(&self, cluster_id: &str, node_name: &str, samples: &[SampleInput]) -> impl Future<Output = Result<ReportOutcome, GatewayError>> + Send;
-    /// `reportGpuWorkloads` for node `node_name` of `cluster_id`: the processes on every GPU.
-    /// A gateway that does not take workloads (a test's) accepts and drops them.
+    /// `reportGpuWorkloads` for node `node_name` of `cluster_id`: the processes on every GPU;
+    /// answers the reported pods as the cluster names them. A gateway that does not take
+    /// workloads (a test's) accepts and drops them.
     fn report_workloads(
         &self,
         cluster_id: &str,
         node_name: &str,
         gpus: &[GpuWorkloadInput],
-    ) -> impl Future<Output = Result<(), GatewayError>> + Send {
+    ) -> impl Future<Output = Result<Vec<PodMeta>, GatewayError>> + Send {
         let _ = (cluster_id, node_name, gpus);
-        async { Ok(()) }
+        async { Ok(Vec::new()) }
     }
 }
 
@@ -310,13 +312,24 @@ impl Gateway for HttpGateway {
         })
     }
 
-    async fn report_workloads(&self, cluster_id: &str, node_name: &str, gpus: &[GpuWorkloadInput]) -> Result<(), GatewayError> {
+    async fn report_workloads(&self, cluster_id: &str, node_name: &str, gpus: &[GpuWorkloadInput]) -> Result<Vec<PodMeta>, GatewayError> {
         let input = egs_agent_workloads::ReportGpuWorkloadsInput {
             cluster_id: Some(cluster_id.to_owned()),
             node_id: None,
             node_name: Some(node_name.to_owned()),
             gpus: gpus.to_vec(),
         };
-        self.call::<EgsAgentWorkloads>(egs_agent_workloads::Variables { input }, "reportGpuWorkloads").await.map(|_| ())
+        let answer = self.call::<EgsAgentWorkloads>(egs_agent_workloads::Variables { input }, "reportGpuWorkloads").await?;
+        Ok(answer
+            .report_gpu_workloads
+            .named_pods
+            .into_iter()
+            .map(|pod| PodMeta {
+                uid: pod.uid,
+                namespace: pod.namespace,
+                name: pod.name,
+                containers: pod.containers.into_iter().map(|c| (c.id, c.name)).collect(),
+            })
+            .collect())
     }
 }

@@ -1,9 +1,10 @@
 //! The little the agent asks of Kubernetes, over plain HTTPS with the pod's service account:
-//! the pods on this node (to name the pods using the GPUs) and the node's instance-type label.
-//! Pods come from the API server (`GET /api/v1/pods?fieldSelector=spec.nodeName=…`, RBAC
-//! `list pods`) or from the kubelet (`GET https://<node>:10250/pods`, RBAC `nodes/proxy`). The
-//! kubelet's pod-resources gRPC socket would map devices to pods without host PIDs, but needs a
-//! gRPC stack; it is not used.
+//! the node's instance-type label (RBAC `get nodes`) and, only with `--kubelet`, the pods the
+//! kubelet runs (`GET https://<node>:10250/pods`, RBAC `nodes/proxy`). The agent may not list
+//! pods through the API server: a field selector cannot be written in RBAC, so that right
+//! would reach every node's pods; the gateway names the pods it reports instead. The kubelet's
+//! pod-resources gRPC socket would map devices to pods without host PIDs, but needs a gRPC
+//! stack; it is not used.
 
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -67,10 +68,9 @@ impl KubeClient {
         Ok(response.json().await?)
     }
 
-    /// The pods on `node`: through the API server's field selector, or all the kubelet runs.
-    pub async fn node_pods(&self, node: &str, from_kubelet: bool) -> Result<Vec<PodMeta>, KubeError> {
-        let list: PodList =
-            if from_kubelet { self.get("/pods").await? } else { self.get(&format!("/api/v1/pods?fieldSelector=spec.nodeName%3D{node}")).await? };
+    /// The pods the kubelet runs (this node's).
+    pub async fn kubelet_pods(&self) -> Result<Vec<PodMeta>, KubeError> {
+        let list: PodList = self.get("/pods").await?;
         Ok(list.items.into_iter().map(PodMeta::from).collect())
     }
 

@@ -116,6 +116,8 @@ pub struct State {
     /// The processes on each GPU as last read (the sampler writes, the reporter sends it when
     /// it changes and every minute); `None` before the first reading.
     workloads: Mutex<Option<Vec<gateway::GpuWorkloadInput>>>,
+    /// The pods of the last workload report as the gateway named them (by UID), for `/metrics`.
+    named_pods: Mutex<Arc<HashMap<String, kube::PodMeta>>>,
     http_addr: OnceLock<SocketAddr>,
 }
 
@@ -135,8 +137,19 @@ impl State {
             unhealthy: AtomicBool::new(false),
             sampling_done: AtomicBool::new(false),
             workloads: Mutex::new(None),
+            named_pods: Mutex::default(),
             http_addr: OnceLock::new(),
         }
+    }
+
+    /// The pods the gateway named in its answer to the last workload report.
+    pub fn named_pods(&self) -> Arc<HashMap<String, kube::PodMeta>> {
+        self.named_pods.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn learn_pod_names(&self, pods: Vec<kube::PodMeta>) {
+        let named = pods.into_iter().map(|p| (p.uid.clone(), p)).collect();
+        *self.named_pods.lock().unwrap_or_else(|p| p.into_inner()) = Arc::new(named);
     }
 
     pub fn inventory(&self) -> Inventory {
@@ -332,18 +345,15 @@ async fn serve(config: &Config, state: Arc<State>) -> Result<tokio::task::JoinHa
     }))
 }
 
-/// A pod mapper reading `--proc-root`, listing pods from the kubelet or the API server when
-/// configured (otherwise pods are known by UID only).
+/// A pod mapper reading `--proc-root`; with `--kubelet` it names pods from the kubelet's list,
+/// otherwise with the names the gateway gives back.
 fn pod_mapper(config: &Config) -> Option<pods::PodMapper> {
-    let lister = if let Some(kubelet) = &config.kubelet {
-        kube::KubeClient::kubelet(kubelet, &config.service_account_dir, config.kubelet_insecure_tls).map(pods::PodLister::Kubelet)
-    } else if let Some(api) = &config.kube_api {
-        kube::KubeClient::api_server(api, &config.service_account_dir).map(pods::PodLister::ApiServer)
-    } else {
-        return Some(pods::PodMapper::new(config.proc_root.clone(), config.node_name(), None));
-    };
-    let lister = lister.map_err(|error| tracing::warn!(error = %error, "cannot reach Kubernetes: GPU processes are mapped to pod UIDs only")).ok();
-    Some(pods::PodMapper::new(config.proc_root.clone(), config.node_name(), lister))
+    let kubelet = config.kubelet.as_ref().and_then(|kubelet| {
+        kube::KubeClient::kubelet(kubelet, &config.service_account_dir, config.kubelet_insecure_tls)
+            .map_err(|error| tracing::warn!(error = %error, "cannot reach the kubelet: pods are named by the gateway only"))
+            .ok()
+    });
+    Some(pods::PodMapper::new(config.proc_root.clone(), kubelet))
 }
 
 /// The node as the agent registers it.

@@ -1,8 +1,10 @@
 //! Which Kubernetes pod a GPU process belongs to, so the gateway (and `/metrics`) can show
 //! workload → pods → GPUs. NVML gives the PIDs (in the host's PID namespace); a PID's cgroup
 //! path (`/proc/<pid>/cgroup`) carries its pod's UID and its container's id under every
-//! cgroup driver and runtime the kubelet uses; the node's pod list turns the UID into a
-//! namespace and name, and the container id into a container name.
+//! cgroup driver and runtime the kubelet uses. The gateway names the pod and container from
+//! its cluster's own list of the node's pods (the agent may not list pods), and tells the
+//! agent those names for its `/metrics`; with `--kubelet` the agent names them itself from
+//! the kubelet's list of the node's pods.
 //!
 //! [`pod_from_cgroup`] is pure and knows these layouts (cgroup v1 and v2):
 //!
@@ -93,18 +95,11 @@ fn container_id(segment: &str) -> Option<String> {
     (id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit())).then(|| id.to_ascii_lowercase())
 }
 
-/// Where the node's pods are listed from.
-#[derive(Clone)]
-pub enum PodLister {
-    ApiServer(KubeClient),
-    Kubelet(KubeClient),
-}
-
 /// Maps PIDs to pods, caching cgroup reads per PID and the node's pod list.
 pub struct PodMapper {
     proc_root: PathBuf,
-    node: String,
-    lister: Option<PodLister>,
+    /// The kubelet, with `--kubelet`.
+    kubelet: Option<KubeClient>,
     /// By pod UID.
     pods: HashMap<String, PodMeta>,
     listed_at: Option<Instant>,
@@ -115,12 +110,13 @@ pub struct PodMapper {
 }
 
 impl PodMapper {
-    pub fn new(proc_root: PathBuf, node: String, lister: Option<PodLister>) -> Self {
-        Self { proc_root, node, lister, pods: HashMap::new(), listed_at: None, cgroups: HashMap::new(), list_failed: false }
+    pub fn new(proc_root: PathBuf, kubelet: Option<KubeClient>) -> Self {
+        Self { proc_root, kubelet, pods: HashMap::new(), listed_at: None, cgroups: HashMap::new(), list_failed: false }
     }
 
-    /// The pod of each PID that runs in one; PIDs outside pods (or gone) are left out.
-    pub async fn resolve(&mut self, pids: &[u32]) -> HashMap<u32, PodRef> {
+    /// The pod of each PID that runs in one; PIDs outside pods (or gone) are left out. Pods
+    /// the kubelet does not name take the names the gateway gave (`named`).
+    pub async fn resolve(&mut self, pids: &[u32], named: &HashMap<String, PodMeta>) -> HashMap<u32, PodRef> {
         let mut cgroups = HashMap::with_capacity(pids.len());
         for &pid in pids {
             let known = self.cgroups.remove(&pid);
@@ -131,34 +127,37 @@ impl PodMapper {
             cgroups.insert(pid, pod);
         }
         self.cgroups = cgroups;
-        if self.cgroups.values().flatten().any(|c| !self.pods.contains_key(&c.pod_uid)) {
+        if self.kubelet.is_some() && self.cgroups.values().flatten().any(|c| !self.pods.contains_key(&c.pod_uid)) {
             self.refresh().await;
         }
         self.cgroups
             .iter()
             .filter_map(|(pid, pod)| {
                 let pod = pod.as_ref()?;
-                let meta = self.pods.get(&pod.pod_uid);
+                let meta = self.pods.get(&pod.pod_uid).or_else(|| named.get(&pod.pod_uid));
                 let container = pod.container_id.as_ref().and_then(|id| meta?.containers.get(id).cloned());
                 Some((
                     *pid,
-                    PodRef { uid: pod.pod_uid.clone(), namespace: meta.map(|m| m.namespace.clone()), name: meta.map(|m| m.name.clone()), container },
+                    PodRef {
+                        uid: pod.pod_uid.clone(),
+                        namespace: meta.map(|m| m.namespace.clone()),
+                        name: meta.map(|m| m.name.clone()),
+                        container,
+                        container_id: pod.container_id.clone(),
+                    },
                 ))
             })
             .collect()
     }
 
-    /// Lists the node's pods again, at most every [`MIN_REFRESH`].
+    /// Lists the node's pods from the kubelet again, at most every [`MIN_REFRESH`].
     async fn refresh(&mut self) {
-        let Some(lister) = &self.lister else { return };
+        let Some(kubelet) = &self.kubelet else { return };
         if self.listed_at.is_some_and(|at| at.elapsed() < MIN_REFRESH) {
             return;
         }
         self.listed_at = Some(Instant::now());
-        let result = match lister {
-            PodLister::ApiServer(client) => client.node_pods(&self.node, false).await,
-            PodLister::Kubelet(client) => client.node_pods(&self.node, true).await,
-        };
+        let result = kubelet.kubelet_pods().await;
         match result {
             Ok(pods) => {
                 self.pods = pods.into_iter().map(|p| (p.uid.clone(), p)).collect();
@@ -166,7 +165,7 @@ impl PodMapper {
             }
             Err(error) => {
                 if !self.list_failed {
-                    tracing::warn!(error = %error, "cannot list this node's pods: GPU processes are mapped to pod UIDs only");
+                    tracing::warn!(error = %error, "cannot list this node's pods from the kubelet: pods are named by the gateway only");
                 }
                 self.list_failed = true;
             }
@@ -285,10 +284,24 @@ mod tests {
         };
         write(100, &format!("0::/kubepods.slice/kubepods-pod{}.slice/cri-containerd-{CID}.scope\n", UID.replace('-', "_")));
         write(200, "0::/system.slice/sshd.service\n");
-        let mut mapper = PodMapper::new(proc_root.path().to_owned(), "node-a".into(), None);
-        let pods = mapper.resolve(&[100, 200, 300]).await;
+        let mut mapper = PodMapper::new(proc_root.path().to_owned(), None);
+        let pods = mapper.resolve(&[100, 200, 300], &HashMap::new()).await;
         assert_eq!(pods.len(), 1, "{pods:?}");
         let pod = &pods[&100];
-        assert_eq!((pod.uid.as_str(), &pod.namespace, &pod.name), (UID, &None, &None), "no pod list: the UID only");
+        assert_eq!((pod.uid.as_str(), &pod.namespace, &pod.name), (UID, &None, &None), "nobody named it: the UID only");
+        assert_eq!(pod.container_id.as_deref(), Some(CID), "the container id goes to the gateway");
+        // The gateway's names, once it gave them.
+        let named = HashMap::from([(
+            UID.to_owned(),
+            PodMeta {
+                uid: UID.into(),
+                namespace: "team-a".into(),
+                name: "llama-0".into(),
+                containers: HashMap::from([(CID.into(), "trainer".into())]),
+            },
+        )]);
+        let pods = mapper.resolve(&[100], &named).await;
+        let pod = &pods[&100];
+        assert_eq!((pod.namespace.as_deref(), pod.name.as_deref(), pod.container.as_deref()), (Some("team-a"), Some("llama-0"), Some("trainer")));
     }
 }

@@ -277,7 +277,8 @@ async fn send_workloads<G: Gateway>(
     mapping: &[GpuWorkloadInput],
 ) {
     match gateway.report_workloads(&registration.cluster_id, &registration.node.name, mapping).await {
-        Ok(()) => {
+        Ok(named) => {
+            state.learn_pod_names(named);
             state.metrics.workload_reports.inc();
             schedule.delivered(mapping, Instant::now());
         }
@@ -379,7 +380,13 @@ mod tests {
                 processes: vec![crate::gateway::GpuProcessInput {
                     pid: *pid,
                     used_memory_mib: Some(memory),
-                    pod: pod.map(|uid| crate::gateway::PodInput { uid: uid.to_owned(), namespace: None, name: None, container: None }),
+                    pod: pod.map(|uid| crate::gateway::PodInput {
+                        uid: uid.to_owned(),
+                        namespace: None,
+                        name: None,
+                        container: None,
+                        container_id: None,
+                    }),
                 }],
             })
             .collect()

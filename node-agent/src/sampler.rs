@@ -72,7 +72,7 @@ impl Sampler {
             let mut readings;
             (source, readings) = read(source).await?;
             if let Some(pods) = self.pods.as_mut() {
-                name_pods(pods, &mut readings).await;
+                name_pods(pods, &mut readings, &state.named_pods()).await;
             }
             if !state.unhealthy.load(Ordering::Relaxed)
                 && let Some(bad) = readings.iter().find(|r| r.lost || r.xid_errors.iter().any(|x| FATAL_XIDS.contains(x)))
@@ -123,13 +123,13 @@ async fn read(mut source: Box<dyn GpuSource>) -> Result<(Box<dyn GpuSource>, Vec
     .map_err(|e| Error::Sampler(e.to_string()))
 }
 
-/// Fills in the pods of processes the source could not name.
-async fn name_pods(pods: &mut PodMapper, readings: &mut [Reading]) {
+/// Fills in the pods of processes the source could not name (`named`: the gateway's names).
+async fn name_pods(pods: &mut PodMapper, readings: &mut [Reading], named: &std::collections::HashMap<String, crate::kube::PodMeta>) {
     let pids: Vec<u32> = readings.iter().flat_map(|r| r.processes.iter().filter(|p| p.pod.is_none()).map(|p| p.pid)).collect();
     if pids.is_empty() {
         return;
     }
-    let named = pods.resolve(&pids).await;
+    let named = pods.resolve(&pids, named).await;
     for process in readings.iter_mut().flat_map(|r| r.processes.iter_mut()).filter(|p| p.pod.is_none()) {
         process.pod = named.get(&process.pid).cloned();
     }
@@ -195,6 +195,7 @@ pub fn workload_inputs(readings: &[Reading], inventory: &Inventory) -> Vec<GpuWo
                         namespace: pod.namespace.clone(),
                         name: pod.name.clone(),
                         container: pod.container.clone(),
+                        container_id: pod.container_id.clone(),
                     }),
                 })
                 .collect();

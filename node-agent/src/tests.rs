@@ -44,6 +44,8 @@ struct Fake {
     duplicates: u64,
     /// Pod mappings received, and when.
     workloads: Vec<(Instant, Vec<GpuWorkloadInput>)>,
+    /// What it answers a pod mapping with: the pods as the cluster names them.
+    named: Vec<crate::kube::PodMeta>,
 }
 
 /// A gateway in memory that deduplicates by (GPU, second) as the real one does.
@@ -104,14 +106,19 @@ impl Gateway for FakeGateway {
         })
     }
 
-    async fn report_workloads(&self, cluster_id: &str, node_name: &str, gpus: &[GpuWorkloadInput]) -> Result<(), GatewayError> {
+    async fn report_workloads(
+        &self,
+        cluster_id: &str,
+        node_name: &str,
+        gpus: &[GpuWorkloadInput],
+    ) -> Result<Vec<crate::kube::PodMeta>, GatewayError> {
         self.with(|f| {
             if f.down {
                 return Err(GatewayError::Unreachable("connection refused".into()));
             }
             assert_eq!((cluster_id, node_name), (CLUSTER, NODE));
             f.workloads.push((Instant::now(), gpus.to_vec()));
-            Ok(())
+            Ok(f.named.clone())
         })
     }
 }
@@ -394,6 +401,22 @@ async fn the_pod_mapping_goes_out_at_start_then_every_minute_while_unchanged() {
     agent.gateway.set_down(false);
     wait(Duration::from_secs(10)).await;
     assert_eq!(agent.gateway.with(|f| f.workloads.len()), 4);
+    agent.stop().await.expect("a clean stop");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_names_the_gateway_gives_back_are_kept_for_metrics() {
+    let gateway = FakeGateway::default();
+    let named = crate::kube::PodMeta { uid: "u-1".into(), namespace: "team-a".into(), name: "llama-0".into(), containers: HashMap::new() };
+    gateway.with(|f| f.named = vec![named.clone()]);
+    let agent = spawn(config(&["--simulate-pods", "team-a"]), gateway);
+    assert!(agent.state.named_pods().is_empty(), "nothing named before the first answer");
+    wait(Duration::from_millis(1_500)).await;
+    assert_eq!(agent.state.named_pods().get("u-1"), Some(&named));
+    // The next answer replaces them (a pod that left is forgotten).
+    agent.gateway.with(|f| f.named.clear());
+    wait(Duration::from_secs(61)).await;
+    assert!(agent.state.named_pods().is_empty());
     agent.stop().await.expect("a clean stop");
 }
 

@@ -140,6 +140,8 @@ pub struct Services {
     pub credentials: Arc<cluster::credentials::CredentialCipher>,
     /// Live queue views, one reader per distinct view (`queueChanged`).
     pub queue_views: Arc<gpr::queue_views::QueueViews>,
+    /// The pods on each Kubernetes node, as its cluster lists them (to name reported pods).
+    pub pod_names: Arc<workloads::pod_names::PodDirectory>,
     /// Notification channels' deliveries and milestones' Kubernetes Events.
     pub notifier: Arc<notify::Notifier>,
     /// Subscriptions setting up now (see [`setting_up`]): [`SUBSCRIPTION_SETUPS`] permits.

@@ -142,6 +142,10 @@ pub trait KubeAccess: Send + Sync {
     /// for `audience` (a Kubernetes TokenReview). A token the cluster does not vouch for is
     /// `authenticated: false`, not an error; an error is the cluster not answering.
     async fn review_token(&self, target: &cluster::Model, token: &str, audience: &str) -> std::result::Result<ReviewedToken, ProviderError>;
+    /// The pods bound to node `node` of cluster `target` (a `spec.nodeName` field selector),
+    /// with their containers' ids: how the gateway names the pods an agent reports by UID, so
+    /// no agent needs to list pods and none can claim another namespace's.
+    async fn node_pods(&self, target: &cluster::Model, node: &str) -> std::result::Result<Vec<NodePod>, ProviderError>;
     /// Posts a core/v1 Event in `namespace` of Kubernetes cluster `cluster_id`, about the GPR
     /// resource `resource` in it when the GPR came from one, else about the namespace.
     async fn post_namespace_event(&self, cluster_id: i64, namespace: &str, event: &NamespaceEvent) -> std::result::Result<(), ProviderError>;
@@ -159,6 +163,16 @@ pub struct ReviewedToken {
     pub node_name: Option<String>,
     /// Why the cluster did not vouch for it, as it says.
     pub error: Option<String>,
+}
+
+/// A pod on a node, as the cluster names it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodePod {
+    pub uid: String,
+    pub namespace: String,
+    pub name: String,
+    /// Container id (without the runtime's `containerd://` scheme) → container name.
+    pub containers: std::collections::HashMap<String, String>,
 }
 
 /// A Kubernetes Event about a GPR, for one of its slice's namespaces.

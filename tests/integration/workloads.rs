@@ -195,3 +195,80 @@ async fn a_member_sees_only_the_pods_of_their_slices_namespaces_on_the_node_thei
     assert_eq!(gpu["processes"].as_array().map(Vec::len), Some(3), "{gpu}");
     app.finish().await;
 }
+
+/// A pod on `node` whose one container `trainer` runs as `containerd://<container_id>`, as its
+/// kubelet would report it; returns its UID.
+async fn running_pod(kube: &egs_tests::kube_backend::KubeBackend, name: &str, node: &str, container_id: &str) -> String {
+    kube.create_with_status(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": { "name": name, "namespace": "egs" },
+        "spec": { "nodeName": node, "serviceAccountName": "tenant", "containers": [{ "name": "trainer", "image": "trainer" }] },
+        "status": { "phase": "Running", "containerStatuses": [{
+            "name": "trainer", "image": "trainer", "imageID": "", "ready": true, "restartCount": 0,
+            "containerID": format!("containerd://{container_id}"), "state": { "running": {} } }] },
+    }))
+    .await;
+    let pod = kube.get("pods", Some("egs"), name).await.expect("the pod");
+    pod["metadata"]["uid"].as_str().expect("a uid").to_owned()
+}
+
+/// On a Kubernetes cluster the agent reports pod UIDs and the gateway names them from the
+/// cluster's list of the node's pods: what the agent claims is ignored, and a UID that is not
+/// on the node (another node's pod, or none at all) is stored without names.
+async fn the_cluster_names_the_pods_an_agent_reports_not_the_agent(kube: egs_tests::kube_backend::KubeBackend) {
+    use crate::agent_sign_in::{cluster_with_agent_pods, projected_token, sign_in};
+    const NAMED: &str = "mutation($input: ReportGpuWorkloadsInput!) { reportGpuWorkloads(input: $input) {
+        processes namedPods { uid namespace name containers { id name } } userErrors { field message code } } }";
+    let app = TestApp::spawn().await;
+    let cluster = cluster_with_agent_pods(&app, &kube).await;
+    let here = running_pod(&kube, "train-gpu-1", "gpu-1", "c0ffee").await;
+    let elsewhere = running_pod(&kube, "train-gpu-2", "gpu-2", "beef").await;
+    let signed = sign_in(&app, &cluster, &projected_token(&kube, "egs-node-agent", Some("agent-gpu-1"), "egs").await).await;
+    let token = signed["data"]["signInAgent"]["token"].as_str().unwrap_or_else(|| panic!("signed in: {signed}")).to_owned();
+    let gpu = json!({ "uuid": "GPU-kube-gpu-1-0", "index": 0, "model": SHAPE_H100, "memoryMib": 81559 });
+    let node =
+        json!({ "name": "gpu-1", "instanceType": "p5.48xlarge", "gpuShape": SHAPE_H100, "gpusPerNode": 1, "gpuMemoryMib": 81559, "gpus": [gpu] });
+    let upserted = app
+        .mutate(
+            &token,
+            "upsertNodes",
+            "mutation($input: UpsertNodesInput!) { upsertNodes(input: $input) { nodes { id } userErrors { field message code } } }",
+            json!({ "clusterId": cluster, "nodes": [node] }),
+        )
+        .await;
+    let node_id = upserted["nodes"][0]["id"].as_str().expect("the node").to_owned();
+
+    // The agent claims its pod is team-b's `evil`, and reports another node's pod and a made-up one.
+    let claim =
+        |uid: &str, container_id: &str| json!({ "uid": uid, "namespace": "team-b", "name": "evil", "container": "x", "containerId": container_id });
+    let report = json!({ "nodeId": node_id, "gpus": [{ "uuid": "GPU-kube-gpu-1-0", "processes": [
+        { "pid": 100, "pod": claim(&here, "c0ffee") },
+        { "pid": 101, "pod": claim(&here, "not-a-container-of-it") },
+        { "pid": 200, "pod": claim(&elsewhere, "beef") },
+        { "pid": 300, "pod": claim("0b5a1c2e-5f0b-4a6e-9c1e-000000000009", "c0ffee") } ] }] });
+    let payload = app.mutate(&token, "reportGpuWorkloads", NAMED, report).await;
+    assert_eq!(payload["processes"], 4, "{payload}");
+    assert_eq!(
+        payload["namedPods"],
+        json!([{ "uid": here, "namespace": "egs", "name": "train-gpu-1", "containers": [{ "id": "c0ffee", "name": "trainer" }] }]),
+        "only the node's own pod is named, and by the cluster: {payload}"
+    );
+
+    const STORED: &str = "query($id: ID!) { node(id: $id) { ... on GpuNode {
+        gpus { processes { pid pod { uid namespace name container } } } } } }";
+    let stored = app.ok(&app.admin_token, STORED, json!({ "id": node_id })).await["node"]["gpus"][0]["processes"].clone();
+    let unnamed = |uid: &str| json!({ "uid": uid, "namespace": null, "name": null, "container": null });
+    assert_eq!(
+        stored,
+        json!([
+            { "pid": 100, "pod": { "uid": here, "namespace": "egs", "name": "train-gpu-1", "container": "trainer" } },
+            { "pid": 101, "pod": { "uid": here, "namespace": "egs", "name": "train-gpu-1", "container": null } },
+            { "pid": 200, "pod": unnamed(&elsewhere) },
+            { "pid": 300, "pod": unnamed("0b5a1c2e-5f0b-4a6e-9c1e-000000000009") },
+        ]),
+        "{stored}"
+    );
+    assert!(!stored.to_string().contains("evil") && !stored.to_string().contains("team-b"), "nothing the agent claimed is kept: {stored}");
+    app.finish().await;
+}
+egs_tests::on_both_backends!(the_cluster_names_the_pods_an_agent_reports_not_the_agent);

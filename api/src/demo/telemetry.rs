@@ -96,7 +96,9 @@ impl Simulation {
                 Some(gpr_id) => pods_for(services, node, gpus, gpr_id).await?,
                 None => Vec::new(),
             };
-            report_workloads(db, system, now, NodeRef::Id(node.id), pods).await.map_err(schema_error)?;
+            report_workloads(db, system, now, NodeRef::Id(node.id), pods, services.kubernetes.as_ref(), &services.pod_names)
+                .await
+                .map_err(schema_error)?;
             self.workloads_for.insert(node.id, node.allocated_gpr_id);
         }
         Ok(())
@@ -119,6 +121,7 @@ async fn pods_for(services: &Services, node: &node::Model, gpus: &[gpu::Model], 
         namespace: Some(namespace),
         name: Some(format!("{}-worker-{worker}", gpr.name)),
         container: Some("trainer".into()),
+        container_id: None,
     };
     Ok(gpus
         .iter()

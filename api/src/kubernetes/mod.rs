@@ -28,7 +28,7 @@ use async_trait::async_trait;
 use egs_entities::{ClusterProvider, cluster};
 use egs_schema::cluster::credentials::CredentialCipher;
 use egs_schema::ports::ProviderError;
-use egs_schema::ports::{IssuedKubeconfig, KubeAccess, NamespaceEvent, ReviewedToken};
+use egs_schema::ports::{IssuedKubeconfig, KubeAccess, NamespaceEvent, NodePod, ReviewedToken};
 use sea_orm::{DatabaseConnection, EntityTrait};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -258,6 +258,17 @@ impl KubeAccess for KubeClusters {
         })
     }
 
+    async fn node_pods(&self, target: &cluster::Model, node: &str) -> Result<Vec<NodePod>, ProviderError> {
+        use k8s_openapi::api::core::v1::Pod;
+        let client = self.client_for(target).await?;
+        let pods: kube::Api<Pod> = kube::Api::all(client);
+        let listed = pods
+            .list(&kube::api::ListParams::default().fields(&format!("spec.nodeName={node}")))
+            .await
+            .map_err(|e| classify("cannot list the node's pods", e))?;
+        Ok(listed.items.into_iter().map(node_pod).collect())
+    }
+
     async fn post_namespace_event(&self, cluster_id: i64, namespace: &str, event: &NamespaceEvent) -> Result<(), ProviderError> {
         let client = self.client(cluster_id).await?;
         let object = match &event.resource {
@@ -266,6 +277,29 @@ impl KubeAccess for KubeClusters {
         };
         let kind = if event.warning { "Warning" } else { "Normal" };
         provision::emit(&client, object, &event.reason, &event.message, kind).await
+    }
+}
+
+/// A pod's names and its (init) containers' ids, the runtime's scheme taken off (a process's
+/// cgroup carries the bare id).
+fn node_pod(pod: k8s_openapi::api::core::v1::Pod) -> NodePod {
+    let status = pod.status.unwrap_or_default();
+    let containers = status
+        .container_statuses
+        .into_iter()
+        .flatten()
+        .chain(status.init_container_statuses.into_iter().flatten())
+        .filter_map(|c| {
+            let id = c.container_id?;
+            let bare = id.split_once("://").map_or(id.as_str(), |(_, bare)| bare).to_owned();
+            Some((bare, c.name))
+        })
+        .collect();
+    NodePod {
+        uid: pod.metadata.uid.unwrap_or_default(),
+        namespace: pod.metadata.namespace.unwrap_or_default(),
+        name: pod.metadata.name.unwrap_or_default(),
+        containers,
     }
 }
 

@@ -63,6 +63,8 @@ pub struct PodRef {
     pub namespace: Option<String>,
     pub name: Option<String>,
     pub container: Option<String>,
+    /// The container's id from the process's cgroup: the gateway names the container by it.
+    pub container_id: Option<String>,
 }
 
 /// Clock-throttle reasons, as NVML's bitmask (`nvmlClocksThrottleReason*`).

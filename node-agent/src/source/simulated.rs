@@ -386,6 +386,7 @@ impl SimulatedSource {
                     namespace: Some(self.namespace.clone()),
                     name: Some(format!("{}-worker-0", job.name)),
                     container: Some("trainer".into()),
+                    container_id: None,
                 }),
             }],
             _ => Vec::new(),

@@ -5,6 +5,7 @@
 //! the metrics: admins read all, a slice reads only the nodes its GPRs hold, from the
 //! assignment on.
 
+pub mod pod_names;
 pub mod service;
 
 use crate::error::{Error, Result, UserError};
@@ -18,7 +19,7 @@ use chrono::{DateTime, Utc};
 use egs_entities::{gpu, gpu_process, node};
 
 /// The Kubernetes pod (and container) a GPU process belongs to. Only the UID is known when the
-/// node's agent cannot list the node's pods.
+/// cluster lists no such pod on the node (or could not be asked when the agent reported).
 #[derive(SimpleObject, Clone, Debug)]
 pub struct PodRef {
     pub uid: String,
@@ -168,10 +169,15 @@ impl WorkloadQuery {
 pub struct PodInput {
     /// The pod's UID (from the process's cgroup).
     pub uid: String,
-    /// Left out when the agent cannot list the node's pods.
+    /// The pod's namespace, name and container, for a simulated cluster only: on a Kubernetes
+    /// cluster the gateway names the pod from the cluster's own list of the node's pods, and
+    /// these are ignored.
     pub namespace: Option<String>,
     pub name: Option<String>,
     pub container: Option<String>,
+    /// The process's container id (from its cgroup, without the runtime's scheme): how the
+    /// gateway names the container on a Kubernetes cluster.
+    pub container_id: Option<String>,
 }
 
 #[derive(InputObject)]
@@ -207,8 +213,35 @@ pub struct ReportGpuWorkloadsInput {
 pub struct ReportGpuWorkloadsPayload {
     /// Processes stored.
     pub processes: i32,
+    /// The reported pods as their Kubernetes cluster names them (none on a simulated cluster,
+    /// nor for a UID that is not on the node): the agent labels its own metrics with these.
+    pub named_pods: Vec<NamedPod>,
     /// Problems with the input; when there are any, nothing was stored.
     pub user_errors: Vec<UserError>,
+}
+
+/// A pod on the reporting node, as its cluster names it.
+#[derive(SimpleObject)]
+pub struct NamedPod {
+    pub uid: String,
+    pub namespace: String,
+    pub name: String,
+    pub containers: Vec<NamedContainer>,
+}
+
+#[derive(SimpleObject)]
+pub struct NamedContainer {
+    /// Without the runtime's scheme, as in the process's cgroup.
+    pub id: String,
+    pub name: String,
+}
+
+impl From<crate::ports::NodePod> for NamedPod {
+    fn from(pod: crate::ports::NodePod) -> Self {
+        let mut containers: Vec<NamedContainer> = pod.containers.into_iter().map(|(id, name)| NamedContainer { id, name }).collect();
+        containers.sort_by(|a, b| a.id.cmp(&b.id));
+        Self { uid: pod.uid, namespace: pod.namespace, name: pod.name, containers }
+    }
 }
 
 fn node_ref(input: &ReportGpuWorkloadsInput) -> Result<NodeRef> {
@@ -228,6 +261,7 @@ impl WorkloadMutation {
     /// all or nothing. Agents send it when the mapping changes and at least every minute.
     async fn report_gpu_workloads(&self, ctx: &Context<'_>, input: ReportGpuWorkloadsInput) -> async_graphql::Result<ReportGpuWorkloadsPayload> {
         let (caller, db) = session(ctx)?;
+        let services = crate::services(ctx)?;
         let result = async {
             let node = node_ref(&input)?;
             let gpus = input
@@ -246,16 +280,21 @@ impl WorkloadMutation {
                                 namespace: pod.namespace,
                                 name: pod.name,
                                 container: pod.container,
+                                container_id: pod.container_id,
                             }),
                         })
                         .collect(),
                 })
                 .collect();
-            service::report_workloads(db, caller, Utc::now(), node, gpus).await
+            service::report_workloads(db, caller, Utc::now(), node, gpus, services.kubernetes.as_ref(), &services.pod_names).await
         };
         match result.await {
-            Ok(stored) => Ok(ReportGpuWorkloadsPayload { processes: stored as i32, user_errors: Vec::new() }),
-            Err(Error::User(user_errors)) => Ok(ReportGpuWorkloadsPayload { processes: 0, user_errors }),
+            Ok(reported) => Ok(ReportGpuWorkloadsPayload {
+                processes: reported.processes as i32,
+                named_pods: reported.named.into_iter().map(NamedPod::from).collect(),
+                user_errors: Vec::new(),
+            }),
+            Err(Error::User(user_errors)) => Ok(ReportGpuWorkloadsPayload { processes: 0, named_pods: Vec::new(), user_errors }),
             Err(other) => Err(other.into()),
         }
     }

@@ -6,11 +6,13 @@
 //! from the node's assignment on (never what the node's previous holder ran).
 
 use crate::auth::Caller;
-use crate::error::{Result, UserError};
+use crate::error::{Error, Result, UserError};
 use crate::metrics::access::{Access, allocation};
 use crate::metrics::ingest::{NodeRef, Reporting, reporting_node};
+use crate::ports::{KubeAccess, NodePod};
+use crate::workloads::pod_names::PodDirectory;
 use chrono::{DateTime, Utc};
-use egs_entities::{gpr, gpu, gpu_process, node, slice_namespace};
+use egs_entities::{ClusterProvider, cluster, gpr, gpu, gpu_process, node, slice_namespace};
 use sea_orm::sea_query::Query;
 use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set, TransactionTrait};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -20,14 +22,24 @@ pub const MAX_PROCESSES_PER_GPU: usize = 256;
 /// Longest pod UID, namespace, name or container name accepted (Kubernetes names are shorter).
 const MAX_NAME_LEN: usize = 253;
 
-/// A pod as the agent knows it: the UID from the process's cgroup, the rest from the node's
-/// pod list when it could read it.
+/// A pod as the agent knows it: the UID and container id from the process's cgroup. On a
+/// simulated cluster the agent's names are all there is; on a Kubernetes cluster the
+/// cluster names the pod and container ([`PodDirectory`]) and the agent's names are ignored.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PodReport {
     pub uid: String,
     pub namespace: Option<String>,
     pub name: Option<String>,
     pub container: Option<String>,
+    pub container_id: Option<String>,
+}
+
+/// A stored report: how many processes, and the pods the cluster named (none on a simulated
+/// cluster), for the agent's own labels.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Reported {
+    pub processes: usize,
+    pub named: Vec<NodePod>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -78,7 +90,13 @@ fn check_report(node: &node::Model, gpus: &[gpu::Model], reports: &[GpuWorkloadR
             }
             if let Some(pod) = &p.pod {
                 crate::validate::name(&at("pod.uid"), &pod.uid, 128, &mut errors);
-                for (field, value) in [("pod.namespace", &pod.namespace), ("pod.name", &pod.name), ("pod.container", &pod.container)] {
+                let names = [
+                    ("pod.namespace", &pod.namespace),
+                    ("pod.name", &pod.name),
+                    ("pod.container", &pod.container),
+                    ("pod.containerId", &pod.container_id),
+                ];
+                for (field, value) in names {
                     if let Some(value) = value {
                         crate::validate::name(&at(field), value, MAX_NAME_LEN, &mut errors);
                     }
@@ -91,43 +109,70 @@ fn check_report(node: &node::Model, gpus: &[gpu::Model], reports: &[GpuWorkloadR
 
 /// Replaces the processes of one node's GPUs with `reports`, all or nothing: GPUs the report
 /// leaves out have none afterwards. Admins report for any node; an agent for its own (or,
-/// cluster-scoped, its cluster's). Returns the processes stored.
+/// cluster-scoped, its cluster's). The pods of a Kubernetes node are named by its cluster
+/// (through `directory`), never by the report.
 pub async fn report_workloads(
     db: &DatabaseConnection,
     caller: &Caller,
     now: DateTime<Utc>,
     node_ref: NodeRef,
     reports: Vec<GpuWorkloadReport>,
-) -> Result<usize> {
+    kube: &dyn KubeAccess,
+    directory: &PodDirectory,
+) -> Result<Reported> {
     let Reporting { node, gpus, .. } = reporting_node(db, caller, &node_ref).await?;
     check_report(&node, &gpus, &reports)?;
+    let place = cluster::Entity::find_by_id(node.cluster_id).one(db).await?.ok_or(Error::NotFound("cluster"))?;
+    let reported_pods = || reports.iter().flat_map(|r| &r.processes).filter_map(|p| p.pod.as_ref());
+    let by_cluster = if place.provider == ClusterProvider::Kubernetes {
+        let uids: Vec<&str> = reported_pods().map(|pod| pod.uid.as_str()).collect();
+        Some(directory.pods_on(place.id, &node.name, &uids, || kube.node_pods(&place, &node.name)).await)
+    } else {
+        None
+    };
+    // (namespace, name, container) of a reported pod, as the cluster says when it is asked.
+    let names = |pod: &PodReport| -> (Option<String>, Option<String>, Option<String>) {
+        let Some(listed) = &by_cluster else { return (pod.namespace.clone(), pod.name.clone(), pod.container.clone()) };
+        let Some(known) = listed.get(&pod.uid) else { return (None, None, None) };
+        let container = pod.container_id.as_ref().and_then(|id| known.containers.get(id).cloned());
+        (Some(known.namespace.clone()), Some(known.name.clone()), container)
+    };
     let ids: HashMap<&str, i64> = gpus.iter().map(|g| (g.uuid.as_str(), g.id)).collect();
     let rows: Vec<gpu_process::ActiveModel> = reports
         .iter()
         .flat_map(|r| r.processes.iter().map(move |p| (r, p)))
         .filter_map(|(r, p)| {
+            let (namespace, name, container) = p.pod.as_ref().map(&names).unwrap_or_default();
             Some(gpu_process::ActiveModel {
                 gpu_id: Set(*ids.get(r.uuid.as_str())?),
                 node_id: Set(node.id),
                 pid: Set(p.pid),
                 used_memory_mib: Set(p.used_memory_mib),
                 pod_uid: Set(p.pod.as_ref().map(|pod| pod.uid.clone())),
-                pod_namespace: Set(p.pod.as_ref().and_then(|pod| pod.namespace.clone())),
-                pod_name: Set(p.pod.as_ref().and_then(|pod| pod.name.clone())),
-                container: Set(p.pod.as_ref().and_then(|pod| pod.container.clone())),
+                pod_namespace: Set(namespace),
+                pod_name: Set(name),
+                container: Set(container),
                 reported_at: Set(now),
                 ..Default::default()
             })
         })
         .collect();
-    let stored = rows.len();
+    let processes = rows.len();
     let txn = db.begin().await?;
     gpu_process::Entity::delete_many().filter(gpu_process::Column::NodeId.eq(node.id)).exec(&txn).await?;
     if !rows.is_empty() {
         gpu_process::Entity::insert_many(rows).exec(&txn).await?;
     }
     txn.commit().await?;
-    Ok(stored)
+    let mut named: Vec<NodePod> = Vec::new();
+    if let Some(listed) = &by_cluster {
+        for pod in reported_pods() {
+            if let Some(known) = listed.get(&pod.uid).filter(|_| !named.iter().any(|n| n.uid == pod.uid)) {
+                named.push(known.clone());
+            }
+        }
+    }
+    Ok(Reported { processes, named })
 }
 
 /// The processes of a node's GPUs, by GPU then PID.

@@ -1771,6 +1771,22 @@ export type MutationWithdrawWorkspaceRequestArgs = {
   input: WorkspaceRequestRef;
 };
 
+export type NamedContainer = {
+  __typename?: 'NamedContainer';
+  /** Without the runtime's scheme, as in the process's cgroup. */
+  id: Scalars['String']['output'];
+  name: Scalars['String']['output'];
+};
+
+/** A pod on the reporting node, as its cluster names it. */
+export type NamedPod = {
+  __typename?: 'NamedPod';
+  containers: Array<NamedContainer>;
+  name: Scalars['String']['output'];
+  namespace: Scalars['String']['output'];
+  uid: Scalars['String']['output'];
+};
+
 export type NamespaceInput = {
   clusterId: Scalars['ID']['input'];
   /** A Kubernetes namespace name (DNS label). */
@@ -1978,8 +1994,17 @@ export type PlanMaintenancePayload = {
 
 export type PodInput = {
   container?: InputMaybe<Scalars['String']['input']>;
+  /**
+   * The process's container id (from its cgroup, without the runtime's scheme): how the
+   * gateway names the container on a Kubernetes cluster.
+   */
+  containerId?: InputMaybe<Scalars['String']['input']>;
   name?: InputMaybe<Scalars['String']['input']>;
-  /** Left out when the agent cannot list the node's pods. */
+  /**
+   * The pod's namespace, name and container, for a simulated cluster only: on a Kubernetes
+   * cluster the gateway names the pod from the cluster's own list of the node's pods, and
+   * these are ignored.
+   */
   namespace?: InputMaybe<Scalars['String']['input']>;
   /** The pod's UID (from the process's cgroup). */
   uid: Scalars['String']['input'];
@@ -2003,7 +2028,7 @@ export type PodPlacement =
 
 /**
  * The Kubernetes pod (and container) a GPU process belongs to. Only the UID is known when the
- * node's agent cannot list the node's pods.
+ * cluster lists no such pod on the node (or could not be asked when the agent reported).
  */
 export type PodRef = {
   __typename?: 'PodRef';
@@ -2510,6 +2535,11 @@ export type ReportGpuWorkloadsInput = {
 
 export type ReportGpuWorkloadsPayload = {
   __typename?: 'ReportGpuWorkloadsPayload';
+  /**
+   * The reported pods as their Kubernetes cluster names them (none on a simulated cluster,
+   * nor for a UID that is not on the node): the agent labels its own metrics with these.
+   */
+  namedPods: Array<NamedPod>;
   /** Processes stored. */
   processes: Scalars['Int']['output'];
   /** Problems with the input; when there are any, nothing was stored. */
