@@ -125,7 +125,7 @@ impl Application {
         let inventory = InventoryFeed::new(db.clone(), fanouts.inventory, events.clone());
         // Releases are planned to take the eviction deadline plus a minute for the other steps.
         let release_allowance = settings.kubernetes.eviction_deadline_secs as i64 + 60;
-        let planning = egs_schema::scheduler::Config::live(egs_schema::lifecycle::state::PROVISIONING_ALLOWANCE_SECS, release_allowance);
+        let planning = egs_scheduler::Config::live(egs_schema::lifecycle::state::PROVISIONING_ALLOWANCE_SECS, release_allowance);
         let scheduler = Arc::new(SchedulerHandle::new(clock.clone()).with_planning(planning));
         let redis = redis.map(|(manager, client)| {
             replicas::spawn_event_listener(client.clone(), keys.deployment(), events.clone(), scheduler.clone(), fanouts.origin);

@@ -2,7 +2,7 @@
 
 use crate::settings::{ReplayArgs, ReplayBaseline, ReplayFormat, ReplayPolicy};
 use anyhow::{Context, bail};
-use egs_schema::scheduler::replay::{self, Job, Policy, ReplayConfig};
+use egs_scheduler::replay::{self, Job, Policy, ReplayConfig};
 use std::io::Read;
 use std::path::Path;
 use std::time::Instant;

@@ -30,7 +30,6 @@ pub mod ports;
 pub mod redaction;
 pub mod relay;
 pub mod scalars;
-pub mod scheduler;
 pub mod shared_reads;
 pub mod slice;
 pub mod sso;

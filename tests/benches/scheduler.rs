@@ -14,7 +14,7 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use egs_schema::scheduler::{
+use egs_scheduler::{
     Config, Decision, Holding, MaintenanceWindow, NodeSpec, PendingQueue, PoolKey, QueueKey, Request, RunningSpec, Scheduler, SliceSpec, Time,
 };
 use std::hint::black_box;

@@ -1,6 +1,6 @@
 //! Extending a provisioned GPR's window ("User can extend a GPR with a small grace period",
 //! seed 001). An extension never moves a waiting GPR's promise later: the room is asked of the
-//! scheduler itself ([`crate::scheduler::Scheduler::extension_room`]), and on the leader no pass
+//! scheduler itself ([`egs_scheduler::Scheduler::extension_room`]), and on the leader no pass
 //! runs between that answer and the stored change. Within the slice's extension grace (counted
 //! over all of a GPR's extensions) it applies at once; beyond it, it waits for an admin, who
 //! decides with `approveGpr` / `rejectGpr`, and the room is checked again then.
@@ -12,10 +12,10 @@ use crate::error::{Error, Result};
 use crate::events::record_event;
 use crate::lifecycle::SchedulerHandle;
 use crate::limits::Principal;
-use crate::scheduler::ExtensionRoom;
 use crate::validate;
 use chrono::{DateTime, Duration, Utc};
 use egs_entities::{GprEventKind, GprPhase, gpr, slice};
+use egs_scheduler::ExtensionRoom;
 use egs_wire::duration::format_iso;
 use sea_orm::{DatabaseConnection, EntityTrait, Set, TransactionTrait};
 

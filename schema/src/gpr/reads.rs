@@ -71,7 +71,7 @@ pub async fn wait_time_estimates(
     mut spec: GprSpec,
     scheduler: &crate::lifecycle::SchedulerHandle,
     now: DateTime<Utc>,
-) -> Result<Vec<(crate::scheduler::PoolEstimate, Option<String>)>> {
+) -> Result<Vec<(egs_scheduler::PoolEstimate, Option<String>)>> {
     caller.require_person()?;
     caller.require_slice_role(db, spec.slice_id, SliceRole::Viewer, "slice").await?;
     let mut errors = Vec::new();
@@ -85,7 +85,7 @@ pub async fn wait_time_estimates(
     validate::finish(policy::evaluate(&owner.policy, &ask_of(&spec, gpus_per_node), &Usage::default()).rejections)?;
     // An ask not yet stored: whether it could be preempted or idle out later does not move
     // when it could start.
-    let request = crate::scheduler::Request { preemptible: true, idle_timeout: None, ..spec.scheduler_request(-1, now, false) };
+    let request = egs_scheduler::Request { preemptible: true, idle_timeout: None, ..spec.scheduler_request(-1, now, false) };
     let rows = crate::lifecycle::state::wait_time(db, scheduler, crate::limits::Principal::of(Some(caller)), request, now).await?;
     // The slice's own GPR is the caller's to see (they are a member).
     let own: Vec<i64> = rows.iter().filter_map(|r| r.behind_own.map(|o| o.0)).collect();

@@ -198,8 +198,8 @@ impl GprSpec {
     /// The one mapping from a GPR to what the scheduler plans: `id` is the GPR's (or -1 for
     /// an ask not yet stored), `submitted_at` its queue position, `requeue` whether its slice
     /// sends it back to the queue when evicted.
-    pub fn scheduler_request(&self, id: i64, submitted_at: DateTime<Utc>, requeue: bool) -> crate::scheduler::Request {
-        crate::scheduler::Request {
+    pub fn scheduler_request(&self, id: i64, submitted_at: DateTime<Utc>, requeue: bool) -> egs_scheduler::Request {
+        egs_scheduler::Request {
             id,
             slice: self.slice_id,
             nodes: self.node_count.max(1) as u32,

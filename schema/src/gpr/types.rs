@@ -397,7 +397,7 @@ pub struct PoolWaitEstimate {
 }
 
 impl PoolWaitEstimate {
-    pub(super) fn new(row: crate::scheduler::PoolEstimate, own_name: Option<String>, now: DateTime<Utc>) -> Self {
+    pub(super) fn new(row: egs_scheduler::PoolEstimate, own_name: Option<String>, now: DateTime<Utc>) -> Self {
         let at = |t: i64| DateTime::from_timestamp(t, 0).unwrap_or(now);
         let waits_for = (row.start_no_later_than > now.timestamp()).then(|| match row.behind_own {
             Some((id, back)) if back >= row.start_no_later_than => format!(

@@ -206,7 +206,7 @@ async fn give_back(db: &impl ConnectionTrait, w: &window::Model) -> Result<()> {
 /// which of them the leader has begun.
 #[derive(Clone, Debug, Default)]
 pub struct Open {
-    pub windows: Vec<crate::scheduler::MaintenanceWindow>,
+    pub windows: Vec<egs_scheduler::MaintenanceWindow>,
     pub started: std::collections::HashSet<i64>,
 }
 
@@ -232,7 +232,7 @@ pub async fn open(db: &impl ConnectionTrait) -> Result<Open> {
     let started = rows.iter().filter(|r| r.4.is_some()).map(|r| r.0).collect();
     let windows = rows
         .into_iter()
-        .map(|(id, node, start, end, _)| crate::scheduler::MaintenanceWindow { id, node, start: start.timestamp(), end: end.timestamp() })
+        .map(|(id, node, start, end, _)| egs_scheduler::MaintenanceWindow { id, node, start: start.timestamp(), end: end.timestamp() })
         .collect();
     Ok(Open { windows, started })
 }

@@ -17,9 +17,9 @@
 use super::state::{self, ACTIVE, HOLDING, Snapshot};
 use crate::error::Result;
 use crate::inventory::liveness::STALE_AFTER_SECS;
-use crate::scheduler::{Config, Decision, Holding, Scheduler};
 use chrono::{DateTime, Duration, Utc};
 use egs_entities::{GprPhase, gpr, node, slice, slice_cluster};
+use egs_scheduler::{Config, Decision, Holding, Scheduler};
 use sea_orm::{
     AccessMode, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, IsolationLevel, PaginatorTrait, QueryFilter, QuerySelect, TransactionSession,
     TransactionTrait,

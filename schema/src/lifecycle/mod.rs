@@ -18,9 +18,9 @@ mod tick;
 use crate::error::Result;
 use crate::limits::Principal;
 use crate::ports::{ClusterProvider, LeaderTasks};
-use crate::scheduler::Scheduler;
 use chrono::{DateTime, Duration, Utc};
 use egs_entities::GprEventKind;
+use egs_scheduler::Scheduler;
 use sea_orm::{DatabaseConnection, DatabaseTransaction, TransactionTrait};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -75,7 +75,7 @@ pub struct HeldScheduler<'a> {
 pub struct SchedulerHandle {
     pub clock: Arc<dyn Clock>,
     /// How the core plans: the provisioning and release allowances, aging.
-    pub planning: crate::scheduler::Config,
+    pub planning: egs_scheduler::Config,
     wake: Notify,
     /// The leader's scheduler; `None` on other replicas (and until the first tick).
     driver: tokio::sync::Mutex<Option<driver::Driver>>,
@@ -92,13 +92,13 @@ const TICK_BUCKETS: [f64; 14] = [0.000_5, 0.001, 0.002, 0.004, 0.008, 0.016, 0.0
 
 impl SchedulerHandle {
     pub fn new(clock: Arc<dyn Clock>) -> Self {
-        let planning = crate::scheduler::Config::live(state::PROVISIONING_ALLOWANCE_SECS, state::RELEASE_ALLOWANCE_SECS);
+        let planning = egs_scheduler::Config::live(state::PROVISIONING_ALLOWANCE_SECS, state::RELEASE_ALLOWANCE_SECS);
         let tick_seconds = prometheus_client::metrics::histogram::Histogram::new(TICK_BUCKETS);
         Self { clock, planning, wake: Notify::new(), driver: tokio::sync::Mutex::new(None), questions: questions::Questions::new(), tick_seconds }
     }
 
     /// Plans with `planning` instead of the default allowances.
-    pub fn with_planning(mut self, planning: crate::scheduler::Config) -> Self {
+    pub fn with_planning(mut self, planning: egs_scheduler::Config) -> Self {
         self.planning = planning;
         self
     }

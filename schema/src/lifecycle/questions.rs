@@ -16,8 +16,8 @@
 use super::driver::Driver;
 use crate::error::{Error, ErrorCode, Result, UserError};
 use crate::limits::Principal;
-use crate::scheduler::{Config, Scheduler};
 use chrono::{DateTime, Utc};
+use egs_scheduler::{Config, Scheduler};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -11,9 +11,9 @@
 
 use crate::error::Result;
 use crate::inventory::liveness::STALE_AFTER_SECS;
-use crate::scheduler::{self, Config, Hold, Holding, NodeSpec, PoolKey, Request, RunningSpec, Scheduler, SliceSpec};
 use chrono::{DateTime, Utc};
 use egs_entities::{GprPhase, Health, NodeState, gpr, gpr_node, gpu, node, slice, slice_cluster};
+use egs_scheduler::{Config, Hold, Holding, NodeSpec, PoolKey, Request, RunningSpec, Scheduler, SliceSpec};
 use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -352,7 +352,7 @@ pub async fn wait_time(
     who: crate::limits::Principal,
     request: Request,
     now: DateTime<Utc>,
-) -> Result<Vec<scheduler::PoolEstimate>> {
+) -> Result<Vec<egs_scheduler::PoolEstimate>> {
     let t = now.timestamp();
     handle.ask(who, db, now, move |core| core.wait_time(&request, t)).await
 }

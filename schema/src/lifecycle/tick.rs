@@ -5,16 +5,16 @@ use super::state::Snapshot;
 use super::*;
 use crate::error::Result;
 use crate::events::record_event;
-use crate::scheduler::{Decision, Scheduler};
 use chrono::{DateTime, Duration, Utc};
 use egs_entities::{GprEventKind, GprPhase, NodeState, ReleaseReason, StepOperation, cluster, gpr, gpr_node, node};
+use egs_scheduler::{Decision, Scheduler};
 use sea_orm::sea_query::Expr;
 use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// A queued GPR as the snapshot holds it, with its new position, promise, expected start and pool.
-type Estimate = (gpr::Model, Option<i32>, Option<DateTime<Utc>>, Option<DateTime<Utc>>, Option<crate::scheduler::PoolKey>);
+type Estimate = (gpr::Model, Option<i32>, Option<DateTime<Utc>>, Option<DateTime<Utc>>, Option<egs_scheduler::PoolKey>);
 
 /// Rows per estimate-writing statement, and per statement of their events: far under either
 /// database's bound-parameter limit (a row binds about ten values, except in PostgreSQL's
@@ -151,7 +151,7 @@ impl Lifecycle {
         }
         stepped |= !deferred.is_empty();
         let deferred = deferred.len();
-        let causes: HashMap<i64, crate::scheduler::Cause> = driver.core.take_moves().into_iter().map(|m| (m.gpr, m.cause)).collect();
+        let causes: HashMap<i64, egs_scheduler::Cause> = driver.core.take_moves().into_iter().map(|m| (m.gpr, m.cause)).collect();
         let decided = started.elapsed();
         let estimates = self.store_estimates(epoch, &mut driver.state, &driver.core, &causes).await?;
         tracing::debug!(
@@ -365,7 +365,7 @@ impl Lifecycle {
     /// version-checked phase change and its nodes' owner; the steps forgotten, the node links
     /// and the events in one statement each. A GPR edited or cancelled since the snapshot is
     /// skipped (the next tick plans it afresh). Returns how many were stored.
-    pub(super) async fn admit_all(&self, epoch: i64, admissions: &[(&gpr::Model, &crate::scheduler::PoolKey, &[i64])]) -> Result<usize> {
+    pub(super) async fn admit_all(&self, epoch: i64, admissions: &[(&gpr::Model, &egs_scheduler::PoolKey, &[i64])]) -> Result<usize> {
         if admissions.is_empty() {
             return Ok(0);
         }
@@ -450,7 +450,7 @@ impl Lifecycle {
         epoch: i64,
         snapshot: &mut Snapshot,
         core: &Scheduler,
-        causes: &HashMap<i64, crate::scheduler::Cause>,
+        causes: &HashMap<i64, egs_scheduler::Cause>,
     ) -> Result<usize> {
         let positions = core.positions();
         let mut changed: Vec<Estimate> = Vec::new();
@@ -542,8 +542,8 @@ fn estimate_moved_secs(stored: &gpr::Model, promise: Option<DateTime<Utc>>, expe
 }
 
 /// Why a promise moved later, in words (DESIGN §4.5's causes).
-fn describe_cause(cause: &crate::scheduler::Cause, snapshot: &Snapshot) -> String {
-    use crate::scheduler::Cause;
+fn describe_cause(cause: &egs_scheduler::Cause, snapshot: &Snapshot) -> String {
+    use egs_scheduler::Cause;
     match cause {
         Cause::HigherPriority { gpr, priority } => {
             let name = snapshot.active.get(gpr).map_or_else(|| format!("#{gpr}"), |g| format!("`{}`", g.name));

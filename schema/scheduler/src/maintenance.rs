@@ -268,7 +268,7 @@ mod tests {
         // A fresh GPR of a higher priority than a guard does not see it.
         let mut kept = Guards::default();
         let windows = [MaintenanceWindow { node: 1, start: 10, end: 20, id: 1 }];
-        let r = |gpr, priority, start, end| crate::scheduler::state::Reservation { gpr, priority, start, end, nodes: 1 };
+        let r = |gpr, priority, start, end| crate::state::Reservation { gpr, priority, start, end, nodes: 1 };
         kept.add(&windows, &r(1, 100, 0, 15));
         kept.add(&windows, &r(2, 50, 15, 30));
         kept.add(&windows, &r(3, 100, 30, 40));
