@@ -8,7 +8,7 @@
 
 use async_graphql::{ID, InputType, Pos, ScalarType, Value};
 use chrono::{DateTime, Utc};
-use egs_schema::error::ErrorCode;
+use egs_domain::error::ErrorCode;
 use egs_schema::ids::{self, Kind};
 use egs_schema::pagination::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PageRequest, encode_cursor};
 use egs_schema::scalars::Duration;
@@ -307,7 +307,7 @@ fn gate() -> &'static egs_schema::limits::Gate {
 fn gate_answer(text: &str) -> Result<String, String> {
     let mut request = async_graphql::Request::new(text);
     let started = std::time::Instant::now();
-    let answer = gate().admit(&mut request, egs_schema::limits::Principal::Anonymous);
+    let answer = gate().admit(&mut request, egs_domain::auth::Principal::Anonymous);
     let took = started.elapsed();
     assert!(took < GATE_TIME_BOUND, "the gate took {took:?} over a document of {} bytes: {text:?}", text.len());
     match answer {

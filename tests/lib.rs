@@ -15,7 +15,7 @@ pub mod ws;
 use anyhow::Context;
 use egs_api::Application;
 use egs_api::settings::{Secret, ServeArgs, StorageArgs};
-use egs_schema::clock::ManualClock;
+use egs_domain::clock::ManualClock;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -70,7 +70,7 @@ pub struct TestApp {
     /// The lifecycle's clock: tests move it forward instead of waiting for windows to pass.
     pub clock: Arc<ManualClock>,
     /// The scheduler this replica runs when it leads.
-    pub scheduler: Arc<egs_schema::lifecycle::SchedulerHandle>,
+    pub scheduler: Arc<egs_domain::lifecycle::SchedulerHandle>,
     /// The turns subscriptions take to set up (`egs_schema::setting_up`).
     pub subscription_setups: Arc<tokio::sync::Semaphore>,
     stop: Option<oneshot::Sender<()>>,
@@ -260,7 +260,7 @@ pub fn api_only(settings: &mut ServeArgs) {
 /// Settings for tests that read the database's copy of a node (latest samples, heartbeat,
 /// busy time) right after each of several quick reports: every report is written at once (and
 /// agents are asked for every sample). By default a node's are written at most once per
-/// unwatched interval (`egs_schema::metrics::batch`), which its own test covers.
+/// unwatched interval (`egs_domain::metrics::batch`), which its own test covers.
 pub fn writes_every_report(settings: &mut ServeArgs) {
     settings.unwatched_report_interval_secs = 0;
 }
@@ -288,7 +288,7 @@ struct Launched {
     stop: oneshot::Sender<()>,
     /// The bootstrap admin token, if this start created one.
     bootstrap_token: Option<String>,
-    scheduler: Arc<egs_schema::lifecycle::SchedulerHandle>,
+    scheduler: Arc<egs_domain::lifecycle::SchedulerHandle>,
     subscription_setups: Arc<tokio::sync::Semaphore>,
 }
 
@@ -414,7 +414,7 @@ impl TestApp {
             database_url: None,
             data_dir,
             clock: clock.clone(),
-            scheduler: Arc::new(egs_schema::lifecycle::SchedulerHandle::new(clock)),
+            scheduler: Arc::new(egs_domain::lifecycle::SchedulerHandle::new(clock)),
             // Another process's gateway: its turns are not reachable from here.
             subscription_setups: Arc::new(tokio::sync::Semaphore::new(egs_schema::SUBSCRIPTION_SETUPS)),
             stop: None,
@@ -582,7 +582,7 @@ impl InProcess {
         Self { app, admin_token, _data_dir: data_dir, postgres_cleanup }
     }
 
-    pub fn services(&self) -> &egs_schema::Services {
+    pub fn services(&self) -> &egs_domain::Services {
         &self.app.state().services
     }
 
@@ -590,7 +590,7 @@ impl InProcess {
     pub async fn execute(&self, token: &str, query: &str, variables: Value) -> Value {
         let state = self.app.state();
         let services = &state.services;
-        let caller = egs_schema::auth::authenticate(&services.db, &services.keys, &services.token_cache, token).await.expect("a valid token");
+        let caller = egs_domain::auth::authenticate(&services.db, &services.keys, &services.token_cache, token).await.expect("a valid token");
         let request = async_graphql::Request::new(query).variables(async_graphql::Variables::from_json(variables));
         let response = egs_schema::execute(&state.schema, services, request, Some(caller), egs_schema::operation::OperationSlot::new()).await;
         serde_json::to_value(&response).expect("a JSON response")

@@ -15,20 +15,21 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::routing::get;
-use egs_schema::Alone;
-use egs_schema::alerts::hub::AlertHub;
-use egs_schema::alerts::webhook::Webhook;
-use egs_schema::auth::{NoReplicas, TokenCache};
-use egs_schema::clock::SystemClock;
-use egs_schema::cluster::credentials::CredentialCipher;
-use egs_schema::events::EventHub;
-use egs_schema::inventory::live::InventoryFeed;
-use egs_schema::lifecycle::provider::SimulatedProvider;
-use egs_schema::lifecycle::{Lifecycle, LifecycleConfig, Providers, SchedulerHandle};
-use egs_schema::metrics::MetricsStore;
-use egs_schema::notify::{Notifier, NotifierConfig};
-use egs_schema::ports::{Announce, Clock, RevocationBroadcast};
-use egs_schema::{EgsSchema, SchemaOptions, Services, build_schema};
+use egs_domain::Alone;
+use egs_domain::Services;
+use egs_domain::alerts::hub::AlertHub;
+use egs_domain::alerts::webhook::Webhook;
+use egs_domain::auth::{NoReplicas, TokenCache};
+use egs_domain::clock::SystemClock;
+use egs_domain::cluster::credentials::CredentialCipher;
+use egs_domain::events::EventHub;
+use egs_domain::inventory::live::InventoryFeed;
+use egs_domain::lifecycle::provider::SimulatedProvider;
+use egs_domain::lifecycle::{Lifecycle, LifecycleConfig, Providers, SchedulerHandle};
+use egs_domain::metrics::MetricsStore;
+use egs_domain::notify::{Notifier, NotifierConfig};
+use egs_domain::ports::{Announce, Clock, RevocationBroadcast};
+use egs_schema::{EgsSchema, SchemaOptions, build_schema};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -125,7 +126,7 @@ impl Application {
         let inventory = InventoryFeed::new(db.clone(), fanouts.inventory, events.clone());
         // Releases are planned to take the eviction deadline plus a minute for the other steps.
         let release_allowance = settings.kubernetes.eviction_deadline_secs as i64 + 60;
-        let planning = egs_scheduler::Config::live(egs_schema::lifecycle::state::PROVISIONING_ALLOWANCE_SECS, release_allowance);
+        let planning = egs_scheduler::Config::live(egs_domain::lifecycle::state::PROVISIONING_ALLOWANCE_SECS, release_allowance);
         let scheduler = Arc::new(SchedulerHandle::new(clock.clone()).with_planning(planning));
         let redis = redis.map(|(manager, client)| {
             replicas::spawn_event_listener(client.clone(), keys.deployment(), events.clone(), scheduler.clone(), fanouts.origin);
@@ -174,7 +175,7 @@ impl Application {
             Some(url) => {
                 let mailer = crate::mail::SmtpMailer::new(url.expose(), &settings.notify.smtp_from)?;
                 tracing::info!(smtp = %mailer.shown(), "e-mail notification channels send through an SMTP server");
-                Some(Arc::new(mailer) as Arc<dyn egs_schema::ports::Mailer>)
+                Some(Arc::new(mailer) as Arc<dyn egs_domain::ports::Mailer>)
             }
             None => None,
         };
@@ -194,9 +195,9 @@ impl Application {
         let db_for_watch = db.clone();
         let services = Services {
             gpu_catalog: Default::default(),
-            queue_views: egs_schema::gpr::queue_views::QueueViews::new(db.clone(), events.clone()),
+            queue_views: egs_domain::gpr::queue_views::QueueViews::new(db.clone(), events.clone()),
             pod_names: Arc::default(),
-            reports: egs_schema::metrics::batch::ReportBatcher::new(
+            reports: egs_domain::metrics::batch::ReportBatcher::new(
                 db.clone(),
                 metrics.clone(),
                 alerts.clone(),
@@ -281,7 +282,7 @@ impl Application {
         let tailer = tokio::spawn(self.state.services.events.clone().run(until_stopped()));
         let services = &self.state.services;
         let alert_tailer = tokio::spawn(services.alerts.clone().run(until_stopped()));
-        let sweeper = tokio::spawn(egs_schema::alerts::sweeper::run_sweeper(
+        let sweeper = tokio::spawn(egs_domain::alerts::sweeper::run_sweeper(
             services.db.clone(),
             services.alerts.clone(),
             self.clock.clone(),
@@ -290,7 +291,7 @@ impl Application {
         ));
         let webhook = self.webhook.map(|webhook| tokio::spawn(webhook.run(until_stopped())));
         let notifier = tokio::spawn(services.notifier.clone().run(until_stopped()));
-        let usage = tokio::spawn(egs_schema::usage::run(services.db.clone(), self.clock.clone(), egs_schema::usage::EVERY, until_stopped()));
+        let usage = tokio::spawn(egs_domain::usage::run(services.db.clone(), self.clock.clone(), egs_domain::usage::EVERY, until_stopped()));
         let lifecycle = match self.lifecycle {
             Some(lifecycle) => Some(lifecycle.run_on_own_thread(until_stopped()).context("failed to start the scheduler's thread")?),
             None => None,

@@ -3,11 +3,11 @@
 use crate::settings::StorageArgs;
 use anyhow::Context;
 use chrono::Utc;
+use egs_domain::auth::TokenKeys;
+use egs_domain::cluster::service::DEFAULT_PROJECT;
+use egs_domain::token::service::{IssueToken, issue_token};
+use egs_domain::user::service::{CreateUser, find_user_by_name, insert_user};
 use egs_entities::{Role, project};
-use egs_schema::auth::TokenKeys;
-use egs_schema::cluster::service::DEFAULT_PROJECT;
-use egs_schema::token::service::{IssueToken, issue_token};
-use egs_schema::user::service::{CreateUser, find_user_by_name, insert_user};
 use rand::Rng;
 use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, Set, TransactionTrait};
 use std::io::Write;
@@ -132,6 +132,6 @@ pub async fn ensure_initialized(db: &DatabaseConnection, keys: &TokenKeys, data_
 }
 
 /// Schema errors at start-up are ours to fix, so they carry their debug form.
-pub fn schema_error(error: egs_schema::error::Error) -> anyhow::Error {
+pub fn schema_error(error: egs_domain::error::Error) -> anyhow::Error {
     anyhow::anyhow!("{}: {error:?}", error.public_message())
 }

@@ -4,11 +4,11 @@ use crate::bootstrap::{self, schema_error};
 use crate::db::{self, StatementCounter};
 use crate::settings::{StorageArgs, TokenCreateArgs};
 use anyhow::Context;
+use egs_domain::auth::Caller;
+use egs_domain::slice::service as slices;
+use egs_domain::token::service::{IssueToken, issue_token};
+use egs_domain::user::service::{CreateUser, find_user_by_name, insert_user};
 use egs_entities::{Role, SliceRole, SliceScope};
-use egs_schema::auth::Caller;
-use egs_schema::slice::service as slices;
-use egs_schema::token::service::{IssueToken, issue_token};
-use egs_schema::user::service::{CreateUser, find_user_by_name, insert_user};
 use egs_wire::duration::parse_secs;
 
 async fn open(storage: &StorageArgs) -> anyhow::Result<sea_orm::DatabaseConnection> {
@@ -64,7 +64,7 @@ pub async fn create_token(args: TokenCreateArgs) -> anyhow::Result<String> {
         let system = Caller::system();
         let slice = slices::find_slice_by_name(&db, &system, slice_name).await.map_err(|_| anyhow::anyhow!("no slice named `{slice_name}`"))?;
         // A running gateway reads the new access version when its token cache expires.
-        let news = egs_schema::auth::AccessNews { cache: &Default::default(), others: &egs_schema::auth::NoReplicas };
+        let news = egs_domain::auth::AccessNews { cache: &Default::default(), others: &egs_domain::auth::NoReplicas };
         slices::add_slice_member(&db, &system, news, slice.id, slices::MemberSpec { user_id: user.id, role: slice_role })
             .await
             .map_err(schema_error)?;

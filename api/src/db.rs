@@ -115,9 +115,9 @@ pub async fn connect_reads(storage: &StorageArgs, counter: &StatementCounter, db
 /// one at a time; the second is a spare for a reconnect.
 const POSTGRES_LEADER_CONNECTIONS: u32 = 2;
 
-/// The scheduler leader's own pool on PostgreSQL (see [`egs_schema::lifecycle::LeaderPool`]),
+/// The scheduler leader's own pool on PostgreSQL (see [`egs_domain::lifecycle::LeaderPool`]),
 /// opened lazily on the scheduler's thread; `None` on SQLite, whose one writer it shares.
-pub fn leader_pool(storage: &StorageArgs, counter: &StatementCounter) -> Option<egs_schema::lifecycle::LeaderPool> {
+pub fn leader_pool(storage: &StorageArgs, counter: &StatementCounter) -> Option<egs_domain::lifecycle::LeaderPool> {
     let url = database_url(storage);
     if url.starts_with("sqlite:") {
         return None;
@@ -129,7 +129,7 @@ pub fn leader_pool(storage: &StorageArgs, counter: &StatementCounter) -> Option<
         .acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT)
         .max_connections(POSTGRES_LEADER_CONNECTIONS)
         .connect_lazy(true);
-    Some(egs_schema::lifecycle::LeaderPool { options, statements: counter.0.clone() })
+    Some(egs_domain::lifecycle::LeaderPool { options, statements: counter.0.clone() })
 }
 
 /// The advisory lock replicas take around migrations on PostgreSQL ("EGS" + "MIGR").

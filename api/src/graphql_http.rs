@@ -15,8 +15,9 @@ use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use egs_schema::auth::{Caller, authenticate};
-use egs_schema::error::{ErrorCode, code_of, code_request_errors, errors_json, is_request_error};
+use egs_domain::auth::{Caller, authenticate};
+use egs_domain::error::ErrorCode;
+use egs_schema::error::{code_of, code_request_errors, errors_json, is_request_error};
 use egs_schema::operation::{OperationSlot, select_operation};
 use serde_json::json;
 use std::time::Instant;
@@ -107,7 +108,7 @@ async fn caller_from(state: &AppState, headers: &HeaderMap, media: Media) -> Res
     let token = bearer_token(headers);
     let result = match token {
         Some(token) => authenticate(&state.services.db, &state.services.keys, &state.services.token_cache, token).await,
-        None => Err(egs_schema::error::Error::Unauthenticated("send the token as `Authorization: Bearer <token>`".into())),
+        None => Err(egs_domain::error::Error::Unauthenticated("send the token as `Authorization: Bearer <token>`".into())),
     };
     result.map(Some).map_err(|error| {
         let code = error.code();

@@ -65,7 +65,7 @@ pub async fn metrics_for_admins(State(state): State<AppState>, headers: axum::ht
     let token = crate::graphql_http::bearer_token(&headers);
     let services = &state.services;
     let caller = match token {
-        Some(token) => egs_schema::auth::authenticate(&services.db, &services.keys, &services.token_cache, token).await.ok(),
+        Some(token) => egs_domain::auth::authenticate(&services.db, &services.keys, &services.token_cache, token).await.ok(),
         None => None,
     };
     match caller {

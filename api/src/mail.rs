@@ -2,8 +2,8 @@
 //! operator's server, named by `EGS_SMTP_URL`.
 
 use async_trait::async_trait;
-use egs_schema::outbound::Outcome;
-use egs_schema::ports::Mailer;
+use egs_domain::outbound::Outcome;
+use egs_domain::ports::Mailer;
 use lettre::message::{Mailbox, header::ContentType};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use std::time::Duration;

@@ -22,14 +22,14 @@
 //! holder is never credited with the previous one's work.
 //!
 //! GPUs that never reported are left out, and so are those of nodes whose agent is silent
-//! (`STALE`, see [`egs_schema::inventory::liveness::effective_health`]): a stale value must not look live. One SQL
+//! (`STALE`, see [`egs_domain::inventory::liveness::effective_health`]): a stale value must not look live. One SQL
 //! statement reads them all, whatever the GPU count.
 
 use async_graphql::parser::types::OperationType;
 use chrono::Utc;
+use egs_domain::metrics::export::{GpuRow, live_gpus};
+use egs_domain::metrics::store::Holder;
 use egs_entities::{GprPhase, gpr};
-use egs_schema::metrics::export::{GpuRow, live_gpus};
-use egs_schema::metrics::store::Holder;
 use egs_wire::dcgm::{GpuValues, Labels, gpu_labels};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::encoding::text::{encode_eof, encode_registry};
@@ -194,7 +194,7 @@ fn exported(mut row: GpuRow) -> (Labels, GpuValues) {
         (Some(gpr_id), Some(slice_id), Some(at)) => Some(Holder { gpr_id, slice_id, since: at.timestamp() }),
         _ => None,
     };
-    let held = egs_schema::metrics::access::Access::of(holder, true).allows(Some(row.last_sample_at));
+    let held = egs_domain::metrics::access::Access::of(holder, true).allows(Some(row.last_sample_at));
     let mut labels = gpu_labels(
         i64::from(row.gpu_index),
         std::mem::take(&mut row.uuid),

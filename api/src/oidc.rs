@@ -7,7 +7,7 @@
 //! for a confidential client, the secret), verifies the ID token's signature against the
 //! issuer's published keys (cached; fetched again for a key id it does not know, at most every
 //! 30 s, and every hour), its issuer, audience, expiry and nonce, then signs the user in
-//! (`egs_schema::sso::signin`) and sends the browser to the portal with the session token in
+//! (`egs_domain::sso::signin`) and sends the browser to the portal with the session token in
 //! the URL's fragment, which never reaches a server. `GET /auth/oidc` says whether it is on.
 
 use crate::app::AppState;
@@ -17,7 +17,7 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
-use egs_schema::sso::signin::{self, Identity};
+use egs_domain::sso::signin::{self, Identity};
 use hmac::{Hmac, Mac};
 use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
@@ -423,7 +423,7 @@ pub async fn callback(State(state): State<AppState>, headers: HeaderMap, Query(q
     let result = async {
         let pending = pending.ok_or(SignInError::State)?;
         // The state is what ties this callback to that browser.
-        if !query.state.as_deref().is_some_and(|s| egs_schema::auth::same_secret(s, &pending.state)) {
+        if !query.state.as_deref().is_some_and(|s| egs_domain::auth::same_secret(s, &pending.state)) {
             return Err(SignInError::State);
         }
         if let Some(error) = &query.error {
@@ -444,7 +444,7 @@ pub async fn callback(State(state): State<AppState>, headers: HeaderMap, Query(q
         // an admin they no longer make one. Checked at every sign-in, not only when this one
         // demoted, so a revocation an earlier sign-in could not finish is finished now.
         let admin = signed.user.role == egs_entities::Role::Admin;
-        egs_schema::slice::kubeconfig::revoke_for_user(&services.db, services.kubernetes.clone(), signed.user.id, admin, &signed.owner_lost)
+        egs_domain::slice::kubeconfig::revoke_for_user(&services.db, services.kubernetes.clone(), signed.user.id, admin, &signed.owner_lost)
             .await
             .map_err(|e| SignInError::Schema(e.public_message()))?;
         Ok((return_to, signed.token))

@@ -5,7 +5,7 @@
 //! Counted per replica, in memory, like the cost budget: behind N replicas a user may hold N
 //! times as much. Agent tokens belong to no user and count by token.
 
-use egs_schema::limits::Principal;
+use egs_domain::auth::Principal;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 

@@ -67,7 +67,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<String> {
     for path in &args.traces {
         jobs.extend(read_trace(path)?);
     }
-    use egs_schema::lifecycle::state::{PROVISIONING_ALLOWANCE_SECS, RELEASE_ALLOWANCE_SECS};
+    use egs_domain::lifecycle::state::{PROVISIONING_ALLOWANCE_SECS, RELEASE_ALLOWANCE_SECS};
     let config = |policy| ReplayConfig {
         nodes: args.nodes,
         gpus_per_node: args.gpus_per_node,

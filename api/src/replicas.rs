@@ -8,15 +8,15 @@
 //! those), and answers the others' history queries for its part (the latest sample of every GPU
 //! is in the database).
 
-use egs_schema::alerts::hub::AlertHub;
-use egs_schema::auth::TokenCache;
-use egs_schema::events::EventHub;
-use egs_schema::inventory::live::InventoryFeed;
-use egs_schema::lifecycle::SchedulerHandle;
-use egs_schema::metrics::MetricsStore;
-use egs_schema::metrics::sample::{Sample, Values};
-use egs_schema::metrics::store::{Interest, Point};
-use egs_schema::ports::{Announce, MetricsFanout, RevocationBroadcast};
+use egs_domain::alerts::hub::AlertHub;
+use egs_domain::auth::TokenCache;
+use egs_domain::events::EventHub;
+use egs_domain::inventory::live::InventoryFeed;
+use egs_domain::lifecycle::SchedulerHandle;
+use egs_domain::metrics::MetricsStore;
+use egs_domain::metrics::sample::{Sample, Values};
+use egs_domain::metrics::store::{Interest, Point};
+use egs_domain::ports::{Announce, MetricsFanout, RevocationBroadcast};
 use egs_wire::backoff::Backoff;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};

@@ -176,7 +176,7 @@ pub struct ServeArgs {
     /// values and heartbeat are written to the database, watched or not (live subscribers and
     /// the alert rules still see every report at once). 0: agents always report as they
     /// sample, and every report is written.
-    #[arg(long, env = "EGS_UNWATCHED_REPORT_INTERVAL", default_value_t = ServeArgs::DEFAULT_UNWATCHED_REPORT_INTERVAL_SECS, value_parser = clap::value_parser!(u64).range(0..=egs_schema::metrics::batch::MAX_UNWATCHED_INTERVAL.as_secs()))]
+    #[arg(long, env = "EGS_UNWATCHED_REPORT_INTERVAL", default_value_t = ServeArgs::DEFAULT_UNWATCHED_REPORT_INTERVAL_SECS, value_parser = clap::value_parser!(u64).range(0..=egs_domain::metrics::batch::MAX_UNWATCHED_INTERVAL.as_secs()))]
     pub unwatched_report_interval_secs: u64,
     #[command(flatten)]
     pub ws: WsArgs,
@@ -234,7 +234,7 @@ pub struct KubernetesArgs {
     pub slice_pod_security: String,
     /// The ServiceAccount (`<namespace>:<name>`) whose projected tokens sign node agents in
     /// (`signInAgent`): each gets a token for the node its pod runs on.
-    #[arg(long = "agent-service-account", env = "EGS_AGENT_SERVICE_ACCOUNT", default_value = egs_schema::token::agent::DEFAULT_AGENT_SERVICE_ACCOUNT, value_parser = parse_service_account)]
+    #[arg(long = "agent-service-account", env = "EGS_AGENT_SERVICE_ACCOUNT", default_value = egs_domain::token::agent::DEFAULT_AGENT_SERVICE_ACCOUNT, value_parser = parse_service_account)]
     pub agent_service_account: String,
 }
 
@@ -255,7 +255,7 @@ impl Default for KubernetesArgs {
             cluster_poll_ms: 5000,
             status_resync_ms: 5000,
             slice_pod_security: "baseline".into(),
-            agent_service_account: egs_schema::token::agent::DEFAULT_AGENT_SERVICE_ACCOUNT.into(),
+            agent_service_account: egs_domain::token::agent::DEFAULT_AGENT_SERVICE_ACCOUNT.into(),
         }
     }
 }

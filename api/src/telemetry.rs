@@ -3,7 +3,7 @@
 //! pool, with no throttle of its own (858 lines in a 15 s flood): kept here to one every
 //! [`SLOW_ACQUIRE_EVERY`]; the gateway's own "pool exhausted" warning says how many it left out.
 
-use egs_schema::log_throttle::Throttle;
+use egs_domain::log_throttle::Throttle;
 use std::time::Duration;
 use tracing_subscriber::filter::{self, EnvFilter};
 use tracing_subscriber::prelude::*;
@@ -57,7 +57,7 @@ mod tests {
                 tracing::warn!(target: "sqlx::pool::acquire", "acquired connection, but time to acquire exceeded slow threshold");
             }
             for n in 0..3 {
-                tracing::warn!(target: "egs_schema::lifecycle", n, "a tick failed");
+                tracing::warn!(target: "egs_domain::lifecycle", n, "a tick failed");
             }
         });
         let text = String::from_utf8(lines.0.lock().expect("lock").clone()).expect("utf-8");

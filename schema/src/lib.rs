@@ -1,36 +1,26 @@
-//! The EGS GraphQL schema and the services behind it.
+//! The EGS GraphQL API: objects, inputs, payloads, the query, mutation and subscription roots,
+//! batch loaders, cost limits, Relay connections and scalars.
 //!
 //! Each domain module (`cluster`, `inventory`, `slice`, `user`, `token`, `gpr`, `metrics`,
-//! `alerts`, `workloads`) holds its GraphQL types and resolvers in `mod.rs` and its rules in `service.rs`:
-//! plain async functions over a database connection and an authenticated [`auth::Caller`].
-//! Resolvers stay a few lines.
-//! This crate never imports the web framework: the gateway attaches per-request data (the
-//! caller, the [`loaders::Loaders`]) through [`execute`].
+//! `alerts`, `workloads`, `notify`, `template`, `usage`, `sso`) holds the GraphQL types and
+//! resolvers of its domain; the rules behind them are `egs_domain`'s, and a resolver decodes,
+//! calls one and shapes the answer. This crate never imports the web framework: the gateway
+//! attaches per-request data (the caller, the [`loaders::Loaders`]) through [`execute`].
 
 pub mod alerts;
-pub mod auth;
-pub mod clock;
 pub mod cluster;
 pub mod error;
-pub mod events;
 pub mod gpr;
 pub mod ids;
 pub mod inventory;
-pub mod lifecycle;
 pub mod limits;
 pub mod loaders;
-pub mod log_throttle;
 pub mod metrics;
 pub mod notify;
 pub mod operation;
-pub mod outbound;
 pub mod pagination;
-pub mod per_hour;
-pub mod ports;
-pub mod redaction;
 pub mod relay;
 pub mod scalars;
-pub mod shared_reads;
 pub mod slice;
 pub mod sso;
 pub mod template;
@@ -41,9 +31,10 @@ pub mod workloads;
 
 use async_graphql::parser::types::OperationType;
 use async_graphql::{Context, MergedObject, MergedSubscription, Schema};
-use auth::{Caller, TokenCache, TokenKeys};
-use error::{Error, Result};
-use ports::{Announce, RevocationBroadcast};
+use egs_domain::Services;
+use egs_domain::auth::Caller;
+use egs_domain::error::{Error, ErrorCode, Result};
+use egs_domain::log_throttle;
 use sea_orm::DatabaseConnection;
 use std::sync::Arc;
 
@@ -107,65 +98,6 @@ pub const MAX_QUERY_DEPTH: usize = 16;
 /// Refused before execution when exceeded; a 100-item page of nested objects is ~2,000.
 pub const MAX_QUERY_COMPLEXITY: usize = 20_000;
 
-/// Per-process state shared by every resolver.
-#[derive(Clone)]
-pub struct Services {
-    /// Where writes go: mutations, and the background jobs.
-    pub db: DatabaseConnection,
-    /// Where queries and subscriptions read: on SQLite, read-only connections beside the one
-    /// writer; on PostgreSQL, a pool of its own beside `db`'s.
-    pub reads: DatabaseConnection,
-    pub keys: Arc<TokenKeys>,
-    pub token_cache: Arc<TokenCache>,
-    /// Reaches the other replicas' token caches (Redis in distributed mode).
-    pub revocations: Arc<dyn RevocationBroadcast>,
-    /// Wakes the scheduler loop after a change; the lifecycle clock.
-    pub scheduler: Arc<lifecycle::SchedulerHandle>,
-    /// Live GPR events for subscriptions.
-    pub events: Arc<events::EventHub>,
-    /// GPU metrics history and the live feed of samples (per process).
-    pub metrics: Arc<metrics::MetricsStore>,
-    /// Stores agents' reports in batches (`reportGpuSamples`).
-    pub reports: Arc<metrics::batch::ReportBatcher>,
-    /// Alert transitions for subscribers (and the webhook), from every replica.
-    pub alerts: Arc<alerts::hub::AlertHub>,
-    /// Node changes for `inventoryChanged` subscribers, from every replica.
-    pub inventory: Arc<inventory::live::InventoryFeed>,
-    /// The GPUs' descriptions in memory, for GPU pages that read no samples.
-    pub gpu_catalog: Arc<inventory::catalog::GpuCatalog>,
-    /// What is asked of Kubernetes clusters' APIs outside the provider's jobs (kubeconfigs).
-    pub kubernetes: Arc<dyn ports::KubeAccess>,
-    /// Seals and opens the clusters' stored credentials.
-    pub credentials: Arc<cluster::credentials::CredentialCipher>,
-    /// Live queue views, one reader per distinct view (`queueChanged`).
-    pub queue_views: Arc<gpr::queue_views::QueueViews>,
-    /// The pods on each Kubernetes node, as its cluster lists them (to name reported pods).
-    pub pod_names: Arc<workloads::pod_names::PodDirectory>,
-    /// Notification channels' deliveries and milestones' Kubernetes Events.
-    pub notifier: Arc<notify::Notifier>,
-    /// Subscriptions setting up now (see [`setting_up`]): [`SUBSCRIPTION_SETUPS`] permits.
-    pub subscription_setups: Arc<tokio::sync::Semaphore>,
-}
-
-impl Services {
-    /// What storing a cluster's kubeconfig needs.
-    pub fn sealer(&self) -> cluster::service::Sealer<'_> {
-        cluster::service::Sealer { cipher: &self.credentials, kube: self.kubernetes.as_ref() }
-    }
-
-    /// Where news that users lost slice access goes (see [`auth::reduce_access`]).
-    pub fn access_news(&self) -> auth::AccessNews<'_> {
-        auth::AccessNews { cache: &self.token_cache, others: self.revocations.as_ref() }
-    }
-}
-
-/// One replica: nobody else to tell.
-pub struct Alone;
-
-impl Announce for Alone {
-    fn announce(&self) {}
-}
-
 /// What a deployment may switch in the schema.
 #[derive(Clone, Debug)]
 pub struct SchemaOptions {
@@ -185,7 +117,7 @@ impl Default for SchemaOptions {
             introspection: true,
             cost_budget: None,
             max_tokens_per_user: None,
-            agent_service_account: token::agent::DEFAULT_AGENT_SERVICE_ACCOUNT.into(),
+            agent_service_account: egs_domain::token::agent::DEFAULT_AGENT_SERVICE_ACCOUNT.into(),
         }
     }
 }
@@ -196,7 +128,7 @@ pub fn build_schema(services: Services, options: SchemaOptions) -> EgsSchema {
     let builder = Schema::build(Query::default(), Mutation::default(), Subscription::default())
         .data(services)
         .data(token::TokenLimit(options.max_tokens_per_user))
-        .data(token::agent::AgentSignIn::new(&options.agent_service_account))
+        .data(egs_domain::token::agent::AgentSignIn::new(&options.agent_service_account))
         // Checked in front of the schema by [`execute`], not as extensions (see `limits::Gate`).
         .data(limits::Gate::new(options.cost_budget))
         .limit_depth(MAX_QUERY_DEPTH)
@@ -261,9 +193,8 @@ fn admit(
     request: &mut async_graphql::Request,
     caller: Option<&Caller>,
 ) -> async_graphql::ServerResult<Option<(OperationType, Option<String>)>> {
-    let gate =
-        schema.data::<limits::Gate>().ok_or_else(|| error::coded_error("the schema was built without its limits", error::ErrorCode::Internal))?;
-    gate.admit(request, limits::Principal::of(caller))
+    let gate = schema.data::<limits::Gate>().ok_or_else(|| error::coded_error("the schema was built without its limits", ErrorCode::Internal))?;
+    gate.admit(request, egs_domain::auth::Principal::of(caller))
 }
 
 /// Argument values that fail to coerce (an `Int` over 32 bits, a `DateTime` that is not
@@ -271,7 +202,7 @@ fn admit(
 /// caller's to correct, so they carry `INVALID_INPUT` like every other bad value.
 fn coded(mut response: async_graphql::Response) -> async_graphql::Response {
     for error in response.errors.iter_mut().filter(|error| error.message.starts_with("Failed to parse")) {
-        error::set_default_code(error, error::ErrorCode::InvalidInput);
+        error::set_default_code(error, ErrorCode::InvalidInput);
     }
     response
 }
@@ -360,7 +291,7 @@ pub(crate) fn loaded<T>(result: Result<T, Arc<sea_orm::DbErr>>) -> Result<T> {
     result.map_err(|e| {
         // The loader shares its error; an unreachable database must still read as one
         // (SERVICE_UNAVAILABLE, retry), not as our fault.
-        if error::connection_lost(&e) {
+        if egs_domain::error::connection_lost(&e) {
             static UNREACHABLE: log_throttle::Throttle = log_throttle::Throttle::new(log_throttle::EVERY);
             if let Some(left_out) = UNREACHABLE.admit() {
                 tracing::warn!(error = %e, left_out, "a data loader could not reach the database");
@@ -380,15 +311,15 @@ macro_rules! payload {
         pub struct $name {
             pub $field: Option<$ty>,
             /// Problems with the input that the caller can fix; empty on success.
-            pub user_errors: Vec<crate::error::UserError>,
+            pub user_errors: Vec<egs_domain::error::UserError>,
         }
 
         impl $name {
             /// Caller-fixable errors become `userErrors`; the rest become GraphQL errors.
-            pub fn from_result(result: crate::error::Result<$ty>) -> async_graphql::Result<Self> {
+            pub fn from_result(result: egs_domain::error::Result<$ty>) -> async_graphql::Result<Self> {
                 match result {
                     Ok(value) => Ok(Self { $field: Some(value), user_errors: Vec::new() }),
-                    Err(crate::error::Error::User(user_errors)) => Ok(Self { $field: None, user_errors }),
+                    Err(egs_domain::error::Error::User(user_errors)) => Ok(Self { $field: None, user_errors }),
                     Err(other) => Err(other.into()),
                 }
             }
@@ -397,7 +328,7 @@ macro_rules! payload {
             /// event tailer look at once (both also run on a timer, so a miss only delays).
             pub async fn after_change(
                 ctx: &async_graphql::Context<'_>,
-                change: impl std::future::Future<Output = crate::error::Result<$ty>>,
+                change: impl std::future::Future<Output = egs_domain::error::Result<$ty>>,
             ) -> async_graphql::Result<Self> {
                 let result = change.await;
                 crate::stored_changes(ctx);
@@ -407,67 +338,6 @@ macro_rules! payload {
     };
 }
 pub(crate) use payload;
-
-/// Short validation helpers shared by services.
-pub(crate) mod validate {
-    use crate::error::UserError;
-
-    /// Kubernetes-style names: lowercase alphanumerics and `-`, starting and ending
-    /// alphanumeric, at most `max` long (63 for namespaces, which are DNS labels).
-    pub fn dns_label(field: &str, value: &str, max: usize, errors: &mut Vec<UserError>) {
-        let ok = !value.is_empty()
-            && value.len() <= max
-            && value.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-            && !value.starts_with('-')
-            && !value.ends_with('-');
-        if !ok {
-            errors.push(UserError::invalid(
-                field,
-                format!("`{value}` is not a valid name: use 1–{max} lowercase letters, digits and `-`, starting and ending with a letter or digit"),
-            ));
-        }
-    }
-
-    /// Free text that must be present and bounded.
-    pub fn text(field: &str, value: &str, max: usize, errors: &mut Vec<UserError>) {
-        if value.trim().is_empty() {
-            errors.push(UserError::invalid(field, "must not be empty"));
-        } else if value.chars().count() > max {
-            errors.push(UserError::invalid(field, format!("must be at most {max} characters")));
-        }
-    }
-
-    /// A name someone else's screen shows (a node, a GPU model, a pod, reported by an agent):
-    /// [`text`], and no control characters, which would drive a terminal (escape sequences)
-    /// or forge lines in a log or a CSV file.
-    pub fn name(field: &str, value: &str, max: usize, errors: &mut Vec<UserError>) {
-        text(field, value, max, errors);
-        if value.chars().any(char::is_control) {
-            errors.push(UserError::invalid(field, "must not contain control characters (tabs, line breaks, escapes)"));
-        }
-    }
-
-    pub fn range(field: &str, value: i64, min: i64, max: i64, errors: &mut Vec<UserError>) {
-        if !(min..=max).contains(&value) {
-            errors.push(UserError::invalid(field, format!("must be between {min} and {max}, got {value}")));
-        }
-    }
-
-    /// A reason someone else reads (an eviction, a cordon, a rejection): 1 to 500 characters,
-    /// no control characters but line breaks; trimmed.
-    pub fn reason(field: &str, value: &str, who_reads: &str) -> crate::error::Result<String> {
-        let value = value.trim();
-        if value.is_empty() || value.chars().count() > 500 || value.chars().any(|c| c.is_control() && c != '\n') {
-            return Err(crate::error::Error::invalid(field, format!("say why in 1 to 500 characters: {who_reads} reads it")));
-        }
-        Ok(value.to_owned())
-    }
-
-    /// Fails with all collected problems at once.
-    pub fn finish(errors: Vec<UserError>) -> crate::error::Result<()> {
-        if errors.is_empty() { Ok(()) } else { Err(crate::error::Error::User(errors)) }
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -490,8 +360,8 @@ mod loaded_tests {
     #[test]
     fn an_unreachable_database_behind_a_loader_reads_as_unavailable() {
         let lost = Arc::new(sea_orm::DbErr::ConnectionAcquire(sea_orm::ConnAcquireErr::Timeout));
-        assert_eq!(loaded::<()>(Err(lost)).err().map(|e| e.code()), Some(error::ErrorCode::ServiceUnavailable));
+        assert_eq!(loaded::<()>(Err(lost)).err().map(|e| e.code()), Some(ErrorCode::ServiceUnavailable));
         let failed = Arc::new(sea_orm::DbErr::Custom("a query failed".into()));
-        assert_eq!(loaded::<()>(Err(failed)).err().map(|e| e.code()), Some(error::ErrorCode::Internal));
+        assert_eq!(loaded::<()>(Err(failed)).err().map(|e| e.code()), Some(ErrorCode::Internal));
     }
 }

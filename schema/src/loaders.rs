@@ -12,8 +12,8 @@
 //! clone of the async-graphql DataLoader's per-call bookkeeping. Mutations and subscriptions
 //! keep nothing: what one mutation changed, the next field must read anew.
 
-use crate::metrics::StoredSample;
 use async_graphql::dataloader::Loader;
+use egs_domain::metrics::sample::StoredSample;
 use egs_entities::{cluster, gpr, gpr_node, gpu, node, slice, slice_cluster, slice_member, slice_namespace, user};
 use futures_util::FutureExt;
 use futures_util::future::{BoxFuture, Shared};

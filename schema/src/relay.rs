@@ -3,15 +3,15 @@
 
 use crate::alerts::Alert;
 use crate::cluster::Cluster;
-use crate::error::{Error, Result};
 use crate::gpr::{Gpr, GprEvent};
 use crate::ids::{self, Kind};
 use crate::inventory::{Gpu, GpuNode};
+use crate::session;
 use crate::slice::Slice;
 use crate::token::AccessToken;
 use crate::user::User;
-use crate::{gpr, inventory, session, slice, token, user};
 use async_graphql::{Context, ID, Interface, Object};
+use egs_domain::error::{Error, Result};
 use egs_entities::gpr_event;
 use sea_orm::EntityTrait;
 
@@ -42,19 +42,19 @@ impl RelayQuery {
         let (caller, db) = session(ctx)?;
         let (kind, row) = ids::decode_any(&id).ok_or_else(|| Error::invalid("id", format!("`{}` is not an EGS id", id.as_str())))?;
         Ok(match kind {
-            Kind::Cluster => Node::Cluster(Cluster(crate::cluster::service::find_cluster(db, caller, row).await?)),
-            Kind::GpuNode => Node::GpuNode(GpuNode(inventory::service::find_node(db, caller, row).await?)),
-            Kind::Gpu => Node::Gpu(Gpu::from(inventory::service::find_gpu(db, caller, row).await?)),
-            Kind::Slice => Node::Slice(Slice(slice::service::find_slice(db, caller, row).await?)),
-            Kind::User => Node::User(User(user::service::find_user(db, caller, row).await?)),
-            Kind::AccessToken => Node::AccessToken(AccessToken(token::service::find_token(db, caller, row).await?)),
-            Kind::Gpr => Node::Gpr(Gpr(gpr::reads::find_gpr(db, caller, row).await?)),
+            Kind::Cluster => Node::Cluster(Cluster(egs_domain::cluster::service::find_cluster(db, caller, row).await?)),
+            Kind::GpuNode => Node::GpuNode(GpuNode(egs_domain::inventory::service::find_node(db, caller, row).await?)),
+            Kind::Gpu => Node::Gpu(Gpu::from(egs_domain::inventory::service::find_gpu(db, caller, row).await?)),
+            Kind::Slice => Node::Slice(Slice(egs_domain::slice::service::find_slice(db, caller, row).await?)),
+            Kind::User => Node::User(User(egs_domain::user::service::find_user(db, caller, row).await?)),
+            Kind::AccessToken => Node::AccessToken(AccessToken(egs_domain::token::service::find_token(db, caller, row).await?)),
+            Kind::Gpr => Node::Gpr(Gpr(egs_domain::gpr::reads::find_gpr(db, caller, row).await?)),
             Kind::GprEvent => {
                 let event = gpr_event::Entity::find_by_id(row).one(db).await?.ok_or(Error::NotFound("event"))?;
                 caller.require_slice_role(db, event.slice_id, egs_entities::SliceRole::Viewer, "event").await?;
                 Node::GprEvent(GprEvent(event))
             }
-            Kind::Alert => Node::Alert(Alert(crate::alerts::reads::find_alert(db, caller, row).await?)),
+            Kind::Alert => Node::Alert(Alert(egs_domain::alerts::reads::find_alert(db, caller, row).await?)),
             Kind::Project
             | Kind::SliceNamespace
             | Kind::GprTemplate

@@ -14,7 +14,8 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use egs_schema::limits::{Gate, Principal, adversarial_document};
+use egs_domain::auth::Principal;
+use egs_schema::limits::{Gate, adversarial_document};
 use egs_tests::{TestApp, env_count, quantile};
 use serde_json::json;
 use std::sync::Arc;

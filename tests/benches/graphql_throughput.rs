@@ -481,7 +481,7 @@ async fn sql_alone(app: &TestApp) {
 }
 
 fn row_id(id: &str) -> i64 {
-    egs_schema::ids::decode_any(id).unwrap_or_else(|| panic!("`{id}` is not an EGS id")).1
+    egs_domain::ids::decode_any(id).unwrap_or_else(|| panic!("`{id}` is not an EGS id")).1
 }
 
 /// Checks the nested page really holds what the workload claims to read.

@@ -33,7 +33,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use chrono::{DateTime, Utc};
-use egs_schema::metrics::store::BYTES_PER_GPU;
+use egs_domain::metrics::store::BYTES_PER_GPU;
 use egs_tests::fixtures::{self, SHAPE_H100};
 use egs_tests::{TestApp, ws};
 use futures_util::{SinkExt, StreamExt};

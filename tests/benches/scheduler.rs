@@ -190,7 +190,7 @@ fn main() {
     let seed = std::env::var("EGS_BENCH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5EED_CAFE);
     let started = Instant::now();
     // The gateway's planning: provisioning and release allowances, aging.
-    let live = Config::live(egs_schema::lifecycle::state::PROVISIONING_ALLOWANCE_SECS, egs_schema::lifecycle::state::RELEASE_ALLOWANCE_SECS);
+    let live = Config::live(egs_domain::lifecycle::state::PROVISIONING_ALLOWANCE_SECS, egs_domain::lifecycle::state::RELEASE_ALLOWANCE_SECS);
     let mut world = build(seed, live.clone());
     let built = started.elapsed();
     let t = Instant::now();
@@ -389,8 +389,8 @@ fn main() {
 /// a tick's look at the stored changes costs with none and with a hundred edited GPRs.
 fn tick_cost(seed: u64, live: &Config) {
     use chrono::{DateTime, Utc};
+    use egs_domain::lifecycle::driver::Driver;
     use egs_entities::*;
-    use egs_schema::lifecycle::driver::Driver;
     use sea_orm::{ConnectionTrait, EntityTrait, IntoActiveModel};
 
     const RUNNING_PER_POOL: i64 = 9;

@@ -416,8 +416,8 @@ async fn a_gpr_that_holds_gpus_it_barely_uses_is_warned_by_its_slice_policy() {
 
 #[tokio::test]
 async fn the_database_keeps_one_open_alert_per_kind_and_subject() {
+    use egs_domain::alerts::service::{NewAlert, clear, gpu_subject, raise};
     use egs_entities::{AlertKind, AlertSeverity};
-    use egs_schema::alerts::service::{NewAlert, clear, gpu_subject, raise};
     // What two replicas evaluating the same sample at once would each try.
     let app = TestApp::spawn_with(egs_tests::api_only).await;
     let new = NewAlert {

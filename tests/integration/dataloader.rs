@@ -46,9 +46,9 @@ async fn a_page_of_gprs_with_relations_costs_a_fixed_number_of_statements() {
     let slice = fixtures::create_slice(&app, "big", &cluster, json!({})).await;
     for i in 0..100 {
         let gpr = fixtures::create_gpr(&app, &app.admin_token, &slice, &format!("gpr-{i}"), json!({})).await;
-        let (_, gpr_id) = egs_schema::ids::decode_any(gpr["id"].as_str().expect("id")).expect("gpr id");
+        let (_, gpr_id) = egs_domain::ids::decode_any(gpr["id"].as_str().expect("id")).expect("gpr id");
         for node in nodes.iter().skip(i % 19).take(2) {
-            let (_, node_id) = egs_schema::ids::decode_any(node).expect("node id");
+            let (_, node_id) = egs_domain::ids::decode_any(node).expect("node id");
             gpr_node::ActiveModel { gpr_id: Set(gpr_id), node_id: Set(node_id), assigned_at: Set(chrono::Utc::now()) }
                 .insert(&app.db)
                 .await
@@ -87,10 +87,10 @@ async fn a_page_of_gpus_with_node_cluster_and_sample_costs_a_fixed_number_of_sta
     let (_, alice) = fixtures::member(&app, "alice", &slice, "EDITOR").await;
     // Alice's GPR holds the first two nodes (their 16 GPUs are the first on the page).
     let gpr = fixtures::create_gpr(&app, &alice, &slice, "held", json!({})).await;
-    let (_, gpr_id) = egs_schema::ids::decode_any(gpr["id"].as_str().expect("id")).expect("gpr id");
+    let (_, gpr_id) = egs_domain::ids::decode_any(gpr["id"].as_str().expect("id")).expect("gpr id");
     let assigned = chrono::Utc::now() - chrono::Duration::minutes(1);
     for node in nodes.iter().take(2) {
-        let (_, node_id) = egs_schema::ids::decode_any(node).expect("node id");
+        let (_, node_id) = egs_domain::ids::decode_any(node).expect("node id");
         gpr_node::ActiveModel { gpr_id: Set(gpr_id), node_id: Set(node_id), assigned_at: Set(assigned) }.insert(&app.db).await.expect("assign");
         egs_entities::node::ActiveModel { id: Set(node_id), allocated_gpr_id: Set(Some(gpr_id)), ..Default::default() }
             .update(&app.db)

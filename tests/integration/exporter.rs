@@ -535,8 +535,8 @@ mod summaries {
         let slice = create_slice(&app, "big", &cluster, json!({})).await;
         for (i, node) in nodes.iter().enumerate() {
             let created = create_gpr(&app, &app.admin_token, &slice, &format!("gpr-{i}"), json!({})).await;
-            let (_, gpr_id) = egs_schema::ids::decode_any(created["id"].as_str().expect("id")).expect("gpr id");
-            let (_, node_id) = egs_schema::ids::decode_any(node).expect("node id");
+            let (_, gpr_id) = egs_domain::ids::decode_any(created["id"].as_str().expect("id")).expect("gpr id");
+            let (_, node_id) = egs_domain::ids::decode_any(node).expect("node id");
             gpr_node::ActiveModel { gpr_id: Set(gpr_id), node_id: Set(node_id), assigned_at: Set(Utc::now() - chrono::Duration::minutes(1)) }
                 .insert(&app.db)
                 .await

@@ -109,7 +109,7 @@ async fn replicas_survive_kills_pauses_and_outages_without_losing_or_doubling_an
     let frozen = next;
     let working = (0..3).find(|i| *i != frozen).expect("another");
     let during_pause = submit(&client, &bases[working], &token, &slice(), "during-pause").await;
-    let during_pause_row = egs_schema::ids::decode_any(&during_pause).map(|(_, n)| n).expect("an id");
+    let during_pause_row = egs_domain::ids::decode_any(&during_pause).map(|(_, n)| n).expect("an id");
     egs_tests::wait_for("a provisioning step of the new GPR in flight", || async {
         gpr_step::Entity::find()
             .filter(gpr_step::Column::GprId.eq(during_pause_row))
@@ -280,7 +280,7 @@ async fn replicas_survive_kills_pauses_and_outages_without_losing_or_doubling_an
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             let found = gpr::Entity::find().all(&cluster.app.db).await.expect("read GPRs");
-            let phase = found.iter().find(|g| egs_schema::ids::decode_any(id).is_some_and(|(_, n)| n == g.id)).map(|g| g.phase);
+            let phase = found.iter().find(|g| egs_domain::ids::decode_any(id).is_some_and(|(_, n)| n == g.id)).map(|g| g.phase);
             if phase == Some(GprPhase::Completed) {
                 break;
             }
@@ -296,7 +296,7 @@ async fn replicas_survive_kills_pauses_and_outages_without_losing_or_doubling_an
 
     // From the database: each lifecycle event, timer event and step exactly once per GPR.
     let db = &cluster.app.db;
-    let tracked: BTreeSet<i64> = gprs.iter().filter_map(|id| egs_schema::ids::decode_any(id)).map(|(_, n)| n).collect();
+    let tracked: BTreeSet<i64> = gprs.iter().filter_map(|id| egs_domain::ids::decode_any(id)).map(|(_, n)| n).collect();
     let events = gpr_event::Entity::find().order_by_asc(gpr_event::Column::Id).all(db).await.expect("events");
     let mut kinds: BTreeMap<i64, BTreeMap<&str, usize>> = BTreeMap::new();
     for event in events.iter().filter(|e| tracked.contains(&e.gpr_id)) {

@@ -184,7 +184,7 @@ async fn early_release_is_only_for_provisioned_gprs_and_cancel_is_not() {
     assert_eq!(refused["earlyReleaseGpr"]["userErrors"][0]["code"], "CONFLICT");
 
     // The scheduler does this in production; here the row is moved as it would.
-    let (_, row) = egs_schema::ids::decode_any(queued["id"].as_str().expect("id")).expect("id");
+    let (_, row) = egs_domain::ids::decode_any(queued["id"].as_str().expect("id")).expect("id");
     let mut model: gpr::ActiveModel = gpr::Entity::find_by_id(row).one(&app.db).await.expect("q").expect("row").into();
     model.phase = Set(GprPhase::Provisioned);
     model.update(&app.db).await.expect("provision");

@@ -196,9 +196,9 @@ async fn a_node_allocated_to_another_slice_does_not_reveal_its_gpr() {
     use egs_entities::{NodeState, node};
     use sea_orm::{ActiveModelTrait, EntityTrait, Set};
     let World { app, two, gpr_b, .. } = world().await;
-    let (_, gpr_row) = egs_schema::ids::decode_any(&gpr_b).expect("gpr id");
+    let (_, gpr_row) = egs_domain::ids::decode_any(&gpr_b).expect("gpr id");
     let first = node::Entity::find().one(&app.db).await.expect("query").expect("a node");
-    let node_id = egs_schema::ids::encode(egs_schema::ids::Kind::GpuNode, first.id).0;
+    let node_id = egs_domain::ids::encode(egs_domain::ids::Kind::GpuNode, first.id);
     let mut held: node::ActiveModel = first.into();
     held.state = Set(NodeState::Reserved);
     held.allocated_gpr_id = Set(Some(gpr_row));
@@ -220,7 +220,7 @@ async fn pages_that_read_ahead_hand_out_only_what_the_caller_may_see() {
     use egs_entities::{NodeState, node};
     use sea_orm::{ActiveModelTrait, EntityTrait, Set};
     let World { app, two, gpr_b, .. } = world().await;
-    let (_, gpr_row) = egs_schema::ids::decode_any(&gpr_b).expect("gpr id");
+    let (_, gpr_row) = egs_domain::ids::decode_any(&gpr_b).expect("gpr id");
     let first = node::Entity::find().one(&app.db).await.expect("query").expect("a node");
     let held_name = first.name.clone();
     let mut held: node::ActiveModel = first.into();

@@ -913,7 +913,7 @@ async fn ranked_uuids(app: &TestApp, token: &str, order: &str) -> Vec<String> {
 /// their GPR's node, on either backend.
 #[tokio::test]
 async fn the_database_ranks_gpus_exactly_as_the_reference_does() {
-    use egs_schema::metrics::summary::{Rank, rank};
+    use egs_domain::metrics::summary::{Rank, rank};
     let app = TestApp::spawn().await;
     let two = two_slices(&app).await;
     add_nodes(&app, &two.cluster, "more", 2, SHAPE_H100, 8).await;

@@ -209,7 +209,7 @@ async fn an_owner_cannot_enumerate_users_by_guessing_ids_or_names() {
     let errors = |body: &Value| body["addSliceMember"]["userErrors"].clone();
 
     // By id, an existing stranger and an id nobody has read the same.
-    let missing_id = egs_schema::ids::encode(egs_schema::ids::Kind::User, 999_999).0;
+    let missing_id = egs_domain::ids::encode(egs_domain::ids::Kind::User, 999_999);
     let by_id = app.ok(&owner, add, json!({ "input": { "sliceId": slice, "userId": stranger_id, "role": "VIEWER" } })).await;
     let by_missing = app.ok(&owner, add, json!({ "input": { "sliceId": slice, "userId": missing_id, "role": "VIEWER" } })).await;
     assert_eq!(errors(&by_id)[0]["code"], "INVALID_INPUT", "{by_id}");

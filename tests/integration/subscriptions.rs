@@ -241,8 +241,8 @@ async fn an_event_committed_after_a_higher_one_still_arrives_first() {
     let setup = two_slices(&app).await;
     let gpr = gpr_id(&create_gpr(&app, &setup.token_a, &setup.slice_a, "watched", json!({})).await);
     let other = gpr_id(&create_gpr(&app, &setup.token_b, &setup.slice_b, "other", json!({})).await);
-    let (_, gpr_row) = egs_schema::ids::decode_any(&gpr).expect("a GPR id");
-    let (_, slice_row) = egs_schema::ids::decode_any(&setup.slice_a).expect("a slice id");
+    let (_, gpr_row) = egs_domain::ids::decode_any(&gpr).expect("a GPR id");
+    let (_, slice_row) = egs_domain::ids::decode_any(&setup.slice_a).expect("a slice id");
     let event = |message: &str| egs_entities::gpr_event::ActiveModel {
         gpr_id: Set(gpr_row),
         slice_id: Set(slice_row),

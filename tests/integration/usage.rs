@@ -28,7 +28,7 @@ fn close(actual: &Value, expected: f64, within: f64) -> bool {
 
 /// The range around the lifecycle clock's today (the clock may cross a midnight mid-test).
 fn range(app: &TestApp) -> Value {
-    let today = egs_schema::ports::Clock::now(app.clock.as_ref()).date_naive();
+    let today = egs_domain::ports::Clock::now(app.clock.as_ref()).date_naive();
     json!({ "from": (today - Days::days(1)).to_string(), "to": (today + Days::days(1)).to_string() })
 }
 
@@ -57,7 +57,7 @@ async fn report_all(app: &TestApp, node: &Value, util: f64, ahead: i64) {
 /// creation) to `at`: the lifecycle ran for real a moment ago, and this makes it read as hours
 /// of history, which no test can wait for.
 async fn retime(app: &TestApp, id: &str, kinds: &[GprEventKind], at: DateTime<Utc>) {
-    let (_, gpr_id) = egs_schema::ids::decode_any(id).expect("a GPR id");
+    let (_, gpr_id) = egs_domain::ids::decode_any(id).expect("a GPR id");
     let moved = gpr_event::Entity::update_many()
         .col_expr(gpr_event::Column::CreatedAt, Expr::value(at))
         .filter(gpr_event::Column::GprId.eq(gpr_id))
@@ -194,7 +194,7 @@ async fn a_bad_range_or_too_many_rows_is_refused_with_the_field_it_is_about() {
     }
     // A report bigger than a page of rows is refused, not built: 10,001 users' rows of one day.
     let day = today - Days::days(2);
-    let rows: Vec<usage_daily::ActiveModel> = (1..=egs_schema::usage::MAX_ROWS as i64 + 1)
+    let rows: Vec<usage_daily::ActiveModel> = (1..=egs_domain::usage::MAX_ROWS as i64 + 1)
         .map(|user| usage_daily::ActiveModel {
             day: Set(day),
             slice_id: Set(1),

@@ -5,17 +5,17 @@ pub mod history;
 pub mod telemetry;
 
 use crate::bootstrap::{schema_error, write_private_file};
-use async_graphql::MaybeUndefined;
+use egs_domain::Services;
+use egs_domain::auth::Caller;
+use egs_domain::cluster::service as clusters;
+use egs_domain::gpr::service as gprs;
+use egs_domain::inventory::service::{GpuReport, NodeReport, upsert_nodes};
+use egs_domain::patch::MaybeUndefined;
+use egs_domain::slice::service as slices;
+use egs_domain::template::service as templates;
+use egs_domain::token::service::{IssueToken, issue_token};
+use egs_domain::user::service::{CreateUser, create_user, find_user_by_name};
 use egs_entities::{ClusterProvider, Role, SlicePolicy, SliceRole};
-use egs_schema::Services;
-use egs_schema::auth::Caller;
-use egs_schema::cluster::service as clusters;
-use egs_schema::gpr::service as gprs;
-use egs_schema::inventory::service::{GpuReport, NodeReport, upsert_nodes};
-use egs_schema::slice::service as slices;
-use egs_schema::template::service as templates;
-use egs_schema::token::service::{IssueToken, issue_token};
-use egs_schema::user::service::{CreateUser, create_user, find_user_by_name};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -132,9 +132,13 @@ pub async fn seed(services: &Services, data_dir: &Path) -> anyhow::Result<()> {
     for name in ["alice", "bob", "carol", "dave"] {
         let user = match find_user_by_name(db, name).await.map_err(schema_error)? {
             Some(user) => user,
-            None => create_user(db, &system, CreateUser { name: name.into(), email: Some(format!("{name}@example.com")), role: Role::User })
-                .await
-                .map_err(schema_error)?,
+            None => {
+                let made = create_user(db, &system, CreateUser { name: name.into(), email: Some(format!("{name}@example.com")), role: Role::User })
+                    .await
+                    .map_err(schema_error)?;
+                egs_domain::slice::personal::welcome(db, &made).await;
+                made
+            }
         };
         users.insert(name, user.id);
     }
@@ -221,7 +225,7 @@ pub async fn seed(services: &Services, data_dir: &Path) -> anyhow::Result<()> {
         // Over the slice's 2-node limit: waits for an admin's approval.
         (&carol, vision.id, "detector-large", 3, A100.shape, 110, 6),
     ] {
-        let spec = egs_schema::gpr::spec::GprSpec {
+        let spec = egs_domain::gpr::spec::GprSpec {
             slice_id,
             name: name.into(),
             node_count: nodes,
@@ -290,12 +294,12 @@ async fn member_caller(services: &Services, data_dir: &Path, user_id: i64, name:
             slice_scopes: None,
             cluster_id: None,
             node_name: None,
-            ttl_secs: egs_schema::token::service::DEFAULT_TOKEN_TTL_SECS,
+            ttl_secs: egs_domain::token::service::DEFAULT_TOKEN_TTL_SECS,
             created_by: None,
         },
     )
     .await
     .map_err(schema_error)?;
     write_private_file(&data_dir.join("demo-tokens").join(format!("{name}.token")), &format!("{}\n", issued.secret))?;
-    egs_schema::auth::authenticate(&services.db, &services.keys, &services.token_cache, &issued.secret).await.map_err(schema_error)
+    egs_domain::auth::authenticate(&services.db, &services.keys, &services.token_cache, &issued.secret).await.map_err(schema_error)
 }

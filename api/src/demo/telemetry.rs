@@ -6,11 +6,11 @@
 
 use crate::bootstrap::schema_error;
 use chrono::{DateTime, Utc};
+use egs_domain::Services;
+use egs_domain::auth::Caller;
+use egs_domain::metrics::ingest::{NodeRef, SampleReport};
+use egs_domain::workloads::service::{GpuWorkloadReport, PodReport, ProcessReport, report_workloads};
 use egs_entities::{ClusterProvider, cluster, gpr, gpu, node, slice_namespace};
-use egs_schema::Services;
-use egs_schema::auth::Caller;
-use egs_schema::metrics::ingest::{NodeRef, SampleReport};
-use egs_schema::workloads::service::{GpuWorkloadReport, PodReport, ProcessReport, report_workloads};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use std::collections::HashMap;
 use std::future::Future;

@@ -10,10 +10,12 @@ use axum::extract::State;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::response::Response as HttpResponse;
-use egs_schema::auth::{Caller, authenticate};
-use egs_schema::error::{ErrorCode, code_request_errors, coded_error, is_request_error};
-use egs_schema::limits::Principal;
-use egs_schema::{EgsSchema, Services};
+use egs_domain::Services;
+use egs_domain::auth::Principal;
+use egs_domain::auth::{Caller, authenticate};
+use egs_domain::error::ErrorCode;
+use egs_schema::EgsSchema;
+use egs_schema::error::{code_request_errors, coded_error, is_request_error};
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use futures_util::{FutureExt, StreamExt};
@@ -115,7 +117,7 @@ async fn verify(services: &Services, token: &str) -> Result<Caller, InitError> {
         if error.code() == ErrorCode::Unauthenticated {
             InitError::Forbidden(error.public_message())
         } else {
-            static UNAVAILABLE: egs_schema::log_throttle::Throttle = egs_schema::log_throttle::Throttle::new(egs_schema::log_throttle::EVERY);
+            static UNAVAILABLE: egs_domain::log_throttle::Throttle = egs_domain::log_throttle::Throttle::new(egs_domain::log_throttle::EVERY);
             if let Some(left_out) = UNAVAILABLE.admit() {
                 tracing::error!(error = ?error, left_out, "failed to authenticate a WebSocket connection");
             }

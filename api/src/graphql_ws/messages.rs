@@ -2,7 +2,8 @@
 
 use super::transport::Protocol;
 use async_graphql::{Request, Response};
-use egs_schema::error::{ErrorCode, errors_json};
+use egs_domain::error::ErrorCode;
+use egs_schema::error::errors_json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -9,7 +9,7 @@ use async_graphql::{Data, Executor, Request, Response};
 use axum::extract::ws::{WebSocket, WebSocketUpgrade};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response as HttpResponse;
-use egs_schema::error::ErrorCode;
+use egs_domain::error::ErrorCode;
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use futures_util::{FutureExt, StreamExt};

@@ -15,11 +15,11 @@
 use super::GPU_RESOURCE;
 use super::context::ControllerContext;
 use super::provision::emit;
+use egs_domain::auth::Caller;
+use egs_domain::error::Error;
+use egs_domain::gpr::service::create_gpr;
+use egs_domain::gpr::spec::GprSpec;
 use egs_entities::{GprPhase, cluster, gpr, gpr_template, slice, slice_namespace};
-use egs_schema::auth::Caller;
-use egs_schema::error::Error;
-use egs_schema::gpr::service::create_gpr;
-use egs_schema::gpr::spec::GprSpec;
 use egs_wire::backoff::Backoff;
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
@@ -57,7 +57,7 @@ pub async fn run(ctx: Arc<ControllerContext>, cluster: cluster::Model, client: k
             tokio::select! {
                 event = stream.next() => match event {
                     Some(Ok(_)) => {}
-                    Some(Err(error)) => tracing::warn!(cluster = %cluster.name, error = %egs_schema::redaction::scrubbed(&error), "auto-GPR: watching Pending pods failed; retrying"),
+                    Some(Err(error)) => tracing::warn!(cluster = %cluster.name, error = %egs_domain::redaction::scrubbed(&error), "auto-GPR: watching Pending pods failed; retrying"),
                     None => break,
                 },
                 _ = tick.tick() => state.check(&ctx, &cluster, &client, reader.state()).await,
@@ -113,7 +113,7 @@ impl AutoGpr {
                     tracing::warn!(cluster = %cluster.name, slice = %owner.name, reason = %why, retry_in_s = wait.as_secs(), "auto-GPR: no GPR created");
                     let message = format!("EGS could not ask for GPU nodes for slice `{}`: {why} (retrying in {}s)", owner.name, wait.as_secs());
                     if let Err(error) = emit(client, pod_ref(trigger), "GPRNotCreated", &message, "Warning").await {
-                        tracing::warn!(cluster = %cluster.name, error = %egs_schema::redaction::scrubbed(&error), "auto-GPR: cannot post the Event");
+                        tracing::warn!(cluster = %cluster.name, error = %egs_domain::redaction::scrubbed(&error), "auto-GPR: cannot post the Event");
                     }
                 }
             }
@@ -221,12 +221,12 @@ impl AutoGpr {
             "EGS asked for {} node(s) with GPR `{}` ({}) from template `{}` for slice `{}`: {count} GPU pod(s) Pending",
             created.node_count,
             created.name,
-            egs_schema::ids::encode(egs_schema::ids::Kind::Gpr, created.id).0,
+            egs_domain::ids::encode(egs_domain::ids::Kind::Gpr, created.id),
             template.name,
             owner.name
         );
         if let Err(error) = emit(client, pod_ref(trigger), "GPRCreated", &message, "Normal").await {
-            tracing::warn!(cluster = %cluster.name, error = %egs_schema::redaction::scrubbed(&error), "auto-GPR: cannot post the Event");
+            tracing::warn!(cluster = %cluster.name, error = %egs_domain::redaction::scrubbed(&error), "auto-GPR: cannot post the Event");
         }
         Ok(())
     }

@@ -2,9 +2,9 @@
 //! wake and their timers.
 
 use super::KubeClusters;
-use egs_schema::events::EventHub;
-use egs_schema::inventory::live::InventoryFeed;
-use egs_schema::lifecycle::SchedulerHandle;
+use egs_domain::events::EventHub;
+use egs_domain::inventory::live::InventoryFeed;
+use egs_domain::lifecycle::SchedulerHandle;
 use sea_orm::DatabaseConnection;
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,13 +1,13 @@
 //! The Kubernetes controllers, run by the leader only (the scheduler's lease, see
-//! [`egs_schema::ports::LeaderTasks`]): for every Kubernetes cluster, node discovery, EGS's
+//! [`egs_domain::ports::LeaderTasks`]): for every Kubernetes cluster, node discovery, EGS's
 //! cordons on its nodes, the `GPUProvisioningRequest` controller and auto-GPR. A supervisor starts a cluster's
 //! controllers when it is registered (or its credentials change) and stops them when it is
 //! removed or this replica stops leading.
 
 use super::context::ControllerContext;
 use super::discovery::NodeSync;
+use egs_domain::ports::LeaderTasks;
 use egs_entities::{ClusterProvider, Health, RegistrationStatus, cluster};
-use egs_schema::ports::LeaderTasks;
 use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use std::collections::HashMap;
@@ -67,7 +67,7 @@ async fn supervise(ctx: Arc<ControllerContext>) {
                             running.insert(row.id, (credentials, Owned(tokio::spawn(run_cluster(ctx.clone(), row, client)))));
                         }
                         Err(error) => {
-                            tracing::warn!(cluster = %row.name, error = %egs_schema::redaction::scrubbed(&error), "cannot reach the cluster");
+                            tracing::warn!(cluster = %row.name, error = %egs_domain::redaction::scrubbed(&error), "cannot reach the cluster");
                             let status = if row.registration_status == RegistrationStatus::Registered {
                                 RegistrationStatus::Registered
                             } else {
@@ -83,7 +83,7 @@ async fn supervise(ctx: Arc<ControllerContext>) {
                     }
                 }
             }
-            Err(error) => tracing::warn!(error = %egs_schema::redaction::scrubbed(&error), "cannot list the Kubernetes clusters"),
+            Err(error) => tracing::warn!(error = %egs_domain::redaction::scrubbed(&error), "cannot list the Kubernetes clusters"),
         }
         tokio::time::sleep(ctx.config.cluster_poll).await;
     }

@@ -11,8 +11,8 @@
 //! holds for maintenance passes to the maintenance (see `provision::take_node_back`).
 
 use super::{CORDONED_ANNOTATION, classify, is_conflict, is_not_found};
+use egs_domain::ports::ProviderError;
 use egs_entities::node;
-use egs_schema::ports::ProviderError;
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect};

@@ -3,9 +3,9 @@
 //! its spec becomes a gateway GPR's spec or changes. The controller is [`super::resources`].
 
 use chrono::{DateTime, Utc};
+use egs_domain::error::UserError;
+use egs_domain::gpr::spec::{DEFAULT_PRIORITY, GprChanges, GprSource, GprSpec};
 use egs_entities::gpr;
-use egs_schema::error::UserError;
-use egs_schema::gpr::spec::{DEFAULT_PRIORITY, GprChanges, GprSource, GprSpec};
 use kube::{CustomResource, CustomResourceExt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -3,11 +3,11 @@
 //! the cluster's contact status current.
 
 use super::{GPU_MEMORY_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE, INSTANCE_TYPE_LABEL, ZONE_LABEL};
-use async_graphql::MaybeUndefined;
 use chrono::Utc;
+use egs_domain::auth::Caller;
+use egs_domain::inventory::service::{NodeReport, remove_node, upsert_nodes};
+use egs_domain::patch::MaybeUndefined;
 use egs_entities::{Health, RegistrationStatus, cluster, node};
-use egs_schema::auth::Caller;
-use egs_schema::inventory::service::{NodeReport, remove_node, upsert_nodes};
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::Node;
 use kube::runtime::{WatchStreamExt, watcher};
@@ -124,7 +124,7 @@ impl NodeSync {
                     None => Ok(false),
                 },
                 Err(error) => {
-                    tracing::warn!(cluster = self.cluster_id, error = %egs_schema::redaction::scrubbed(&error), "watching the cluster's nodes failed; retrying");
+                    tracing::warn!(cluster = self.cluster_id, error = %egs_domain::redaction::scrubbed(&error), "watching the cluster's nodes failed; retrying");
                     self.contact(false).await;
                     continue;
                 }
@@ -140,13 +140,13 @@ impl NodeSync {
 
     /// After a (re)list: every GPU node upserted, inventory nodes the cluster no longer has
     /// removed.
-    async fn sync_all(&mut self, nodes: Vec<GpuNode>) -> egs_schema::error::Result<bool> {
+    async fn sync_all(&mut self, nodes: Vec<GpuNode>) -> egs_domain::error::Result<bool> {
         let known: Vec<node::Model> = node::Entity::find().filter(node::Column::ClusterId.eq(self.cluster_id)).all(&self.db).await?;
         let mut changed = false;
         for gone in known.iter().filter(|k| !nodes.iter().any(|n| n.name == k.name)) {
             changed |= self.remove(&gone.name).await?;
         }
-        for chunk in nodes.chunks(egs_schema::inventory::service::MAX_NODES_PER_UPSERT) {
+        for chunk in nodes.chunks(egs_domain::inventory::service::MAX_NODES_PER_UPSERT) {
             let reports = chunk.iter().map(|n| report(n, self.health_change(n))).collect();
             upsert_nodes(&self.db, &Caller::system(), self.cluster_id, reports).await?;
             changed = true;
@@ -154,7 +154,7 @@ impl NodeSync {
         Ok(changed)
     }
 
-    async fn apply(&mut self, node: &GpuNode) -> egs_schema::error::Result<bool> {
+    async fn apply(&mut self, node: &GpuNode) -> egs_domain::error::Result<bool> {
         let health = self.health_change(node);
         upsert_nodes(&self.db, &Caller::system(), self.cluster_id, vec![report(node, health)]).await?;
         Ok(true)
@@ -168,7 +168,7 @@ impl NodeSync {
 
     /// A node left the cluster: removed from the inventory, or, while a GPR holds it, marked
     /// unhealthy so the scheduler replaces it.
-    async fn remove(&mut self, name: &str) -> egs_schema::error::Result<bool> {
+    async fn remove(&mut self, name: &str) -> egs_domain::error::Result<bool> {
         self.ready.remove(name);
         let Some(found) =
             node::Entity::find().filter(node::Column::ClusterId.eq(self.cluster_id)).filter(node::Column::Name.eq(name)).one(&self.db).await?
@@ -177,7 +177,7 @@ impl NodeSync {
         };
         match remove_node(&self.db, &Caller::system(), found.id).await {
             Ok(_) => Ok(true),
-            Err(egs_schema::error::Error::User(_)) => {
+            Err(egs_domain::error::Error::User(_)) => {
                 node::Entity::update_many()
                     .col_expr(node::Column::Health, Expr::value(Health::Unhealthy))
                     .col_expr(node::Column::UpdatedAt, Expr::value(Utc::now()))
@@ -207,7 +207,7 @@ impl NodeSync {
             update.col_expr(cluster::Column::Health, Expr::value(Health::Unhealthy))
         };
         if let Err(error) = update.exec(&self.db).await {
-            tracing::warn!(cluster = self.cluster_id, error = %egs_schema::redaction::scrubbed(&error), "could not record the cluster's contact status");
+            tracing::warn!(cluster = self.cluster_id, error = %egs_domain::redaction::scrubbed(&error), "could not record the cluster's contact status");
         }
     }
 }

@@ -10,8 +10,8 @@ use super::{COMPONENT, KubeClusters, SLICE_KEY, claim_namespace, classify, is_co
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use chrono::{DateTime, Utc};
+use egs_domain::ports::{IssuedKubeconfig, ProviderError};
 use egs_entities::cluster;
-use egs_schema::ports::{IssuedKubeconfig, ProviderError};
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
@@ -59,7 +59,7 @@ pub fn role_rules(secrets_and_exec: bool) -> Vec<PolicyRule> {
 
 /// Gives slice `slice` access to `namespaces` on cluster `target` and hands back a kubeconfig
 /// whose token expires in `expires` seconds (the rules, who may ask and for how long, are the
-/// schema's: `egs_schema::slice::kubeconfig`).
+/// schema's: `egs_domain::slice::kubeconfig`).
 pub async fn grant_slice_access(
     clusters: &KubeClusters,
     target: &cluster::Model,
@@ -91,7 +91,7 @@ struct Endpoint {
 async fn endpoint_of(clusters: &KubeClusters, row: &cluster::Model) -> Result<Endpoint, ProviderError> {
     let Some(sealed) = &row.credentials else {
         let config = kube::Config::incluster().map_err(|e| {
-            ProviderError::Permanent(format!("no kubeconfig stored and not running in a cluster: {}", egs_schema::redaction::scrubbed(&e)))
+            ProviderError::Permanent(format!("no kubeconfig stored and not running in a cluster: {}", egs_domain::redaction::scrubbed(&e)))
         })?;
         let ca = config.root_cert.map(|certs| STANDARD.encode(certs.iter().map(|der| pem(der)).collect::<String>()));
         return Ok(Endpoint {

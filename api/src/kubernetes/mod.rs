@@ -25,10 +25,10 @@ pub mod resources;
 pub mod webhook;
 
 use async_trait::async_trait;
+use egs_domain::cluster::credentials::CredentialCipher;
+use egs_domain::ports::ProviderError;
+use egs_domain::ports::{IssuedKubeconfig, KubeAccess, NamespaceEvent, NodePod, ReviewedToken};
 use egs_entities::{ClusterProvider, cluster};
-use egs_schema::cluster::credentials::CredentialCipher;
-use egs_schema::ports::ProviderError;
-use egs_schema::ports::{IssuedKubeconfig, KubeAccess, NamespaceEvent, NodePod, ReviewedToken};
 use sea_orm::{DatabaseConnection, EntityTrait};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -78,7 +78,7 @@ pub async fn claim_namespace(
 ) -> Result<(), ProviderError> {
     use k8s_openapi::api::core::v1::Namespace;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-    if let Some(why) = egs_schema::slice::reserved_namespace(ns) {
+    if let Some(why) = egs_domain::slice::reserved_namespace(ns) {
         return Err(ProviderError::Permanent(format!("namespace `{ns}` {why}; it cannot be a slice's")));
     }
     match namespaces.get_opt(ns).await {
@@ -169,16 +169,16 @@ impl KubeClusters {
                 let yaml = self
                     .cipher
                     .open(sealed)
-                    .map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {}", row.name, egs_schema::redaction::scrubbed(&e))))?;
+                    .map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {}", row.name, egs_domain::redaction::scrubbed(&e))))?;
                 config_from_kubeconfig(&yaml)
                     .await
-                    .map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {}", row.name, egs_schema::redaction::scrubbed(&e))))?
+                    .map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {}", row.name, egs_domain::redaction::scrubbed(&e))))?
             }
             None => kube::Config::incluster().map_err(|e| {
                 ProviderError::Permanent(format!(
                     "cluster `{}` has no kubeconfig and EGS is not running in a cluster: {}",
                     row.name,
-                    egs_schema::redaction::scrubbed(&e)
+                    egs_domain::redaction::scrubbed(&e)
                 ))
             })?,
         };
@@ -188,7 +188,7 @@ impl KubeClusters {
         let mut config = config;
         config.default_retry = false;
         let client = kube::Client::try_from(config)
-            .map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {}", row.name, egs_schema::redaction::scrubbed(&e))))?;
+            .map_err(|e| ProviderError::Permanent(format!("cluster `{}`: {}", row.name, egs_domain::redaction::scrubbed(&e))))?;
         if let Ok(mut clients) = self.clients.lock() {
             clients.insert(row.id, (row.credentials.clone(), client.clone()));
         }
@@ -307,10 +307,10 @@ fn node_pod(pod: k8s_openapi::api::core::v1::Pod) -> NodePod {
 /// what is wrong without echoing the file (it holds secrets).
 pub async fn config_from_kubeconfig(yaml: &str) -> Result<kube::Config, String> {
     let kubeconfig = kube::config::Kubeconfig::from_yaml(yaml)
-        .map_err(|e| format!("the kubeconfig is not valid YAML for a kubeconfig: {}", egs_schema::redaction::first_line(&e)))?;
+        .map_err(|e| format!("the kubeconfig is not valid YAML for a kubeconfig: {}", egs_domain::redaction::first_line(&e)))?;
     kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
         .await
-        .map_err(|e| format!("the kubeconfig cannot be used: {}", egs_schema::redaction::first_line(&e)))
+        .map_err(|e| format!("the kubeconfig cannot be used: {}", egs_domain::redaction::first_line(&e)))
 }
 
 /// Whether a Kubernetes API error is worth retrying (server trouble, throttling, conflicts)
@@ -321,7 +321,7 @@ pub fn classify(context: &str, error: kube::Error) -> ProviderError {
             ProviderError::Permanent(format!("{context}: {} ({})", status.message, status.code))
         }
         kube::Error::Api(status) => ProviderError::Transient(format!("{context}: {} ({})", status.message, status.code)),
-        _ => ProviderError::Transient(format!("{context}: {}", egs_schema::redaction::scrubbed(&error))),
+        _ => ProviderError::Transient(format!("{context}: {}", egs_domain::redaction::scrubbed(&error))),
     }
 }
 

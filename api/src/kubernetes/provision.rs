@@ -10,8 +10,8 @@ use super::{
     TOLERATIONS_WHITELIST_ANNOTATION, classify, is_conflict, is_not_found,
 };
 use async_trait::async_trait;
-use egs_schema::lifecycle::provider::run_step;
-use egs_schema::ports::{ClusterProvider, NodeJob, ProviderError, StepLog};
+use egs_domain::lifecycle::provider::run_step;
+use egs_domain::ports::{ClusterProvider, NodeJob, ProviderError, StepLog};
 use egs_wire::backoff::Backoff;
 use k8s_openapi::api::core::v1::{Event, Namespace, Node, ObjectReference, Pod, Taint};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
@@ -66,13 +66,13 @@ impl ClusterProvider for KubernetesProvider {
             // not keep the slice's label, taint or placement.
             for name in &job.node_names {
                 if let Err(error) = take_node_back(&nodes, name, &job.slice_name).await {
-                    tracing::warn!(node = %name, error = %egs_schema::redaction::scrubbed(&error), "could not undo a failed provisioning");
+                    tracing::warn!(node = %name, error = %egs_domain::redaction::scrubbed(&error), "could not undo a failed provisioning");
                 }
             }
             let namespaces: Api<Namespace> = Api::all(client.clone());
             for ns in &job.namespaces {
                 if let Err(error) = unsteer_namespace(&namespaces, ns).await {
-                    tracing::warn!(namespace = %ns, error = %egs_schema::redaction::scrubbed(&error), "could not undo a failed provisioning");
+                    tracing::warn!(namespace = %ns, error = %egs_domain::redaction::scrubbed(&error), "could not undo a failed provisioning");
                 }
             }
         }
@@ -290,7 +290,7 @@ async fn inform(client: &kube::Client, object: ObjectReference, reason: &str, me
     match emit(client, object, reason, message, kind).await {
         Ok(()) => true,
         Err(error) => {
-            tracing::info!(reason, error = %egs_schema::redaction::scrubbed(&error), "could not post a Kubernetes Event");
+            tracing::info!(reason, error = %egs_domain::redaction::scrubbed(&error), "could not post a Kubernetes Event");
             false
         }
     }

@@ -15,11 +15,11 @@ use super::crd::*;
 use super::provision::emit;
 use super::{is_conflict, is_not_found};
 use chrono::{DateTime, SecondsFormat, Utc};
+use egs_domain::auth::Caller;
+use egs_domain::error::Error;
+use egs_domain::gpr::service::{self};
+use egs_domain::ids::{self, Kind};
 use egs_entities::{GprPhase, cluster, gpr, gpr_node, node, slice, slice_namespace};
-use egs_schema::auth::Caller;
-use egs_schema::error::Error;
-use egs_schema::gpr::service::{self};
-use egs_schema::ids::{self, Kind};
 use futures_util::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{Api, Patch, PatchParams};
@@ -69,7 +69,7 @@ pub async fn run(ctx: Arc<ControllerContext>, cluster: cluster::Model, client: k
                 match &error {
                     kube::runtime::controller::Error::ReconcilerFailed(..) => {}
                     other => {
-                        tracing::debug!(cluster = %cluster_name, error = %egs_schema::redaction::scrubbed(&other), "GPUProvisioningRequest controller")
+                        tracing::debug!(cluster = %cluster_name, error = %egs_domain::redaction::scrubbed(&other), "GPUProvisioningRequest controller")
                     }
                 }
             }
@@ -95,7 +95,7 @@ fn error_policy(resource: Arc<GPUProvisioningRequest>, error: &ReconcileError, r
     tracing::warn!(
         cluster = %r.cluster.name,
         resource = %format!("{}/{}", resource.namespace().unwrap_or_default(), resource.name_any()),
-        error = %egs_schema::redaction::scrubbed(&error),
+        error = %egs_domain::redaction::scrubbed(&error),
         "could not reconcile a GPUProvisioningRequest; retrying"
     );
     Action::requeue(r.ctx.config.status_resync)
@@ -165,11 +165,11 @@ impl Reconciler {
                     Err(other) => return Err(other.into()),
                 };
                 self.ctx.changed();
-                let gpr_id = ids::encode(Kind::Gpr, created.id).0;
+                let gpr_id = ids::encode(Kind::Gpr, created.id);
                 tracing::info!(cluster = %self.cluster.name, resource = %format!("{ns}/{name}"), gpr = %gpr_id, slice = %owner.name, "GPR created from a GPUProvisioningRequest");
                 let message = format!("GPR {gpr_id} created for slice `{}` ({})", owner.name, created.phase.as_str());
                 if let Err(error) = emit(&self.client, object_ref(resource), "Accepted", &message, "Normal").await {
-                    tracing::debug!(error = %egs_schema::redaction::scrubbed(&error), "could not post the Accepted event");
+                    tracing::debug!(error = %egs_domain::redaction::scrubbed(&error), "could not post the Accepted event");
                 }
                 notes.observed_generation = generation;
                 notes.spec_applied = Some((true, "Applied", String::new()));
@@ -220,7 +220,7 @@ impl Reconciler {
                 Ok(updated)
             }
             // A stale version or a phase change meanwhile: read again next round.
-            Err(Error::User(errors)) if errors.iter().any(|e| e.code == egs_schema::error::ErrorCode::Conflict) => {
+            Err(Error::User(errors)) if errors.iter().any(|e| e.code == egs_domain::error::ErrorCode::Conflict) => {
                 Err(ReconcileError(format!("the GPR changed meanwhile: {}", describe(&errors))))
             }
             Err(Error::User(errors)) => {
@@ -256,9 +256,9 @@ impl Reconciler {
             found = ended?;
             self.ctx.changed();
             let message =
-                format!("GPR {} {} as the resource is being deleted", ids::encode(Kind::Gpr, found.id).0, found.phase.as_str().to_lowercase());
+                format!("GPR {} {} as the resource is being deleted", ids::encode(Kind::Gpr, found.id), found.phase.as_str().to_lowercase());
             if let Err(error) = emit(&self.client, object_ref(resource), "Deleting", &message, "Normal").await {
-                tracing::debug!(error = %egs_schema::redaction::scrubbed(&error), "could not post the Deleting event");
+                tracing::debug!(error = %egs_domain::redaction::scrubbed(&error), "could not post the Deleting event");
             }
         }
         let current = resource.status.clone().unwrap_or_default();
@@ -284,7 +284,7 @@ impl Reconciler {
         if has_finalizer(resource)
             && let Err(error) = self.remove_finalizer(api, resource).await
         {
-            tracing::debug!(error = %egs_schema::redaction::scrubbed(&error), "could not remove the finalizer of a refused GPUProvisioningRequest");
+            tracing::debug!(error = %egs_domain::redaction::scrubbed(&error), "could not remove the finalizer of a refused GPUProvisioningRequest");
         }
         let current = resource.status.clone().unwrap_or_default();
         let now = now_text();
@@ -328,7 +328,7 @@ impl Reconciler {
         let mut nodes: Vec<String> = links.into_iter().filter_map(|(_, n)| n.map(|n| n.name)).collect();
         nodes.sort();
         let now = now_text();
-        let gpr_id = ids::encode(Kind::Gpr, found.id).0;
+        let gpr_id = ids::encode(Kind::Gpr, found.id);
         let mut conditions = Vec::new();
         let (accepted, accepted_reason, accepted_message) = match found.phase {
             GprPhase::Rejected => (false, "Rejected", found.reason.clone().unwrap_or_default()),

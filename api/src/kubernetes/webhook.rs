@@ -28,7 +28,7 @@ pub async fn review(db: &DatabaseConnection, cluster_name: &str, body: Value) ->
     let response = match mutate(db, cluster_name, &request).await {
         Ok(response) => response,
         Err(error) => {
-            tracing::warn!(cluster = cluster_name, error = %egs_schema::redaction::scrubbed(&error), "admission review failed; admitting the pod unchanged");
+            tracing::warn!(cluster = cluster_name, error = %egs_domain::redaction::scrubbed(&error), "admission review failed; admitting the pod unchanged");
             AdmissionResponse::from(&request)
         }
     };

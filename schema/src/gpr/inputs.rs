@@ -2,11 +2,11 @@
 
 use super::spec::{GprAsk, GprChanges, GprSpec};
 use super::types::Label;
-use crate::error::{Error, Result};
 use crate::ids::{self, Kind};
 use crate::scalars::Duration;
 use async_graphql::{ID, InputObject, MaybeUndefined};
 use chrono::{DateTime, Utc};
+use egs_domain::error::{Error, Result};
 use std::collections::BTreeMap;
 
 /// What a GPR asks for and from when: everything its wait depends on. `waitTimeEstimates`

@@ -7,19 +7,12 @@
 //! (version-checked writes of one GPR) and [`queue_views`] (live queue reads shared by
 //! watchers).
 
-pub mod checks;
-pub mod extend;
 pub mod inputs;
 pub mod mutation;
-pub mod policy;
 pub mod query;
-pub mod queue_views;
-pub mod reads;
-pub mod service;
-pub mod spec;
 pub mod subscription;
 pub mod types;
-pub mod versioned;
+use egs_domain::gpr::{extend, queue_views, reads, service, spec};
 
 pub use inputs::*;
 pub use mutation::*;

@@ -3,12 +3,12 @@
 use super::inputs::WaitTimeInput;
 use super::reads;
 use super::types::{Gpr, GprEvent, PoolWaitEstimate};
-use crate::auth::Caller;
-use crate::error::{Error, Result};
 use crate::ids::{self, Kind};
 use crate::pagination::{Order, Page, PageRequest, keyset_page};
 use crate::session;
 use async_graphql::{Context, ID, InputObject, Object};
+use egs_domain::auth::Caller;
+use egs_domain::error::{Error, Result};
 use egs_entities::{GprPhase, gpr, gpr_event};
 use sea_orm::DatabaseConnection;
 
@@ -78,9 +78,9 @@ impl GprQuery {
     #[graphql(complexity = "crate::limits::PLANNING_COMPLEXITY + child_complexity")]
     async fn wait_time_estimates(&self, ctx: &Context<'_>, input: WaitTimeInput) -> Result<Vec<PoolWaitEstimate>> {
         let (caller, db) = session(ctx)?;
-        let scheduler = &crate::services(ctx)?.scheduler;
+        let scheduler = crate::services(ctx)?.scheduler.as_ref();
         let now = scheduler.clock.now();
-        let spec = crate::template::service::resolve_ask(db, caller, input.into_ask()?).await?;
+        let spec = egs_domain::template::service::resolve_ask(db, caller, input.into_ask()?).await?;
         let rows = reads::wait_time_estimates(db, caller, spec, scheduler, now).await?;
         Ok(rows.into_iter().map(|(r, own)| PoolWaitEstimate::new(r, own, now)).collect())
     }
@@ -114,7 +114,7 @@ impl GprQuery {
     #[graphql(complexity = "crate::limits::PLANNING_COMPLEXITY + child_complexity")]
     async fn gpr_extension_room(&self, ctx: &Context<'_>, id: ID) -> Result<GprExtensionRoom> {
         let (caller, db) = session(ctx)?;
-        let scheduler = &crate::services(ctx)?.scheduler;
+        let scheduler = crate::services(ctx)?.scheduler.as_ref();
         let room = super::extend::room(db, caller, scheduler, ids::decode("id", &id, Kind::Gpr)?).await?;
         Ok(GprExtensionRoom(room))
     }
@@ -160,7 +160,7 @@ pub(super) async fn event_scope(
         None => None,
     };
     let slice_id = match slice_id {
-        Some(id) => Some(crate::slice::service::find_slice(db, caller, ids::decode("sliceId", id, Kind::Slice)?).await?.id),
+        Some(id) => Some(egs_domain::slice::service::find_slice(db, caller, ids::decode("sliceId", id, Kind::Slice)?).await?.id),
         None => None,
     };
     Ok((gpr_id, slice_id))

@@ -5,10 +5,10 @@ use super::query::{event_scope, queue_query};
 use super::queue_views;
 use super::reads;
 use super::types::{Gpr, GprEvent};
-use crate::error::{Error, Result};
 use crate::ids::{self, Kind};
 use crate::session;
 use async_graphql::{Context, ID};
+use egs_domain::error::{Error, Result};
 use egs_entities::gpr_event;
 use sea_orm::{ColumnTrait, QueryFilter, QueryOrder, QuerySelect};
 
@@ -64,8 +64,8 @@ impl GprSubscription {
             gpr_id.is_none_or(|g| g == e.gpr_id)
                 && slice_id.is_none_or(|s| s == e.slice_id)
                 && match &visible {
-                    crate::auth::Visible::All => true,
-                    crate::auth::Visible::Only(ids) => ids.binary_search(&e.slice_id).is_ok(),
+                    egs_domain::auth::Visible::All => true,
+                    egs_domain::auth::Visible::Only(ids) => ids.binary_search(&e.slice_id).is_ok(),
                 }
         };
         Ok(async_stream::stream! {
@@ -151,7 +151,7 @@ impl QueueSubscription {
                         }
                     }
                     Err(error) => {
-                        yield Err(error.clone());
+                        yield Err(error.clone().into());
                         return;
                     }
                 }

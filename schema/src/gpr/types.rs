@@ -2,7 +2,6 @@
 
 use super::query::list_events_page;
 use crate::cluster::Cluster;
-use crate::error::Result;
 use crate::ids::{self, Kind};
 use crate::inventory::GpuNode;
 use crate::pagination::Page;
@@ -12,6 +11,7 @@ use crate::user::User;
 use crate::{loaded, loaders, session};
 use async_graphql::{Context, Enum, ID, InputObject, Object, SimpleObject};
 use chrono::{DateTime, Utc};
+use egs_domain::error::Result;
 use egs_entities::{ApprovalState, GprEventKind, GprPhase, ReleaseReason, gpr, gpr_event};
 
 /// Events that can move a waiting GPR's estimates.
@@ -72,7 +72,7 @@ pub(crate) async fn prefetch_for_gprs<'a>(
     let nodes = async {
         let nodes = selected.field("nodes");
         if !nodes.exists() {
-            return Ok::<_, crate::error::Error>(());
+            return Ok::<_, egs_domain::error::Error>(());
         }
         let links = loaded(loaders.node_links_by_gpr().load_many(gprs.clone().map(|g| g.id)).await)?;
         let held = loaded(loaders.node().load_many(links.values().flatten().map(|l| l.node_id)).await)?;
@@ -248,9 +248,9 @@ impl Gpr {
     async fn template(&self, ctx: &Context<'_>) -> Result<Option<crate::template::GprTemplate>> {
         let Some(id) = self.0.template_id else { return Ok(None) };
         let (caller, db) = session(ctx)?;
-        match crate::template::service::find_template(db, caller, id).await {
+        match egs_domain::template::service::find_template(db, caller, id).await {
             Ok(t) => Ok(Some(crate::template::GprTemplate(t))),
-            Err(crate::error::Error::NotFound(_)) => Ok(None),
+            Err(egs_domain::error::Error::NotFound(_)) => Ok(None),
             Err(other) => Err(other),
         }
     }
@@ -296,7 +296,7 @@ impl Gpr {
     async fn provisioning_steps(&self, ctx: &Context<'_>) -> Result<Vec<ProvisioningStep>> {
         crate::boxed(async move {
             let (_, db) = session(ctx)?;
-            Ok(crate::lifecycle::steps::steps_of(db, self.0.id).await?.into_iter().map(ProvisioningStep).collect())
+            Ok(egs_domain::lifecycle::steps::steps_of(db, self.0.id).await?.into_iter().map(ProvisioningStep).collect())
         })
         .await
     }

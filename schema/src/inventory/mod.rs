@@ -1,23 +1,20 @@
 //! Inventory: GPU nodes, GPUs and pools, `upsertNodes` for admins and node agents,
 //! `removeNode`, and the live `inventoryChanged` feed ([`live`]).
 
-pub mod catalog;
-pub mod live;
-pub mod liveness;
-pub mod maintenance;
-pub mod service;
 pub mod windows;
+use egs_domain::inventory::live::InventoryChangeKind;
+use egs_domain::inventory::{catalog, live, liveness, maintenance, service};
 
-use crate::auth::Caller;
 use crate::cluster::Cluster;
-use crate::error::Result;
 use crate::gpr::Gpr;
 use crate::ids::{self, Kind};
-use crate::pagination::{Order, Page, PageRequest, encode_cursor, keyset_page};
+use crate::pagination::{Order, Page, PageRequest, TotalCount, encode_cursor, keyset_page};
 use crate::{loaded, loaders, payload, services, session};
 use async_graphql::connection::Edge;
-use async_graphql::{Context, Enum, ID, InputObject, Object, SimpleObject};
+use async_graphql::{Context, ID, InputObject, Object, SimpleObject};
 use chrono::{DateTime, Utc};
+use egs_domain::auth::Caller;
+use egs_domain::error::Result;
 use egs_entities::{Health, NodeState, gpu, node};
 use sea_orm::{DatabaseConnection, QueryFilter};
 pub use service::PoolSummary;
@@ -81,7 +78,7 @@ impl GpuNode {
         crate::boxed(async move {
             let (_, db) = session(ctx)?;
             let now = services(ctx)?.scheduler.clock.now();
-            Ok(windows::open_on(db, self.0.id, now).await?.into_iter().map(windows::MaintenanceWindow).collect())
+            Ok(egs_domain::inventory::windows::open_on(db, self.0.id, now).await?.into_iter().map(windows::MaintenanceWindow).collect())
         })
         .await
     }
@@ -252,7 +249,7 @@ impl Gpu {
         crate::boxed(async move {
             match self.row(ctx).await? {
                 Some(row) => crate::metrics::history(ctx, &row, from, to, step).await,
-                None => Err(crate::error::Error::NotFound("GPU")),
+                None => Err(egs_domain::error::Error::NotFound("GPU")),
             }
         })
         .await
@@ -470,7 +467,7 @@ impl InventoryQuery {
             };
             match described {
                 Some(described) => {
-                    let mut page = Page::with_additional_fields(request.after.is_some(), described.has_next, described.total);
+                    let mut page = Page::with_additional_fields(request.after.is_some(), described.has_next, TotalCount(described.total));
                     page.edges.extend(described.gpus.into_iter().map(|g| Edge::new(encode_cursor(g.id), Gpu(GpuRow::Described(g)))));
                     page
                 }
@@ -612,26 +609,6 @@ payload!(
     node: GpuNode
 );
 
-/// What happened to a node.
-#[derive(Enum, Copy, Clone, Debug, PartialEq, Eq)]
-pub enum InventoryChangeKind {
-    /// Registered (`upsertNodes`).
-    NodeAdded,
-    /// Removed (`removeNode`, or its cluster was removed).
-    NodeRemoved,
-    /// Its health as readers see it changed: reported `HEALTHY`/`UNHEALTHY`, or `STALE` when
-    /// its agent fell silent, and back when it reports again.
-    HealthChanged,
-    /// Handed to a GPR (or to another one).
-    Allocated,
-    /// Given back to the pool.
-    Released,
-    /// Its state changed otherwise (e.g. cordoned, draining).
-    StateChanged,
-    /// Its description changed (instance type, shape, GPUs, memory, driver, thresholds).
-    NodeUpdated,
-}
-
 /// One change of one GPU node.
 pub struct InventoryChange(pub std::sync::Arc<live::NodeChange>);
 
@@ -692,7 +669,7 @@ impl InventorySubscription {
         let cluster_id = cluster_id.as_ref().map(|id| ids::decode("clusterId", id, Kind::Cluster)).transpose()?;
         if let Some(id) = cluster_id {
             let _setup = crate::setting_up(ctx).await?;
-            crate::cluster::service::find_cluster(db, caller, id).await?;
+            egs_domain::cluster::service::find_cluster(db, caller, id).await?;
         }
         let mut live = services(ctx)?.inventory.subscribe().await?;
         Ok(async_stream::stream! {

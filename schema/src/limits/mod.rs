@@ -12,11 +12,11 @@
 //! sends whole-inventory pages fewer, and minting more tokens buys no more. Calls without a
 //! token share one bucket. Behind N replicas a user can spend up to N budgets.
 
-use crate::auth::Caller;
-use crate::error::ErrorCode;
 use async_graphql::parser::types::{ExecutableDocument, OperationType, Selection, SelectionSet};
 use async_graphql::registry::Registry;
 use async_graphql::{ServerError, ServerResult, Variables};
+use egs_domain::auth::Principal;
+use egs_domain::error::ErrorCode;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
 use std::num::NonZeroU32;
@@ -39,27 +39,6 @@ pub const MAX_ALIASES: usize = 64;
 /// node → gpus → node → gpus`: 27 million) do not. Lists longer than their bound, and
 /// anything else that grows too big, are caught by the response-size backstop.
 pub const MAX_OUTPUT_COST: u64 = 2_000_000;
-
-/// Whom a per-user limit counts against: the user, or the token for agent tokens (which
-/// belong to no user; each speaks for one node or one cluster's DaemonSet).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Principal {
-    Anonymous,
-    User(i64),
-    Token(i64),
-}
-
-impl Principal {
-    pub fn of(caller: Option<&Caller>) -> Self {
-        match caller {
-            None => Self::Anonymous,
-            Some(caller) => match caller.record.user_id {
-                Some(user) => Self::User(user),
-                None => Self::Token(caller.record.token_id),
-            },
-        }
-    }
-}
 
 /// The per-user cost budget: `per_second` refills the bucket, `burst` is its size (at least
 /// the schema's complexity limit, so any valid operation can run on a full bucket).
@@ -156,7 +135,7 @@ pub fn output_cost(registry: &Registry, document: &ExecutableDocument, variables
 /// milliseconds with thousands of GPRs waiting, where a field is microseconds.
 pub const PLANNING_COMPLEXITY: usize = 1_000;
 /// Most planning questions one document may ask (aliases and spreads counted).
-pub const MAX_PLANNING_QUESTIONS: usize = 4;
+pub use egs_domain::lifecycle::questions::MAX_PLANNING_QUESTIONS;
 /// The fields that plan: "Get wait time" and an extension's room.
 const PLANNING_QUESTIONS: [(&str, &str); 2] = [("Query", "waitTimeEstimates"), ("Query", "gprExtensionRoom")];
 

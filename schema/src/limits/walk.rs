@@ -246,9 +246,9 @@ const LIST_BOUND: u64 = 100;
 /// Fields whose lists have another bound than [`LIST_BOUND`] (by field name): a node's GPUs and a
 /// GPR's labels fewer, a GPU's history (`Gpu.metrics`: a point a minute for a day) more.
 const LIST_BOUNDS: [(&str, u64); 3] = [
-    ("gpus", crate::inventory::service::MAX_GPUS_PER_NODE as u64),
-    ("labels", crate::gpr::spec::MAX_LABELS as u64),
-    ("metrics", crate::metrics::store::MINUTE_SLOTS as u64),
+    ("gpus", egs_domain::inventory::service::MAX_GPUS_PER_NODE as u64),
+    ("labels", egs_domain::gpr::spec::MAX_LABELS as u64),
+    ("metrics", egs_domain::metrics::store::MINUTE_SLOTS as u64),
 ];
 /// Fields whose `first` may exceed a page (by field name): the queue views.
 const FIRST_BOUNDS: [(&str, u64); 2] = [("queue", crate::gpr::MAX_QUEUE_VIEW as u64), ("queueChanged", crate::gpr::MAX_QUEUE_VIEW as u64)];
@@ -303,9 +303,9 @@ impl CostWalk<'_> {
         });
         let in_connection = parent.ends_with("Connection") && matches!(name, "edges" | "nodes");
         let items = match paged {
-            Some(n) => n.min(FIRST_BOUNDS.iter().find(|(f, _)| *f == name).map_or(crate::pagination::MAX_PAGE_SIZE, |(_, b)| *b)),
+            Some(n) => n.min(FIRST_BOUNDS.iter().find(|(f, _)| *f == name).map_or(egs_domain::pagination::MAX_PAGE_SIZE, |(_, b)| *b)),
             None if in_connection => 1,
-            None if named.ends_with("Connection") => crate::pagination::DEFAULT_PAGE_SIZE,
+            None if named.ends_with("Connection") => egs_domain::pagination::DEFAULT_PAGE_SIZE,
             None if ty.starts_with('[') => LIST_BOUNDS.iter().find(|(f, _)| *f == name).map_or(LIST_BOUND, |(_, b)| *b),
             None => 1,
         };

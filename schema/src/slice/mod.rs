@@ -3,11 +3,9 @@
 pub mod kubeconfig;
 pub mod personal;
 pub mod requests;
-pub mod service;
-pub use service::reserved_namespace;
+use egs_domain::slice::service;
 
 use crate::cluster::Cluster;
-use crate::error::{Error, Result};
 use crate::gpr::{Gpr, GprFilter};
 use crate::ids::{self, Kind};
 use crate::metrics::GpuSummary;
@@ -17,6 +15,7 @@ use crate::user::User;
 use crate::{loaded, loaders, payload, services, session};
 use async_graphql::{Context, ID, InputObject, MaybeUndefined, Object};
 use chrono::{DateTime, Utc};
+use egs_domain::error::{Error, Result};
 use egs_entities::{SlicePolicy, SliceRole, slice, slice_member, slice_namespace};
 
 /// A team workspace: namespaces on clusters, members, and a policy.
@@ -76,9 +75,9 @@ impl Slice {
     async fn gpu_summary(&self, ctx: &Context<'_>) -> Result<Option<GpuSummary>> {
         crate::boxed(async move {
             let (caller, db) = session(ctx)?;
-            match crate::metrics::access::scope_gpus(db, caller, crate::metrics::access::Scope::Slice(self.0.id)).await {
+            match egs_domain::metrics::access::scope_gpus(db, caller, egs_domain::metrics::access::Scope::Slice(self.0.id)).await {
                 Ok(gpus) if gpus.is_empty() => Ok(None),
-                Ok(gpus) => Ok(Some(crate::metrics::summary::summarize(gpus).into())),
+                Ok(gpus) => Ok(Some(egs_domain::metrics::summary::summarize(gpus).into())),
                 // A slice the caller may not see reads as one without metrics, not as an error on
                 // an object they already hold.
                 Err(Error::NotFound(_)) => Ok(None),
@@ -364,7 +363,7 @@ impl SliceQuery {
         let found = match (id, name) {
             (Some(id), None) => service::find_slice(db, caller, ids::decode("id", &id, Kind::Slice)?).await?,
             (None, Some(name)) => service::find_slice_by_name(db, caller, &name).await?,
-            _ => return Err(crate::error::Error::invalid("id", "give exactly one of `id` and `name`")),
+            _ => return Err(egs_domain::error::Error::invalid("id", "give exactly one of `id` and `name`")),
         };
         Ok(Slice(found))
     }
@@ -450,9 +449,9 @@ impl SliceMutation {
         let (caller, db) = session(ctx)?;
         let result = async {
             let id = ids::decode("id", &input.id, Kind::Slice)?;
-            let places = if caller.is_admin() { kubeconfig::kube_namespaces(db, id).await? } else { Vec::new() };
+            let places = if caller.is_admin() { egs_domain::slice::kubeconfig::kube_namespaces(db, id).await? } else { Vec::new() };
             let deleted = service::delete_slice(db, caller, services(ctx)?.access_news(), id).await?;
-            kubeconfig::revoke_all(db.clone(), services(ctx)?.kubernetes.clone(), deleted.clone(), places);
+            egs_domain::slice::kubeconfig::revoke_all(db.clone(), services(ctx)?.kubernetes.clone(), deleted.clone(), places);
             Ok(Slice(deleted))
         };
         DeleteSlicePayload::from_result(result.await)
@@ -529,15 +528,15 @@ impl SliceMutation {
     }
 }
 
-async fn is_owner(db: &sea_orm::DatabaseConnection, slice_id: i64, user_id: i64) -> crate::error::Result<bool> {
+async fn is_owner(db: &sea_orm::DatabaseConnection, slice_id: i64, user_id: i64) -> egs_domain::error::Result<bool> {
     use sea_orm::EntityTrait;
     Ok(egs_entities::slice_member::Entity::find_by_id((slice_id, user_id)).one(db).await?.is_some_and(|m| m.role == SliceRole::Owner))
 }
 
 /// An owner was removed or demoted: the kubeconfigs issued for the slice (owners ask for them)
 /// are revoked, so none outlives the access it was issued under.
-async fn owner_lost_access(ctx: &Context<'_>, db: &sea_orm::DatabaseConnection, changed: &slice::Model) -> crate::error::Result<()> {
-    let places = kubeconfig::kube_namespaces(db, changed.id).await?;
-    kubeconfig::revoke_all(db.clone(), services(ctx)?.kubernetes.clone(), changed.clone(), places);
+async fn owner_lost_access(ctx: &Context<'_>, db: &sea_orm::DatabaseConnection, changed: &slice::Model) -> egs_domain::error::Result<()> {
+    let places = egs_domain::slice::kubeconfig::kube_namespaces(db, changed.id).await?;
+    egs_domain::slice::kubeconfig::revoke_all(db.clone(), services(ctx)?.kubernetes.clone(), changed.clone(), places);
     Ok(())
 }

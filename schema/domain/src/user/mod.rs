@@ -1,0 +1,3 @@
+//! Users: who a token speaks for, and the accounts admins make.
+
+pub mod service;
