@@ -302,10 +302,10 @@ async fn launch(settings: ServeArgs, clock: Arc<ManualClock>) -> Launched {
     let launched_token = app.admin_token.clone();
     let base = format!("http://{}", app.local_addr());
     let statements = app.state().statements.clone();
-    let db = app.state().services.db.clone();
-    let reads = app.state().services.reads.clone();
-    let scheduler = app.state().services.scheduler.clone();
-    let subscription_setups = app.state().services.subscription_setups.clone();
+    let db = app.state().app.db.clone();
+    let reads = app.state().app.reads.clone();
+    let scheduler = app.state().app.scheduler.clone();
+    let subscription_setups = app.state().app.subscription_setups.clone();
     let (stop, stopped) = oneshot::channel::<()>();
     tokio::spawn(app.run_until_stopped(async {
         let _ = stopped.await;
@@ -582,14 +582,14 @@ impl InProcess {
         Self { app, admin_token, _data_dir: data_dir, postgres_cleanup }
     }
 
-    pub fn services(&self) -> &egs_domain::Services {
-        &self.app.state().services
+    pub fn services(&self) -> &egs_domain::App {
+        &self.app.state().app
     }
 
     /// Runs `query` as the holder of `token`, the way the HTTP handler does; the response as JSON.
     pub async fn execute(&self, token: &str, query: &str, variables: Value) -> Value {
         let state = self.app.state();
-        let services = &state.services;
+        let services = &state.app;
         let caller = egs_domain::auth::authenticate(&services.db, &services.keys, &services.token_cache, token).await.expect("a valid token");
         let request = async_graphql::Request::new(query).variables(async_graphql::Variables::from_json(variables));
         let response = egs_schema::execute(&state.schema, services, request, Some(caller), egs_schema::operation::OperationSlot::new()).await;
@@ -597,7 +597,7 @@ impl InProcess {
     }
 
     pub async fn finish(self) {
-        let db = self.app.state().services.db.clone();
+        let db = self.app.state().app.db.clone();
         drop(self.app);
         if let Some((server, name)) = self.postgres_cleanup {
             let _ = db.close().await;

@@ -8,6 +8,7 @@
 use sea_orm::DatabaseConnection;
 use sea_orm::sqlx::postgres::{PgConnectOptions, PgConnection};
 use sea_orm::sqlx::{Connection, Executor};
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -28,15 +29,16 @@ pub struct DbWatch {
 }
 
 impl DbWatch {
-    /// Starts probing `db` (PostgreSQL only; `None` for SQLite, which cannot hang this way).
-    pub fn spawn(db: &DatabaseConnection) -> Option<Arc<Self>> {
+    /// A watch of `db` and the probe that keeps it (PostgreSQL only; `None` for SQLite, which
+    /// cannot hang this way). The probe runs until the watch is dropped.
+    pub fn new(db: &DatabaseConnection) -> Option<(Arc<Self>, impl Future<Output = ()> + Send + 'static)> {
         if db.get_database_backend() != sea_orm::DbBackend::Postgres {
             return None;
         }
         let options = db.get_postgres_connection_pool().connect_options().as_ref().clone();
         let watch = Arc::new(Self { answering: watch::Sender::new(true) });
-        tokio::spawn(probe(options, Arc::downgrade(&watch)));
-        Some(watch)
+        let probing = probe(options, Arc::downgrade(&watch));
+        Some((watch, probing))
     }
 
     /// Whether the last probe got its answer in time.

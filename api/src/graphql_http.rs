@@ -107,7 +107,7 @@ async fn caller_from(state: &AppState, headers: &HeaderMap, media: Media) -> Res
     }
     let token = bearer_token(headers);
     let result = match token {
-        Some(token) => authenticate(&state.services.db, &state.services.keys, &state.services.token_cache, token).await,
+        Some(token) => authenticate(&state.app.db, &state.app.keys, &state.app.token_cache, token).await,
         None => Err(egs_domain::error::Error::Unauthenticated("send the token as `Authorization: Bearer <token>`".into())),
     };
     result.map(Some).map_err(|error| {
@@ -250,7 +250,7 @@ async fn execute(state: AppState, headers: HeaderMap, media: Media, request: asy
     let run = async {
         let caller = caller_from(&state, &headers, media).await?;
         let authenticated = caller.is_some();
-        Ok((egs_schema::execute(&state.schema, &state.services, request, caller, operation.clone()).await, authenticated))
+        Ok((egs_schema::execute(&state.schema, &state.app, request, caller, operation.clone()).await, authenticated))
     };
     // A database that stopped answering fails the request now rather than when TCP gives up.
     let ran: Result<_, Response> = match &state.db_watch {

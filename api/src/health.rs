@@ -19,7 +19,7 @@ const READYZ_DEADLINE: std::time::Duration = std::time::Duration::from_millis(15
 pub async fn readyz(State(state): State<AppState>) -> Response {
     // Bounded: a database that never answers must not hold the probe of the orchestrator.
     let silent = state.db_watch.as_ref().is_some_and(|watch| !watch.answering());
-    let ping = async { if silent { Err(None) } else { state.services.db.ping().await.map_err(Some) } };
+    let ping = async { if silent { Err(None) } else { state.app.db.ping().await.map_err(Some) } };
     let database = match tokio::time::timeout(READYZ_DEADLINE, ping).await {
         Ok(Ok(())) => "ok",
         Ok(Err(e)) => {
@@ -30,7 +30,7 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
         }
         Err(_) => "unreachable",
     };
-    let migrations = match tokio::time::timeout(READYZ_DEADLINE, db::migrations_applied(&state.services.db)).await {
+    let migrations = match tokio::time::timeout(READYZ_DEADLINE, db::migrations_applied(&state.app.db)).await {
         _ if database != "ok" => "unknown",
         Ok(Ok(true)) => "ok",
         Ok(Ok(false)) => "pending",
@@ -63,7 +63,7 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
 /// an admin token may scrape it there (or run a separate `--metrics-listen`).
 pub async fn metrics_for_admins(State(state): State<AppState>, headers: axum::http::HeaderMap) -> Response {
     let token = crate::graphql_http::bearer_token(&headers);
-    let services = &state.services;
+    let services = &state.app;
     let caller = match token {
         Some(token) => egs_domain::auth::authenticate(&services.db, &services.keys, &services.token_cache, token).await.ok(),
         None => None,
@@ -82,7 +82,7 @@ pub async fn metrics_for_admins(State(state): State<AppState>, headers: axum::ht
 }
 
 pub async fn metrics(State(state): State<AppState>) -> Response {
-    match state.metrics.render(&state.services.db, state.services.metrics.gpu_count()).await {
+    match state.metrics.render(&state.app.db, state.app.samples.gpu_count()).await {
         Ok(text) => {
             let mut response = text.into_response();
             response

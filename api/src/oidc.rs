@@ -435,7 +435,7 @@ pub async fn callback(State(state): State<AppState>, headers: HeaderMap, Query(q
         // token must never be sent anywhere else, whatever an older gateway sealed in it.
         let return_to = local_path(&pending.return_to).ok_or(SignInError::ReturnPath)?;
         let identity = oidc.identity(code, &pending).await?;
-        let services = &state.services;
+        let services = &state.app;
         let signed = signin::sign_in(&services.db, &services.keys, services.access_news(), identity)
             .await
             .map_err(|e| SignInError::Schema(e.public_message()))?;

@@ -8,9 +8,9 @@
 //! those), and answers the others' history queries for its part (the latest sample of every GPU
 //! is in the database).
 
-use egs_domain::alerts::hub::AlertHub;
+use egs_domain::alerts::feed::AlertFeed;
 use egs_domain::auth::TokenCache;
-use egs_domain::events::EventHub;
+use egs_domain::events::EventFeed;
 use egs_domain::inventory::live::InventoryFeed;
 use egs_domain::lifecycle::SchedulerHandle;
 use egs_domain::metrics::MetricsStore;
@@ -21,6 +21,7 @@ use egs_wire::backoff::Backoff;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::future::Future;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -93,38 +94,36 @@ impl RevocationBroadcast for RedisRevocations {
 /// Marks a revocation message that names a user who lost slice access, not a token.
 const USER_PREFIX: &str = "user:";
 
-/// Listens for revocations until the process ends, reconnecting with backoff.
-pub fn spawn_revocation_listener(client: redis::Client, deployment: &str, cache: Arc<TokenCache>) {
-    spawn_listener(client, channel(deployment, REVOKED_TOKENS_CHANNEL), move |message| {
+/// Listens for revocations, reconnecting with backoff; runs until dropped.
+pub fn revocation_listener(client: redis::Client, deployment: &str, cache: Arc<TokenCache>) -> impl Future<Output = ()> + Send + 'static {
+    listener(client, channel(deployment, REVOKED_TOKENS_CHANNEL), move |message| {
         if let Ok(jti) = message.get_payload::<String>() {
             match jti.strip_prefix(USER_PREFIX).map(str::parse::<i64>) {
                 Some(Ok(user_id)) => cache.forget_user(user_id),
                 _ => cache.forget(&jti),
             }
         }
-    });
+    })
 }
 
-/// Runs `on_message` for every message on `channel` until the process ends, reconnecting
-/// with backoff.
-fn spawn_listener(client: redis::Client, channel: String, on_message: impl Fn(&redis::Msg) + Send + Sync + 'static) {
-    tokio::spawn(async move {
-        let mut backoff = Backoff::new(INITIAL_RECONNECT_DELAY, MAX_RECONNECT_DELAY);
-        loop {
-            let mut subscribed = false;
-            let outcome = listen(&client, &channel, &on_message, &mut subscribed).await;
-            // A subscription that worked starts the backoff over: the next outage is new.
-            if subscribed {
-                backoff.reset();
-            }
-            let delay = backoff.next_delay();
-            match outcome {
-                Ok(()) => tracing::warn!(%channel, "a Redis subscription ended; reconnecting"),
-                Err(e) => tracing::debug!(%channel, error = %e, retry_in_ms = delay.as_millis() as u64, "a Redis subscription failed"),
-            }
-            tokio::time::sleep(delay).await;
+/// Runs `on_message` for every message on `channel`, reconnecting with backoff; runs until
+/// dropped.
+async fn listener(client: redis::Client, channel: String, on_message: impl Fn(&redis::Msg) + Send + Sync + 'static) {
+    let mut backoff = Backoff::new(INITIAL_RECONNECT_DELAY, MAX_RECONNECT_DELAY);
+    loop {
+        let mut subscribed = false;
+        let outcome = listen(&client, &channel, &on_message, &mut subscribed).await;
+        // A subscription that worked starts the backoff over: the next outage is new.
+        if subscribed {
+            backoff.reset();
         }
-    });
+        let delay = backoff.next_delay();
+        match outcome {
+            Ok(()) => tracing::warn!(%channel, "a Redis subscription ended; reconnecting"),
+            Err(e) => tracing::debug!(%channel, error = %e, retry_in_ms = delay.as_millis() as u64, "a Redis subscription failed"),
+        }
+        tokio::time::sleep(delay).await;
+    }
 }
 
 async fn listen(client: &redis::Client, channel: &str, on_message: &impl Fn(&redis::Msg), subscribed: &mut bool) -> redis::RedisResult<()> {
@@ -143,14 +142,20 @@ async fn listen(client: &redis::Client, channel: &str, on_message: &impl Fn(&red
 /// Both also run on timers, so what was stored while the subscription was down is found anyway.
 /// Its own announcements are skipped: the scheduler's commits announce too, and must not wake
 /// it again.
-pub fn spawn_event_listener(client: redis::Client, deployment: &str, hub: Arc<EventHub>, scheduler: Arc<SchedulerHandle>, origin: u64) {
-    spawn_listener(client, channel(deployment, GPR_EVENTS_CHANNEL), move |message| {
+pub fn event_listener(
+    client: redis::Client,
+    deployment: &str,
+    feed: Arc<EventFeed>,
+    scheduler: Arc<SchedulerHandle>,
+    origin: u64,
+) -> impl Future<Output = ()> + Send + 'static {
+    listener(client, channel(deployment, GPR_EVENTS_CHANNEL), move |message| {
         if message.get_payload::<u64>().is_ok_and(|from| from == origin) {
             return;
         }
-        hub.wake();
+        feed.wake();
         scheduler.wake();
-    });
+    })
 }
 
 /// Announces "something was stored" on one channel. The message carries only the sender's
@@ -183,13 +188,13 @@ impl Announce for RedisAnnounce {
 }
 
 /// Wakes the local alert tailer whenever a replica announces stored alert transitions.
-pub fn spawn_alert_listener(client: redis::Client, deployment: &str, hub: Arc<AlertHub>) {
-    spawn_listener(client, channel(deployment, ALERTS_CHANNEL), move |_| hub.wake());
+pub fn alert_listener(client: redis::Client, deployment: &str, feed: Arc<AlertFeed>) -> impl Future<Output = ()> + Send + 'static {
+    listener(client, channel(deployment, ALERTS_CHANNEL), move |_| feed.wake())
 }
 
 /// Wakes the local inventory watcher whenever a replica announces written nodes.
-pub fn spawn_inventory_listener(client: redis::Client, deployment: &str, feed: Arc<InventoryFeed>) {
-    spawn_listener(client, channel(deployment, INVENTORY_CHANNEL), move |_| feed.wake());
+pub fn inventory_listener(client: redis::Client, deployment: &str, feed: Arc<InventoryFeed>) -> impl Future<Output = ()> + Send + 'static {
+    listener(client, channel(deployment, INVENTORY_CHANNEL), move |_| feed.wake())
 }
 
 /// A batch on the wire: which replica accepted it (so it ignores its own), the node, and the
@@ -284,7 +289,7 @@ struct HistoryReply {
 
 /// The other replicas, for GPU samples: publishes this replica's accepted batches on their
 /// node's channel, and asks the others for their part of a history (their answers come back
-/// through [`spawn_metrics_listener`]).
+/// through [`metrics_listener`]).
 pub struct RedisMetrics {
     connection: redis::aio::ConnectionManager,
     /// `egs:<deployment>:gpu-samples`; a node's channel adds `:<id>`.
@@ -515,24 +520,22 @@ async fn follow(
 /// Hears, for this replica: history queries from the others (and their answers to its own),
 /// and the sample batches of the nodes its live subscribers watch — following the store's
 /// [`Interest`] as subscribers come and go.
-pub fn spawn_metrics_listener(client: redis::Client, store: Arc<MetricsStore>, fanout: Arc<RedisMetrics>) {
-    tokio::spawn(async move {
-        let mut backoff = Backoff::new(INITIAL_RECONNECT_DELAY, MAX_RECONNECT_DELAY);
-        loop {
-            let mut subscribed = false;
-            let outcome = listen_metrics(&client, &store, &fanout, &mut subscribed).await;
-            store.set_listening(false);
-            if subscribed {
-                backoff.reset();
-            }
-            let delay = backoff.next_delay();
-            match outcome {
-                Ok(()) => tracing::warn!("the Redis subscription for GPU samples ended; reconnecting"),
-                Err(e) => tracing::debug!(error = %e, retry_in_ms = delay.as_millis() as u64, "the Redis subscription for GPU samples failed"),
-            }
-            tokio::time::sleep(delay).await;
+pub async fn metrics_listener(client: redis::Client, store: Arc<MetricsStore>, fanout: Arc<RedisMetrics>) {
+    let mut backoff = Backoff::new(INITIAL_RECONNECT_DELAY, MAX_RECONNECT_DELAY);
+    loop {
+        let mut subscribed = false;
+        let outcome = listen_metrics(&client, &store, &fanout, &mut subscribed).await;
+        store.set_listening(false);
+        if subscribed {
+            backoff.reset();
         }
-    });
+        let delay = backoff.next_delay();
+        match outcome {
+            Ok(()) => tracing::warn!("the Redis subscription for GPU samples ended; reconnecting"),
+            Err(e) => tracing::debug!(error = %e, retry_in_ms = delay.as_millis() as u64, "the Redis subscription for GPU samples failed"),
+        }
+        tokio::time::sleep(delay).await;
+    }
 }
 
 async fn listen_metrics(client: &redis::Client, store: &MetricsStore, fanout: &RedisMetrics, subscribed: &mut bool) -> redis::RedisResult<()> {
@@ -579,11 +582,20 @@ pub const REDIS_DEGRADED: &str = "Redis is unreachable: cross-replica fan-out fa
      history shows only what reported to this replica";
 
 impl RedisHealth {
-    /// Starts checking; `on_back` runs whenever Redis answers again after failing.
-    pub fn watch(connection: redis::aio::ConnectionManager, on_back: impl Fn() + Send + Sync + 'static) -> Arc<Self> {
-        let health = Arc::new(Self { state: AtomicU8::new(0) });
-        let weak: Weak<Self> = Arc::downgrade(&health);
-        tokio::spawn(async move {
+    /// Not checked yet: see [`Self::checking`].
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self { state: AtomicU8::new(0) })
+    }
+
+    /// Checks every second, until the health is dropped; `on_back` runs whenever Redis
+    /// answers again after failing.
+    pub fn checking(
+        self: &Arc<Self>,
+        connection: redis::aio::ConnectionManager,
+        on_back: impl Fn() + Send + Sync + 'static,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        let weak: Weak<Self> = Arc::downgrade(self);
+        async move {
             loop {
                 let mut connection = connection.clone();
                 let ping = tokio::time::timeout(Duration::from_secs(1), redis::cmd("PING").query_async::<String>(&mut connection)).await;
@@ -607,8 +619,7 @@ impl RedisHealth {
                 drop(health);
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
-        });
-        health
+        }
     }
 
     /// `None` until the first check has finished.

@@ -21,7 +21,7 @@ use crate::ids::{self, Kind};
 use crate::inventory::{Gpu, GpuNode};
 use crate::pagination::{Order, Page, PageRequest, keyset_page};
 use crate::slice::Slice;
-use crate::{loaded, loaders, payload, services, session};
+use crate::{app, loaded, loaders, payload, session};
 use async_graphql::{Context, Enum, ID, InputObject, Object, SimpleObject};
 use chrono::{DateTime, Utc};
 use egs_domain::error::Result;
@@ -245,7 +245,7 @@ impl AlertSubscription {
         let slice_id = decode_opt("sliceId", slice_id.as_ref(), Kind::Slice)?;
         let cluster_id = decode_opt("clusterId", cluster_id.as_ref(), Kind::Cluster)?;
         // Subscribe first, so nothing stored while checking is missed.
-        let mut live = services(ctx)?.alerts.subscribe();
+        let mut live = app(ctx)?.alerts.subscribe();
         let setup = crate::setting_up(ctx).await?;
         if let Some(slice) = slice_id {
             egs_domain::slice::service::find_slice(db, caller, slice).await?;

@@ -48,7 +48,7 @@ impl Cluster {
     async fn webhook_path(&self, ctx: &Context<'_>) -> Result<String> {
         let (caller, _) = crate::session(ctx)?;
         caller.require_admin()?;
-        let key = egs_domain::auth::webhook_key(&crate::services(ctx)?.keys, &self.0.name);
+        let key = egs_domain::auth::webhook_key(&crate::app(ctx)?.keys, &self.0.name);
         Ok(format!("/kubernetes/clusters/{}/mutate/{key}", self.0.name))
     }
     async fn registration_status(&self) -> RegistrationStatus {
@@ -183,14 +183,14 @@ impl ClusterMutation {
             credentials,
             pod_placement: input.pod_placement,
         };
-        let sealer = crate::services(ctx)?.sealer();
+        let sealer = crate::app(ctx)?.sealer();
         RegisterClusterPayload::from_result(service::register_cluster(db, caller, sealer, input).await.map(Cluster))
     }
 
     /// Renames a cluster or changes its cloud and region (admin).
     async fn update_cluster(&self, ctx: &Context<'_>, input: UpdateClusterInput) -> async_graphql::Result<UpdateClusterPayload> {
         let (caller, db) = session(ctx)?;
-        let sealer = crate::services(ctx)?.sealer();
+        let sealer = crate::app(ctx)?.sealer();
         let result = async {
             let input = service::UpdateCluster {
                 id: ids::decode("id", &input.id, Kind::Cluster)?,

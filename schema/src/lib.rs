@@ -31,7 +31,7 @@ pub mod workloads;
 
 use async_graphql::parser::types::OperationType;
 use async_graphql::{Context, MergedObject, MergedSubscription, Schema};
-use egs_domain::Services;
+use egs_domain::App;
 use egs_domain::auth::Caller;
 use egs_domain::error::{Error, ErrorCode, Result};
 use egs_domain::log_throttle;
@@ -122,11 +122,11 @@ impl Default for SchemaOptions {
     }
 }
 
-/// Builds the schema with its limits (depth, complexity, aliases, the cost budget); `services`
+/// Builds the schema with its limits (depth, complexity, aliases, the cost budget); `app`
 /// is reachable from every resolver.
-pub fn build_schema(services: Services, options: SchemaOptions) -> EgsSchema {
+pub fn build_schema(app: App, options: SchemaOptions) -> EgsSchema {
     let builder = Schema::build(Query::default(), Mutation::default(), Subscription::default())
-        .data(services)
+        .data(app)
         .data(token::TokenLimit(options.max_tokens_per_user))
         .data(egs_domain::token::agent::AgentSignIn::new(&options.agent_service_account))
         // Checked in front of the schema by [`execute`], not as extensions (see `limits::Gate`).
@@ -147,12 +147,12 @@ pub fn sdl() -> String {
 /// batches as the request becomes idle (see [`loaders`]). `operation` learns what ran.
 pub async fn execute(
     schema: &EgsSchema,
-    services: &Services,
+    app: &App,
     request: async_graphql::Request,
     caller: Option<Caller>,
     operation: Arc<operation::OperationSlot>,
 ) -> async_graphql::Response {
-    let (request, batches) = match prepare(schema, services, request, caller) {
+    let (request, batches) = match prepare(schema, app, request, caller) {
         Ok((request, batches, found)) => {
             operation.set(found);
             (request, batches)
@@ -170,7 +170,7 @@ pub async fn execute(
 #[allow(clippy::type_complexity)]
 fn prepare(
     schema: &EgsSchema,
-    services: &Services,
+    app: &App,
     mut request: async_graphql::Request,
     caller: Option<Caller>,
 ) -> async_graphql::ServerResult<(async_graphql::Request, loaders::BatchQueue, Option<(OperationType, Option<String>)>)> {
@@ -180,7 +180,7 @@ fn prepare(
     // must not queue the writes of agents' reports behind it.
     let reads = !matches!(found, Some((OperationType::Mutation, _)));
     let batches = loaders::BatchQueue::default();
-    request = request.data(loaders::Loaders::new(if reads { &services.reads } else { &services.db }, &batches, query));
+    request = request.data(loaders::Loaders::new(if reads { &app.reads } else { &app.db }, &batches, query));
     if let Some(caller) = caller {
         request = request.data(caller);
     }
@@ -211,20 +211,20 @@ fn coded(mut response: async_graphql::Response) -> async_graphql::Response {
 /// same per-request data and checks as [`execute`]; each event's fields load in batches.
 pub fn execute_stream(
     schema: &EgsSchema,
-    services: &Services,
+    app: &App,
     request: async_graphql::Request,
     caller: Option<Caller>,
 ) -> impl futures_util::Stream<Item = async_graphql::Response> + Send + 'static {
     use futures_util::StreamExt;
-    let (request, batches) = match prepare(schema, services, request, caller) {
+    let (request, batches) = match prepare(schema, app, request, caller) {
         Ok((request, batches, _)) => (request, batches),
         Err(refused) => return futures_util::stream::once(std::future::ready(async_graphql::Response::from_errors(vec![refused]))).boxed(),
     };
     loaders::WithBatches::new(schema.execute_stream(request), batches).map(coded).boxed()
 }
 
-pub(crate) fn services<'a>(ctx: &Context<'a>) -> Result<&'a Services> {
-    ctx.data::<Services>().map_err(|_| Error::Internal(anyhow::anyhow!("schema built without services")))
+pub(crate) fn app<'a>(ctx: &Context<'a>) -> Result<&'a App> {
+    ctx.data::<App>().map_err(|_| Error::Internal(anyhow::anyhow!("schema built without its app")))
 }
 
 /// Subscriptions that may run their setup reads (access checks, first views) at once. A crowd
@@ -240,7 +240,7 @@ const SETUP_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A subscription's turn to run its setup reads; hold it until they are done.
 pub(crate) async fn setting_up<'a>(ctx: &Context<'a>) -> Result<tokio::sync::SemaphorePermit<'a>> {
-    let setups = &services(ctx)?.subscription_setups;
+    let setups = &app(ctx)?.subscription_setups;
     match tokio::time::timeout(SETUP_WAIT, setups.acquire()).await {
         Ok(Ok(permit)) => Ok(permit),
         // Never closed; a timeout reads as the pool's own.
@@ -265,16 +265,16 @@ pub(crate) fn session<'a>(ctx: &Context<'a>) -> Result<(&'a Caller, &'a Database
 /// Tells the scheduler loop and the event tailer something changed (both also run on a
 /// timer, so a miss only delays).
 pub(crate) fn stored_changes(ctx: &Context<'_>) {
-    if let Ok(services) = services(ctx) {
-        services.scheduler.wake();
-        services.events.changed();
+    if let Ok(app) = app(ctx) {
+        app.scheduler.wake();
+        app.events.changed();
     }
 }
 
 /// Tells the inventory watchers (here and on other replicas) that nodes were written.
 pub(crate) fn inventory_changed(ctx: &Context<'_>) {
-    if let Ok(services) = services(ctx) {
-        services.inventory.changed();
+    if let Ok(app) = app(ctx) {
+        app.inventory.changed();
     }
 }
 

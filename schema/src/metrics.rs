@@ -4,7 +4,6 @@
 //! [`live`]. The `Gpu` and `GpuNode` fields that read metrics call the helpers at
 //! the end of this file.
 
-use egs_domain::events::MOVES_NODES;
 use egs_domain::metrics::sample::StoredSample;
 use egs_domain::metrics::{access, ingest, live, sample, store, summary};
 
@@ -12,7 +11,7 @@ use crate::ids::{self, Kind};
 use crate::inventory::Gpu;
 use crate::pagination::{Page, PageRequest, TotalCount};
 use crate::scalars::Duration;
-use crate::{loaded, loaders, services, session};
+use crate::{app, loaded, loaders, session};
 use access::{Access, Scope};
 use async_graphql::connection::{Connection, Edge};
 use async_graphql::{Context, Enum, ID, InputObject, Object, SimpleObject};
@@ -20,9 +19,8 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Utc};
 use egs_domain::error::{Error, Result, UserError};
-use egs_entities::{gpr_event, gpu, node};
+use egs_entities::{gpu, node};
 use sea_orm::{QuerySelect, Select};
-use std::sync::Arc;
 use store::Holder;
 pub use store::{Feed, MetricsStore, NoMetricsFanout};
 use summary::Rank;
@@ -295,10 +293,10 @@ impl MetricsMutation {
     /// after a reconnect is safe. An agent's report is also its node's heartbeat.
     async fn report_gpu_samples(&self, ctx: &Context<'_>, input: ReportGpuSamplesInput) -> async_graphql::Result<ReportGpuSamplesPayload> {
         let (caller, _) = session(ctx)?;
-        let services = services(ctx)?;
+        let app = app(ctx)?;
         let result = async {
             let node = node_ref(&input)?;
-            services.reports.report(caller, Utc::now(), node, input.samples).await
+            app.reports.report(caller, Utc::now(), node, input.samples).await
         };
         match result.await {
             Ok(done) => Ok(ReportGpuSamplesPayload {
@@ -338,7 +336,7 @@ impl MetricsSubscription {
             return Err(Error::invalid("interval", "must be between 1s and 1h"));
         }
         let scope = scope(gpu_id, node_id, gpr_id, slice_id)?;
-        let services = services(ctx)?;
+        let app = app(ctx)?;
         // Its turn covers its own access reads, not the wait below for the other replicas to
         // hear its node (nor the allocation, read once per process).
         // An agent's token is refused before it takes a turn.
@@ -357,31 +355,12 @@ impl MetricsSubscription {
         // Its agents report every sample while it lasts (a node's or a GPU's subscriber counts
         // through its node feed).
         let scope_watch = match scope {
-            Scope::Gpr(id) => Some(services.metrics.watch_scope(store::WatchedScope::Gpr(id))),
-            Scope::Slice(id) => Some(services.metrics.watch_scope(store::WatchedScope::Slice(id))),
+            Scope::Gpr(id) => Some(app.samples.watch_scope(store::WatchedScope::Gpr(id))),
+            Scope::Slice(id) => Some(app.samples.watch_scope(store::WatchedScope::Slice(id))),
             Scope::Node(_) | Scope::Gpu(_) => None,
         };
-        let live = services.metrics.subscribe(feed).await;
-        let allocation = match services.metrics.allocation() {
-            Some(shared) => shared,
-            None => {
-                let (shared, start) = services.metrics.install_allocation(access::allocation(db, None).await?);
-                if let Some(tx) = start {
-                    let (nudges, _) = services.events.subscribe();
-                    let db = db.clone();
-                    tokio::spawn(live::refresh_allocation(
-                        tx,
-                        nudges,
-                        |e: &Arc<gpr_event::Model>| MOVES_NODES.contains(&e.kind),
-                        move || {
-                            let db = db.clone();
-                            async move { access::allocation(&db, None).await }
-                        },
-                    ));
-                }
-                shared
-            }
-        };
+        let live = app.samples.subscribe(feed).await;
+        let allocation = live::shared_allocation(&app.samples, &app.events, db).await?;
         let wanted = move |sample: &sample::Sample, allocation: &store::Allocation| access::live_wanted(scope, &visible, allocation, sample);
         let updates = live::coalesced(live, std::time::Duration::from_secs(interval as u64), allocation, wanted);
         Ok(updates.map(move |samples| {
@@ -445,7 +424,7 @@ pub(crate) async fn history(
     let window = summary::window(Utc::now(), from, to, step.map(Duration::secs))?;
     // A step straddling the assignment would mix in the previous holder's samples: start at a step boundary after it.
     let from = if since > window.from { since + (window.step - since.rem_euclid(window.step)) % window.step } else { window.from };
-    Ok(services(ctx)?.metrics.all_points(gpu.id, from, window.to, window.step).await.into_iter().map(GpuMetricPoint::from).collect())
+    Ok(app(ctx)?.samples.all_points(gpu.id, from, window.to, window.step).await.into_iter().map(GpuMetricPoint::from).collect())
 }
 
 /// `GpuNode.gpuSummary`: null when the caller may not read the node's metrics.

@@ -6,7 +6,7 @@
 use crate::gpr::types::Gpr;
 use crate::ids::{self, Kind};
 use crate::slice::Slice;
-use crate::{loaded, loaders, payload, services, session};
+use crate::{app, loaded, loaders, payload, session};
 use async_graphql::{Context, ID, InputObject, MaybeUndefined, Object, SimpleObject};
 use chrono::{DateTime, Utc};
 use egs_domain::error::{Result, UserError};
@@ -154,7 +154,7 @@ impl NotificationQuery {
     async fn notification_options(&self, ctx: &Context<'_>) -> Result<NotificationOptions> {
         let (caller, _) = session(ctx)?;
         caller.require_person()?;
-        let notifier = &services(ctx)?.notifier;
+        let notifier = &app(ctx)?.notifier;
         Ok(NotificationOptions {
             email: notifier.can_mail(),
             public_targets_only: notifier.guarded(),
@@ -253,7 +253,7 @@ impl NotificationMutation {
         input: CreateNotificationChannelInput,
     ) -> async_graphql::Result<NotificationChannelPayload> {
         let (caller, db) = session(ctx)?;
-        let notifier = &services(ctx)?.notifier;
+        let notifier = &app(ctx)?.notifier;
         let result = async {
             let spec = service::ChannelSpec {
                 slice_id: input.slice_id.as_ref().map(|id| ids::decode("sliceId", id, Kind::Slice)).transpose()?,
@@ -275,7 +275,7 @@ impl NotificationMutation {
         input: UpdateNotificationChannelInput,
     ) -> async_graphql::Result<NotificationChannelPayload> {
         let (caller, db) = session(ctx)?;
-        let notifier = &services(ctx)?.notifier;
+        let notifier = &app(ctx)?.notifier;
         let result = async {
             let id = ids::decode("id", &input.id, Kind::NotificationChannel)?;
             let changes = service::ChannelChanges {
@@ -315,7 +315,7 @@ impl NotificationMutation {
         input: NotificationChannelRef,
     ) -> async_graphql::Result<TestNotificationChannelPayload> {
         let (caller, db) = session(ctx)?;
-        let notifier = &services(ctx)?.notifier;
+        let notifier = &app(ctx)?.notifier;
         let found = async { service::find_channel(db, caller, ids::decode("id", &input.id, Kind::NotificationChannel)?).await };
         let found = match found.await {
             Ok(found) => found,

@@ -8,7 +8,7 @@ use crate::pagination::{Order, Page, PageRequest, keyset_page};
 use crate::scalars::Duration;
 use crate::slice::Slice;
 use crate::user::User;
-use crate::{loaded, loaders, payload, services, session};
+use crate::{app, loaded, loaders, payload, session};
 use async_graphql::{Context, ID, InputObject, Object, SimpleObject};
 use chrono::{DateTime, Utc};
 use egs_domain::error::{Error, Result, UserError};
@@ -167,7 +167,7 @@ impl TokenMutation {
     /// Issues a token. Admins issue any; users issue USER tokens for themselves within their roles.
     async fn create_token(&self, ctx: &Context<'_>, input: CreateTokenInput) -> async_graphql::Result<CreateTokenPayload> {
         let (caller, db) = session(ctx)?;
-        let keys = &services(ctx)?.keys;
+        let keys = &app(ctx)?.keys;
         let result = async {
             let user_id = match (&input.user_id, input.role) {
                 (Some(id), _) => Some(ids::decode("userId", id, Kind::User)?),
@@ -216,21 +216,13 @@ impl TokenMutation {
     /// in the cluster (its ServiceAccount or pod); revoking the EGS token lasts until it signs
     /// in again.
     async fn sign_in_agent(&self, ctx: &Context<'_>, input: SignInAgentInput) -> async_graphql::Result<SignInAgentPayload> {
-        let services = services(ctx)?;
+        let app = app(ctx)?;
         // Built once with the schema: a stand-in here would hold review permits of its own.
         let config = ctx.data::<agent::AgentSignIn>().map_err(|_| Error::Internal(anyhow::anyhow!("the schema was built without agent sign-in")))?;
         let result = async {
             let cluster_id = ids::decode("clusterId", &input.cluster_id, Kind::Cluster)?;
-            agent::sign_in_agent(
-                &services.db,
-                &services.keys,
-                &services.token_cache,
-                services.kubernetes.as_ref(),
-                config,
-                cluster_id,
-                &input.service_account_token,
-            )
-            .await
+            agent::sign_in_agent(&app.db, &app.keys, &app.token_cache, app.kubernetes.as_ref(), config, cluster_id, &input.service_account_token)
+                .await
         };
         match result.await {
             Ok(node) => Ok(SignInAgentPayload {
@@ -247,10 +239,10 @@ impl TokenMutation {
     /// Revokes a token at once (admins any, users their own).
     async fn revoke_token(&self, ctx: &Context<'_>, input: RevokeTokenInput) -> async_graphql::Result<RevokeTokenPayload> {
         let (caller, db) = session(ctx)?;
-        let services = services(ctx)?;
+        let app = app(ctx)?;
         let result = async {
             let id = ids::decode("id", &input.id, Kind::AccessToken)?;
-            service::revoke_token(db, &services.token_cache, services.revocations.as_ref(), caller, id).await.map(AccessToken)
+            service::revoke_token(db, &app.token_cache, app.revocations.as_ref(), caller, id).await.map(AccessToken)
         };
         RevokeTokenPayload::from_result(result.await)
     }

@@ -2,7 +2,7 @@
 //! the jobs that keep them are `egs_domain::usage`.
 
 use crate::ids::{self, Kind};
-use crate::{payload, services, session};
+use crate::{app, payload, session};
 use async_graphql::{Context, ID, Object};
 use chrono::{DateTime, Utc};
 use egs_domain::error::Result;
@@ -103,7 +103,7 @@ impl UsageMutation {
     async fn refresh_usage(&self, ctx: &Context<'_>) -> async_graphql::Result<RefreshUsagePayload> {
         let result = async {
             let (caller, db) = session(ctx)?;
-            refresh_now(db, caller, services(ctx)?.scheduler.clock.now()).await
+            refresh_now(db, caller, app(ctx)?.scheduler.clock.now()).await
         }
         .await;
         RefreshUsagePayload::from_result(result)

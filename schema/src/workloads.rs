@@ -260,7 +260,7 @@ impl WorkloadMutation {
     /// all or nothing. Agents send it when the mapping changes and at least every minute.
     async fn report_gpu_workloads(&self, ctx: &Context<'_>, input: ReportGpuWorkloadsInput) -> async_graphql::Result<ReportGpuWorkloadsPayload> {
         let (caller, db) = session(ctx)?;
-        let services = crate::services(ctx)?;
+        let app = crate::app(ctx)?;
         let result = async {
             let node = node_ref(&input)?;
             let gpus = input
@@ -285,7 +285,7 @@ impl WorkloadMutation {
                         .collect(),
                 })
                 .collect();
-            service::report_workloads(db, caller, Utc::now(), node, gpus, services.kubernetes.as_ref(), &services.pod_names).await
+            service::report_workloads(db, caller, Utc::now(), node, gpus, app.kubernetes.as_ref(), &app.pod_names).await
         };
         match result.await {
             Ok(reported) => Ok(ReportGpuWorkloadsPayload {

@@ -1,4 +1,4 @@
-//! Services through `schema.execute()` on a real database, without HTTP or the scheduler loop
+//! App through `schema.execute()` on a real database, without HTTP or the scheduler loop
 //! (`egs_tests::InProcess`): rules checked in milliseconds, on SQLite and on PostgreSQL.
 
 use egs_tests::fixtures::{self, SHAPE_H100};

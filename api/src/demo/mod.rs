@@ -5,7 +5,7 @@ pub mod history;
 pub mod telemetry;
 
 use crate::bootstrap::{schema_error, write_private_file};
-use egs_domain::Services;
+use egs_domain::App;
 use egs_domain::auth::Caller;
 use egs_domain::cluster::service as clusters;
 use egs_domain::gpr::service as gprs;
@@ -88,7 +88,7 @@ fn node_reports(cluster: &str, pools: &[&PoolSpec]) -> Vec<NodeReport> {
 }
 
 /// Seeds once: does nothing when the demo slices exist already.
-pub async fn seed(services: &Services, data_dir: &Path) -> anyhow::Result<()> {
+pub async fn seed(services: &App, data_dir: &Path) -> anyhow::Result<()> {
     let db = &services.db;
     let system = Caller::system();
     if slices::find_slice_by_name(db, &system, "nlp-research").await.is_ok() {
@@ -283,7 +283,7 @@ pub async fn seed(services: &Services, data_dir: &Path) -> anyhow::Result<()> {
 
 /// Issues a token for a demo user, writes it to `<data-dir>/demo-tokens/<name>.token`, and
 /// returns that user as a caller.
-async fn member_caller(services: &Services, data_dir: &Path, user_id: i64, name: &str) -> anyhow::Result<Caller> {
+async fn member_caller(services: &App, data_dir: &Path, user_id: i64, name: &str) -> anyhow::Result<Caller> {
     let issued = issue_token(
         &services.db,
         &services.keys,

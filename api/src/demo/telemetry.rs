@@ -6,7 +6,7 @@
 
 use crate::bootstrap::schema_error;
 use chrono::{DateTime, Utc};
-use egs_domain::Services;
+use egs_domain::App;
 use egs_domain::auth::Caller;
 use egs_domain::metrics::ingest::{NodeRef, SampleReport};
 use egs_domain::workloads::service::{GpuWorkloadReport, PodReport, ProcessReport, report_workloads};
@@ -20,7 +20,7 @@ const TICK: Duration = Duration::from_secs(2);
 const IDLE_EVERY: u64 = 5;
 
 /// Reports until `stop` completes.
-pub async fn run(services: Services, stop: impl Future<Output = ()>) {
+pub async fn run(services: App, stop: impl Future<Output = ()>) {
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut simulation = Simulation::default();
@@ -44,7 +44,7 @@ struct Simulation {
 }
 
 impl Simulation {
-    async fn step(&mut self, services: &Services, now: DateTime<Utc>) -> anyhow::Result<()> {
+    async fn step(&mut self, services: &App, now: DateTime<Utc>) -> anyhow::Result<()> {
         let db = &services.db;
         let system = Caller::system();
         self.ticks += 1;
@@ -84,7 +84,7 @@ impl Simulation {
 
     async fn report_workloads(
         &mut self,
-        services: &Services,
+        services: &App,
         system: &Caller,
         node: &node::Model,
         gpus: &[gpu::Model],
@@ -107,7 +107,7 @@ impl Simulation {
 
 /// One pod per node for the GPR, in the slice's namespace on the node's cluster, with a
 /// process on every GPU.
-async fn pods_for(services: &Services, node: &node::Model, gpus: &[gpu::Model], gpr_id: i64) -> anyhow::Result<Vec<GpuWorkloadReport>> {
+async fn pods_for(services: &App, node: &node::Model, gpus: &[gpu::Model], gpr_id: i64) -> anyhow::Result<Vec<GpuWorkloadReport>> {
     let Some(gpr) = gpr::Entity::find_by_id(gpr_id).one(&services.db).await? else { return Ok(Vec::new()) };
     let namespace = slice_namespace::Entity::find()
         .filter(slice_namespace::Column::SliceId.eq(gpr.slice_id))

@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::response::Response as HttpResponse;
-use egs_domain::Services;
+use egs_domain::App;
 use egs_domain::auth::Principal;
 use egs_domain::auth::{Caller, authenticate};
 use egs_domain::error::ErrorCode;
@@ -50,9 +50,9 @@ pub async fn graphql_ws(State(state): State<AppState>, upgrade: Result<WebSocket
             return refuse(rejection.status(), &message);
         }
     };
-    let (init_services, init_per_user) = (state.services.clone(), state.per_user.clone());
-    let recheck_services = state.services.clone();
-    let (services, per_user) = (state.services.clone(), state.per_user.clone());
+    let (init_services, init_per_user) = (state.app.clone(), state.per_user.clone());
+    let recheck_services = state.app.clone();
+    let (services, per_user) = (state.app.clone(), state.per_user.clone());
     GraphqlWs::new(state.schema.clone(), state.sockets.config.clone())
         .on_connection_init(move |payload| authenticate_connection(init_services.clone(), init_per_user.clone(), payload))
         .on_operation(move |schema, request, session| execute_operation(schema, &services, &per_user, request, &session))
@@ -72,7 +72,7 @@ fn session_data<T: 'static>(session: &Data) -> Option<&T> {
 
 /// Whether the connection's token still authenticates (not revoked, not expired); passes on
 /// the user's access version to the running operations.
-async fn recheck_token(services: Services, session: Arc<Data>) -> Result<(), InitError> {
+async fn recheck_token(services: App, session: Arc<Data>) -> Result<(), InitError> {
     let Some(token) = session_data::<ConnectionToken>(&session).map(|t| t.0.clone()) else {
         return Err(InitError::Forbidden("the connection is not authenticated".into()));
     };
@@ -98,7 +98,7 @@ pub(super) fn token_from(payload: Option<&Value>) -> Option<String> {
     Some(token.trim()).filter(|t| !t.is_empty()).map(str::to_owned)
 }
 
-async fn authenticate_connection(services: Services, per_user: Arc<PerUser>, payload: Option<Value>) -> Result<Data, InitError> {
+async fn authenticate_connection(services: App, per_user: Arc<PerUser>, payload: Option<Value>) -> Result<Data, InitError> {
     let Some(token) = token_from(payload.as_ref()) else {
         return Err(InitError::Forbidden("send the token in `connection_init`: {\"authorization\": \"Bearer <token>\"}".into()));
     };
@@ -112,7 +112,7 @@ async fn authenticate_connection(services: Services, per_user: Arc<PerUser>, pay
     Ok(session)
 }
 
-async fn verify(services: &Services, token: &str) -> Result<Caller, InitError> {
+async fn verify(services: &App, token: &str) -> Result<Caller, InitError> {
     authenticate(&services.db, &services.keys, &services.token_cache, token).await.map_err(|error| {
         if error.code() == ErrorCode::Unauthenticated {
             InitError::Forbidden(error.public_message())
@@ -134,13 +134,7 @@ fn refused_operation(message: String, code: ErrorCode) -> BoxStream<'static, Res
 /// Runs an operation the way HTTP does (fresh DataLoaders, a fresh caller whose memberships
 /// load once per operation), after checking the connection's token again. It holds one of its
 /// user's places for live operations while it runs, and ends when the user loses slice access.
-fn execute_operation(
-    schema: &EgsSchema,
-    services: &Services,
-    per_user: &Arc<PerUser>,
-    request: Request,
-    session: &Data,
-) -> BoxStream<'static, Response> {
+fn execute_operation(schema: &EgsSchema, services: &App, per_user: &Arc<PerUser>, request: Request, session: &Data) -> BoxStream<'static, Response> {
     let token = session_data::<ConnectionToken>(session).map(|t| t.0.clone());
     let access = session_data::<AccessSeen>(session).map(|seen| seen.0.subscribe());
     let (schema, services, per_user) = (schema.clone(), services.clone(), per_user.clone());

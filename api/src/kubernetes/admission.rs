@@ -14,9 +14,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 pub async fn mutate(State(state): State<AppState>, Path((cluster, key)): Path<(String, String)>, Json(review): Json<Value>) -> Response {
-    let expected = egs_domain::auth::webhook_key(&state.services.keys, &cluster);
+    let expected = egs_domain::auth::webhook_key(&state.app.keys, &cluster);
     if !egs_domain::auth::same_secret(&key, &expected) {
         return StatusCode::NOT_FOUND.into_response();
     }
-    Json(super::webhook::review(&state.services.db, &cluster, review).await).into_response()
+    Json(super::webhook::review(&state.app.db, &cluster, review).await).into_response()
 }

@@ -2,7 +2,7 @@
 //! wake and their timers.
 
 use super::KubeClusters;
-use egs_domain::events::EventHub;
+use egs_domain::events::EventFeed;
 use egs_domain::inventory::live::InventoryFeed;
 use egs_domain::lifecycle::SchedulerHandle;
 use sea_orm::DatabaseConnection;
@@ -15,7 +15,7 @@ pub struct ControllerContext {
     pub clusters: Arc<KubeClusters>,
     pub inventory: Arc<InventoryFeed>,
     pub scheduler: Arc<SchedulerHandle>,
-    pub events: Arc<EventHub>,
+    pub events: Arc<EventFeed>,
     pub config: ControllerConfig,
 }
 

@@ -1,6 +1,6 @@
 //! Errors of the control plane, and the one table that maps them to what clients see.
 //!
-//! Services return [`Error`]. Problems the caller can fix (bad input, a stale version) become
+//! App return [`Error`]. Problems the caller can fix (bad input, a stale version) become
 //! `userErrors` in mutation payloads; everything else becomes a GraphQL error whose
 //! `extensions.code` is one of [`ErrorCode`]. Internal errors are logged once, here, with their
 //! cause chain, and reach the client only as `INTERNAL` with no database text.

@@ -1,6 +1,6 @@
-//! Live GPR events. The stored `gpr_events` rows are the truth; the [`EventHub`] tails that
+//! Live GPR events. The stored `gpr_events` rows are the truth; the [`EventFeed`] tails that
 //! table and fans new rows out to this process's subscribers. A write anywhere only has to
-//! *wake* the tailer: here through [`EventHub::changed`], on other replicas through an
+//! *wake* the tailer: here through [`EventFeed::changed`], on other replicas through an
 //! [`Announce`] (Redis pub/sub), and a slow timer catches whatever a lost wake-up missed.
 //! So subscribers never miss a stored event while Redis is down; they hear of other replicas'
 //! events a little later, and one query per wake-up serves every subscriber.
@@ -63,7 +63,7 @@ const HOLD_FOR_GAP: Duration = Duration::from_millis(500);
 const MAX_TRACKED_GAP: i64 = 10_000;
 const BATCH: u64 = 1000;
 
-pub struct EventHub {
+pub struct EventFeed {
     db: DatabaseConnection,
     sender: broadcast::Sender<Arc<gpr_event::Model>>,
     wake: Notify,
@@ -74,7 +74,7 @@ pub struct EventHub {
     queue: watch::Sender<u64>,
 }
 
-impl EventHub {
+impl EventFeed {
     /// Starts at the newest stored event: history is for subscribers to read.
     pub async fn new(db: DatabaseConnection, fanout: Arc<dyn Announce>) -> Result<Arc<Self>, sea_orm::DbErr> {
         let newest = gpr_event::Entity::find().order_by_desc(gpr_event::Column::Id).one(&db).await?.map_or(0, |e| e.id);
@@ -162,7 +162,7 @@ impl EventHub {
 }
 
 /// Where a tailer of an id-ordered table stands (GPR events here, alert transitions in
-/// [`crate::alerts::hub`]). PostgreSQL hands out ids before commit, so a row may become visible
+/// [`crate::alerts::feed`]). PostgreSQL hands out ids before commit, so a row may become visible
 /// after a higher one: ids skipped over are remembered for a while, and a late row filling one
 /// is still new.
 #[derive(Clone, Debug)]

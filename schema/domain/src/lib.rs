@@ -44,9 +44,10 @@ use ports::{Announce, RevocationBroadcast};
 use sea_orm::DatabaseConnection;
 use std::sync::Arc;
 
-/// Per-process state shared by every resolver.
+/// The process-wide state: storage, the scheduler's handle, the live feeds and in-memory stores,
+/// and the ports to the outside world. One per process, shared by every resolver and background job.
 #[derive(Clone)]
-pub struct Services {
+pub struct App {
     /// Where writes go: mutations, and the background jobs.
     pub db: DatabaseConnection,
     /// Where queries and subscriptions read: on SQLite, read-only connections beside the one
@@ -59,13 +60,13 @@ pub struct Services {
     /// Wakes the scheduler loop after a change; the lifecycle clock.
     pub scheduler: Arc<lifecycle::SchedulerHandle>,
     /// Live GPR events for subscriptions.
-    pub events: Arc<events::EventHub>,
+    pub events: Arc<events::EventFeed>,
     /// GPU metrics history and the live feed of samples (per process).
-    pub metrics: Arc<metrics::MetricsStore>,
+    pub samples: Arc<metrics::MetricsStore>,
     /// Stores agents' reports in batches (`reportGpuSamples`).
     pub reports: Arc<metrics::batch::ReportBatcher>,
     /// Alert transitions for subscribers (and the webhook), from every replica.
-    pub alerts: Arc<alerts::hub::AlertHub>,
+    pub alerts: Arc<alerts::feed::AlertFeed>,
     /// Node changes for `inventoryChanged` subscribers, from every replica.
     pub inventory: Arc<inventory::live::InventoryFeed>,
     /// The GPUs' descriptions in memory, for GPU pages that read no samples.
@@ -84,7 +85,7 @@ pub struct Services {
     pub subscription_setups: Arc<tokio::sync::Semaphore>,
 }
 
-impl Services {
+impl App {
     /// What storing a cluster's kubeconfig needs.
     pub fn sealer(&self) -> cluster::service::Sealer<'_> {
         cluster::service::Sealer { cipher: &self.credentials, kube: self.kubernetes.as_ref() }

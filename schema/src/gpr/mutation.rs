@@ -79,7 +79,7 @@ impl GprMutation {
     /// how much fits now.
     async fn extend_gpr(&self, ctx: &Context<'_>, input: ExtendGprInput) -> async_graphql::Result<ExtendGprPayload> {
         let (caller, db) = session(ctx)?;
-        let scheduler = crate::services(ctx)?.scheduler.as_ref();
+        let scheduler = crate::app(ctx)?.scheduler.as_ref();
         ExtendGprPayload::after_change(ctx, async {
             let id = ids::decode("id", &input.id, Kind::Gpr)?;
             super::extend::extend_gpr(db, caller, scheduler, id, input.by.secs(), input.version).await.map(Gpr)
@@ -100,7 +100,7 @@ impl GprMutation {
     /// GPR, approves its requested extension (refused if a promise made since is in the way).
     async fn approve_gpr(&self, ctx: &Context<'_>, input: GprDecisionInput) -> async_graphql::Result<ApproveGprPayload> {
         let (caller, db) = session(ctx)?;
-        let scheduler = crate::services(ctx)?.scheduler.as_ref();
+        let scheduler = crate::app(ctx)?.scheduler.as_ref();
         ApproveGprPayload::after_change(ctx, async {
             let id = ids::decode("id", &input.id, Kind::Gpr)?;
             service::approve_gpr(db, caller, scheduler, id, input.reason, input.version).await.map(Gpr)
@@ -112,7 +112,7 @@ impl GprMutation {
     /// extension (the window stays).
     async fn reject_gpr(&self, ctx: &Context<'_>, input: GprDecisionInput) -> async_graphql::Result<RejectGprPayload> {
         let (caller, db) = session(ctx)?;
-        let scheduler = crate::services(ctx)?.scheduler.as_ref();
+        let scheduler = crate::app(ctx)?.scheduler.as_ref();
         RejectGprPayload::after_change(ctx, async {
             let id = ids::decode("id", &input.id, Kind::Gpr)?;
             service::reject_gpr(db, caller, scheduler, id, input.reason, input.version).await.map(Gpr)

@@ -78,7 +78,7 @@ impl GprQuery {
     #[graphql(complexity = "crate::limits::PLANNING_COMPLEXITY + child_complexity")]
     async fn wait_time_estimates(&self, ctx: &Context<'_>, input: WaitTimeInput) -> Result<Vec<PoolWaitEstimate>> {
         let (caller, db) = session(ctx)?;
-        let scheduler = crate::services(ctx)?.scheduler.as_ref();
+        let scheduler = crate::app(ctx)?.scheduler.as_ref();
         let now = scheduler.clock.now();
         let spec = egs_domain::template::service::resolve_ask(db, caller, input.into_ask()?).await?;
         let rows = reads::wait_time_estimates(db, caller, spec, scheduler, now).await?;
@@ -114,7 +114,7 @@ impl GprQuery {
     #[graphql(complexity = "crate::limits::PLANNING_COMPLEXITY + child_complexity")]
     async fn gpr_extension_room(&self, ctx: &Context<'_>, id: ID) -> Result<GprExtensionRoom> {
         let (caller, db) = session(ctx)?;
-        let scheduler = crate::services(ctx)?.scheduler.as_ref();
+        let scheduler = crate::app(ctx)?.scheduler.as_ref();
         let room = super::extend::room(db, caller, scheduler, ids::decode("id", &id, Kind::Gpr)?).await?;
         Ok(GprExtensionRoom(room))
     }

@@ -37,7 +37,7 @@ impl GprSubscription {
         let (gpr_id, slice_id) = event_scope(db, caller, gpr_id.as_ref(), slice_id.as_ref()).await?;
         let after = after.as_ref().map(event_cursor).transpose()?;
         let visible = caller.visible_slices(db).await?;
-        let hub = crate::services(ctx)?.events.clone();
+        let hub = crate::app(ctx)?.events.clone();
         let (mut live, settled) = hub.subscribe();
         // Without `after`, "from now on" means after every event already stored, including
         // those the hub has not published yet (its tailer may lag a busy database).
@@ -133,7 +133,7 @@ impl QueueSubscription {
         let setup = crate::setting_up(ctx).await?;
         let first_view = reads::queue(db, caller, query.clone()).await?;
         drop(setup);
-        let views = crate::services(ctx)?.queue_views.clone();
+        let views = crate::app(ctx)?.queue_views.clone();
         let (mut view, watching) = views.watch(query, &first_view);
         Ok(async_stream::stream! {
             let _watching = watching;

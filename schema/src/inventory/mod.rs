@@ -9,7 +9,7 @@ use crate::cluster::Cluster;
 use crate::gpr::Gpr;
 use crate::ids::{self, Kind};
 use crate::pagination::{Order, Page, PageRequest, TotalCount, encode_cursor, keyset_page};
-use crate::{loaded, loaders, payload, services, session};
+use crate::{app, loaded, loaders, payload, session};
 use async_graphql::connection::Edge;
 use async_graphql::{Context, ID, InputObject, Object, SimpleObject};
 use chrono::{DateTime, Utc};
@@ -77,7 +77,7 @@ impl GpuNode {
         // Boxed: a query's state would otherwise size every field of every node on a page.
         crate::boxed(async move {
             let (_, db) = session(ctx)?;
-            let now = services(ctx)?.scheduler.clock.now();
+            let now = app(ctx)?.scheduler.clock.now();
             Ok(egs_domain::inventory::windows::open_on(db, self.0.id, now).await?.into_iter().map(windows::MaintenanceWindow).collect())
         })
         .await
@@ -463,7 +463,7 @@ impl InventoryQuery {
             // if asked, are read for the page in one narrow statement (see `prefetch_for_gpus`).
             let described = match reads_rows(&selected) {
                 true => None,
-                false => services(ctx)?.gpu_catalog.page(db, &query, request.after, request.limit as usize).await?,
+                false => app(ctx)?.gpu_catalog.page(db, &query, request.after, request.limit as usize).await?,
             };
             match described {
                 Some(described) => {
@@ -671,7 +671,7 @@ impl InventorySubscription {
             let _setup = crate::setting_up(ctx).await?;
             egs_domain::cluster::service::find_cluster(db, caller, id).await?;
         }
-        let mut live = services(ctx)?.inventory.subscribe().await?;
+        let mut live = app(ctx)?.inventory.subscribe().await?;
         Ok(async_stream::stream! {
             loop {
                 match live.recv().await {

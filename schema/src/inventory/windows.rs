@@ -3,7 +3,7 @@
 
 use super::GpuNode;
 use crate::ids::{self, Kind};
-use crate::{loaded, loaders, payload, services, session};
+use crate::{app, loaded, loaders, payload, session};
 use async_graphql::{Context, ID, InputObject, Object};
 use chrono::{DateTime, Utc};
 use egs_domain::error::Result;
@@ -43,7 +43,7 @@ impl MaintenanceWindow {
         self.0.finished_at
     }
     async fn state(&self, ctx: &Context<'_>) -> Result<MaintenanceWindowState> {
-        Ok(windows::state_at(&self.0, services(ctx)?.scheduler.clock.now()))
+        Ok(windows::state_at(&self.0, app(ctx)?.scheduler.clock.now()))
     }
 }
 
@@ -81,7 +81,7 @@ impl MaintenanceWindowMutation {
     /// evicted and requeued); when it ends the node is back.
     async fn plan_maintenance(&self, ctx: &Context<'_>, input: PlanMaintenanceInput) -> async_graphql::Result<PlanMaintenancePayload> {
         let (caller, db) = session(ctx)?;
-        let now = services(ctx)?.scheduler.clock.now();
+        let now = app(ctx)?.scheduler.clock.now();
         let result = async {
             let node_id = ids::decode("nodeId", &input.node_id, Kind::GpuNode)?;
             let asked = Plan { node_id, starts_at: input.starts_at, ends_at: input.ends_at, reason: input.reason };
@@ -94,7 +94,7 @@ impl MaintenanceWindowMutation {
     /// back (unless an admin cordoned it otherwise meanwhile).
     async fn cancel_maintenance(&self, ctx: &Context<'_>, input: CancelMaintenanceInput) -> async_graphql::Result<CancelMaintenancePayload> {
         let (caller, db) = session(ctx)?;
-        let now = services(ctx)?.scheduler.clock.now();
+        let now = app(ctx)?.scheduler.clock.now();
         let result = async { cancel(db, caller, now, ids::decode("id", &input.id, Kind::MaintenanceWindow)?).await.map(MaintenanceWindow) };
         let payload = CancelMaintenancePayload::after_change(ctx, result).await;
         crate::inventory_changed(ctx);
@@ -118,7 +118,7 @@ impl MaintenanceWindowQuery {
         #[graphql(default = false)] include_finished: bool,
     ) -> Result<Vec<MaintenanceWindow>> {
         let (caller, db) = session(ctx)?;
-        let now = services(ctx)?.scheduler.clock.now();
+        let now = app(ctx)?.scheduler.clock.now();
         let filter = WindowFilter {
             cluster_id: cluster_id.map(|id| ids::decode("clusterId", &id, Kind::Cluster)).transpose()?,
             node_id: node_id.map(|id| ids::decode("nodeId", &id, Kind::GpuNode)).transpose()?,

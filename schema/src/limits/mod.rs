@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use walk::MAX_WALK;
-pub use walk::{Cost, Fragments, MAX_EXPANDED_SELECTIONS, MAX_FRAGMENT_CHAIN, MAX_SPREADS, Misshapen};
+pub use walk::{Cost, Fragments, MAX_EXPANDED_SELECTIONS, MAX_FRAGMENT_CHAIN, MAX_SPREADS, Misshapen, PLANNING_COMPLEXITY, is_planning_question};
 
 mod walk;
 
@@ -130,19 +130,8 @@ pub fn output_cost(registry: &Registry, document: &ExecutableDocument, variables
     Fragments::order(document).map_or(u64::MAX, |fragments| fragments.cost(registry, variables, None).output)
 }
 
-/// What a planning question costs against the complexity limit and the budget: it copies and
-/// plans the scheduler's core (or shares a copy planned for the same state), tens of
-/// milliseconds with thousands of GPRs waiting, where a field is microseconds.
-pub const PLANNING_COMPLEXITY: usize = 1_000;
 /// Most planning questions one document may ask (aliases and spreads counted).
 pub use egs_domain::lifecycle::questions::MAX_PLANNING_QUESTIONS;
-/// The fields that plan: "Get wait time" and an extension's room.
-const PLANNING_QUESTIONS: [(&str, &str); 2] = [("Query", "waitTimeEstimates"), ("Query", "gprExtensionRoom")];
-
-/// Whether `parent.field` is a planning question (see [`PLANNING_COMPLEXITY`]).
-pub fn is_planning_question(parent: &str, field: &str) -> bool {
-    PLANNING_QUESTIONS.iter().any(|(p, f)| *p == parent && *f == field)
-}
 
 /// A document of `depth` fragments, each spreading the next `fanout` times, the last selecting
 /// `leaf`: the shape that made a walk without memory visit `fanout^depth` selections. For tests,

@@ -220,7 +220,7 @@ fn visit<'d>(
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Cost {
     /// Query cost as async-graphql's validation counts it against the complexity limit, over
-    /// every operation: one a field (`__typename` free), [`super::PLANNING_COMPLEXITY`] a
+    /// every operation: one a field (`__typename` free), [`PLANNING_COMPLEXITY`] a
     /// planning question, fragments counted where they are spread.
     pub complexity: usize,
     /// What the costliest operation can build (see [`super::output_cost`]).
@@ -310,12 +310,24 @@ impl CostWalk<'_> {
             None => 1,
         };
         let inner = self.set(&field.selection_set.node, &named, fragments, depth + 1);
-        let planning = super::is_planning_question(parent, name);
-        let own = if planning { super::PLANNING_COMPLEXITY } else { 1 };
+        let planning = is_planning_question(parent, name);
+        let own = if planning { PLANNING_COMPLEXITY } else { 1 };
         Cost {
             complexity: inner.complexity.saturating_add(own),
             output: 1u64.saturating_add(items.saturating_mul(inner.output)),
             planning: inner.planning.saturating_add(usize::from(planning)),
         }
     }
+}
+
+/// What a planning question costs against the complexity limit and the budget: it copies and
+/// plans the scheduler's core (or shares a copy planned for the same state), tens of
+/// milliseconds with thousands of GPRs waiting, where a field is microseconds.
+pub const PLANNING_COMPLEXITY: usize = 1_000;
+/// The fields that plan: "Get wait time" and an extension's room.
+const PLANNING_QUESTIONS: [(&str, &str); 2] = [("Query", "waitTimeEstimates"), ("Query", "gprExtensionRoom")];
+
+/// Whether `parent.field` is a planning question (see [`PLANNING_COMPLEXITY`]).
+pub fn is_planning_question(parent: &str, field: &str) -> bool {
+    PLANNING_QUESTIONS.iter().any(|(p, f)| *p == parent && *f == field)
 }

@@ -3,7 +3,7 @@
 
 use crate::ids::{self, Kind};
 use crate::scalars::Duration;
-use crate::{services, session};
+use crate::{app, session};
 use async_graphql::{Context, ID, InputObject, Object, SimpleObject};
 use chrono::{DateTime, Utc};
 use egs_domain::error::{Error, UserError};
@@ -41,7 +41,7 @@ impl SliceKubeconfigMutation {
     /// slice's owners), revoking the one issued before.
     async fn slice_kubeconfig(&self, ctx: &Context<'_>, input: SliceKubeconfigInput) -> async_graphql::Result<SliceKubeconfigPayload> {
         let (caller, db) = session(ctx)?;
-        let clusters = &services(ctx)?.kubernetes;
+        let clusters = &app(ctx)?.kubernetes;
         let result = async {
             let slice_id = ids::decode("sliceId", &input.slice_id, Kind::Slice)?;
             let cluster_id = ids::decode("clusterId", &input.cluster_id, Kind::Cluster)?;

@@ -12,7 +12,7 @@ use crate::metrics::GpuSummary;
 use crate::pagination::{Order, Page, PageRequest, keyset_page};
 use crate::scalars::Duration;
 use crate::user::User;
-use crate::{loaded, loaders, payload, services, session};
+use crate::{app, loaded, loaders, payload, session};
 use async_graphql::{Context, ID, InputObject, MaybeUndefined, Object};
 use chrono::{DateTime, Utc};
 use egs_domain::error::{Error, Result};
@@ -450,8 +450,8 @@ impl SliceMutation {
         let result = async {
             let id = ids::decode("id", &input.id, Kind::Slice)?;
             let places = if caller.is_admin() { egs_domain::slice::kubeconfig::kube_namespaces(db, id).await? } else { Vec::new() };
-            let deleted = service::delete_slice(db, caller, services(ctx)?.access_news(), id).await?;
-            egs_domain::slice::kubeconfig::revoke_all(db.clone(), services(ctx)?.kubernetes.clone(), deleted.clone(), places);
+            let deleted = service::delete_slice(db, caller, app(ctx)?.access_news(), id).await?;
+            egs_domain::slice::kubeconfig::revoke_all(db.clone(), app(ctx)?.kubernetes.clone(), deleted.clone(), places);
             Ok(Slice(deleted))
         };
         DeleteSlicePayload::from_result(result.await)
@@ -491,8 +491,7 @@ impl SliceMutation {
             let user_id = service::find_new_member(db, caller, slice_id, user_id).await?;
             let was_owner = is_owner(db, slice_id, user_id).await?;
             let changed =
-                service::add_slice_member(db, caller, services(ctx)?.access_news(), slice_id, service::MemberSpec { user_id, role: input.role })
-                    .await?;
+                service::add_slice_member(db, caller, app(ctx)?.access_news(), slice_id, service::MemberSpec { user_id, role: input.role }).await?;
             if was_owner && input.role != SliceRole::Owner {
                 owner_lost_access(ctx, db, &changed).await?;
             }
@@ -508,7 +507,7 @@ impl SliceMutation {
             let slice_id = ids::decode("sliceId", &input.slice_id, Kind::Slice)?;
             let user_id = ids::decode("userId", &input.user_id, Kind::User)?;
             let was_owner = is_owner(db, slice_id, user_id).await?;
-            let changed = service::remove_slice_member(db, caller, services(ctx)?.access_news(), slice_id, user_id).await?;
+            let changed = service::remove_slice_member(db, caller, app(ctx)?.access_news(), slice_id, user_id).await?;
             if was_owner {
                 owner_lost_access(ctx, db, &changed).await?;
             }
@@ -537,6 +536,6 @@ async fn is_owner(db: &sea_orm::DatabaseConnection, slice_id: i64, user_id: i64)
 /// are revoked, so none outlives the access it was issued under.
 async fn owner_lost_access(ctx: &Context<'_>, db: &sea_orm::DatabaseConnection, changed: &slice::Model) -> egs_domain::error::Result<()> {
     let places = egs_domain::slice::kubeconfig::kube_namespaces(db, changed.id).await?;
-    egs_domain::slice::kubeconfig::revoke_all(db.clone(), services(ctx)?.kubernetes.clone(), changed.clone(), places);
+    egs_domain::slice::kubeconfig::revoke_all(db.clone(), app(ctx)?.kubernetes.clone(), changed.clone(), places);
     Ok(())
 }

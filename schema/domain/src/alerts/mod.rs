@@ -8,7 +8,7 @@
 //! ones (stale nodes, idle GPRs, quiet periods, subjects gone or handed over) in a sweeper
 //! every replica runs ([`sweeper::run_sweeper`]).
 
-pub mod hub;
+pub mod feed;
 pub mod reads;
 pub mod rules;
 pub mod service;

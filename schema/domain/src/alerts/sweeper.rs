@@ -206,7 +206,7 @@ const PRUNE_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
 /// stored once however many sweep, and no replica has to be the leader for alerts to work.
 pub async fn run_sweeper(
     db: DatabaseConnection,
-    hub: std::sync::Arc<super::hub::AlertHub>,
+    hub: std::sync::Arc<super::feed::AlertFeed>,
     clock: std::sync::Arc<dyn crate::ports::Clock>,
     every: std::time::Duration,
     stop: impl std::future::Future<Output = ()>,

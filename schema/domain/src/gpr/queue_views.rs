@@ -7,7 +7,7 @@
 //! wiring's access check), so the shared read runs with no caller.
 
 use crate::error::PublicError;
-use crate::events::EventHub;
+use crate::events::EventFeed;
 use crate::gpr::reads::{self, QueueQuery};
 use egs_entities::gpr;
 use sea_orm::DatabaseConnection;
@@ -35,7 +35,7 @@ const MAX_SPREAD: Duration = Duration::from_millis(500);
 
 pub struct QueueViews {
     db: DatabaseConnection,
-    events: Arc<EventHub>,
+    events: Arc<EventFeed>,
     /// One sender per view being watched; its reader task ends when the last subscriber goes.
     views: Mutex<HashMap<QueueQuery, watch::Sender<QueueView>>>,
     /// Subscribers watching any view now.
@@ -52,7 +52,7 @@ impl Drop for Watching {
 }
 
 impl QueueViews {
-    pub fn new(db: DatabaseConnection, events: Arc<EventHub>) -> Arc<Self> {
+    pub fn new(db: DatabaseConnection, events: Arc<EventFeed>) -> Arc<Self> {
         Arc::new(Self { db, events, views: Mutex::new(HashMap::new()), watchers: Default::default() })
     }
 

@@ -41,7 +41,7 @@ pub struct CatalogPage {
     pub total: LazyCount,
 }
 
-/// One per process, in `Services`.
+/// One per process, in `App`.
 #[derive(Default)]
 pub struct GpuCatalog {
     snapshot: RwLock<Option<Arc<Snapshot>>>,

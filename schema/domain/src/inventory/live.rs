@@ -12,7 +12,7 @@
 //! costs nothing.
 
 use super::liveness::{STALE_AFTER_SECS, effective_health};
-use crate::events::EventHub;
+use crate::events::EventFeed;
 use crate::ports::Announce;
 use chrono::{DateTime, Utc};
 use egs_entities::{Health, node};
@@ -140,13 +140,13 @@ pub struct InventoryFeed {
     wake: Notify,
     fanout: Arc<dyn Announce>,
     /// GPR events nudge the watcher when nodes change hands.
-    events: Arc<EventHub>,
+    events: Arc<EventFeed>,
     /// Whether the watcher runs; it stops with the last subscriber.
     running: Mutex<bool>,
 }
 
 impl InventoryFeed {
-    pub fn new(db: DatabaseConnection, fanout: Arc<dyn Announce>, events: Arc<EventHub>) -> Arc<Self> {
+    pub fn new(db: DatabaseConnection, fanout: Arc<dyn Announce>, events: Arc<EventFeed>) -> Arc<Self> {
         let (sender, _) = broadcast::channel(CHANNEL_CAPACITY);
         Arc::new(Self { db, sender, wake: Notify::new(), fanout, events, running: Mutex::new(false) })
     }

@@ -249,7 +249,7 @@ pub struct Lifecycle {
     /// Aborted when the loop stops: a job is resumable, so the next leader finishes it.
     in_flight: Mutex<HashMap<i64, Option<tokio::task::AbortHandle>>>,
     /// Told after every commit, so subscribers see the events it wrote at once.
-    events: Arc<crate::events::EventHub>,
+    events: Arc<crate::events::EventFeed>,
 }
 
 impl Lifecycle {
@@ -261,7 +261,7 @@ impl Lifecycle {
         handle: Arc<SchedulerHandle>,
         providers: Providers,
         config: LifecycleConfig,
-        events: Arc<crate::events::EventHub>,
+        events: Arc<crate::events::EventFeed>,
     ) -> Arc<Self> {
         Arc::new(Self {
             db,

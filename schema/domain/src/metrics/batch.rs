@@ -54,7 +54,7 @@
 use super::ingest::{MAX_SAMPLES_PER_REPORT, NodeRef, SampleReport, Unwritten, check_samples, may_report_for, may_report_on, persist_latest};
 use super::sample::Sample;
 use super::store::{Ingested, MetricsStore};
-use crate::alerts::hub::AlertHub;
+use crate::alerts::feed::AlertFeed;
 use crate::alerts::service::{Reported, after_reports};
 use crate::auth::Caller;
 use crate::error::{Error, Result};
@@ -303,12 +303,12 @@ struct KnownNode {
     read_at: Instant,
 }
 
-/// Takes reports and stores them in batches; one per process, in `Services`. Its task starts
+/// Takes reports and stores them in batches; one per process, in `App`. Its task starts
 /// with the first report.
 pub struct ReportBatcher {
     db: DatabaseConnection,
     store: Arc<MetricsStore>,
-    alerts: Arc<AlertHub>,
+    alerts: Arc<AlertFeed>,
     queue: OnceLock<mpsc::Sender<Job>>,
     /// The nodes reports named, by both names, as the last read of each found them: only
     /// nodes that exist (a read that finds nothing keeps nothing), so at most two entries per
@@ -323,7 +323,7 @@ pub struct ReportBatcher {
 }
 
 impl ReportBatcher {
-    pub fn new(db: DatabaseConnection, store: Arc<MetricsStore>, alerts: Arc<AlertHub>, unwatched_interval: Duration) -> Arc<Self> {
+    pub fn new(db: DatabaseConnection, store: Arc<MetricsStore>, alerts: Arc<AlertFeed>, unwatched_interval: Duration) -> Arc<Self> {
         let unwatched_interval = unwatched_interval.min(MAX_UNWATCHED_INTERVAL);
         Arc::new(Self {
             db,

@@ -168,6 +168,34 @@ pub const ALLOCATION_POLL: Duration = Duration::from_secs(5);
 /// A burst of nudges (one transaction writes several events) settles into one reload.
 const ALLOCATION_SETTLE: Duration = Duration::from_millis(50);
 
+/// Who holds each GPU, as every live subscriber of this replica shares it: the first
+/// subscriber loads and installs it and starts the task that reloads it when GPR events move
+/// nodes ([`refresh_allocation`]); the task ends with the last subscriber.
+pub async fn shared_allocation(
+    samples: &super::MetricsStore,
+    events: &crate::events::EventFeed,
+    db: &sea_orm::DatabaseConnection,
+) -> crate::error::Result<watch::Receiver<Arc<Allocation>>> {
+    if let Some(shared) = samples.allocation() {
+        return Ok(shared);
+    }
+    let (shared, start) = samples.install_allocation(super::access::allocation(db, None).await?);
+    if let Some(tx) = start {
+        let (nudges, _) = events.subscribe();
+        let db = db.clone();
+        tokio::spawn(refresh_allocation(
+            tx,
+            nudges,
+            |e: &Arc<egs_entities::gpr_event::Model>| crate::events::MOVES_NODES.contains(&e.kind),
+            move || {
+                let db = db.clone();
+                async move { super::access::allocation(&db, None).await }
+            },
+        ));
+    }
+    Ok(shared)
+}
+
 /// Keeps the shared allocation current until its last receiver is gone: reloads it when
 /// `nudges` brings something `is_nudge` accepts (GPR events that move nodes), and every
 /// [`ALLOCATION_POLL`]. One reload serves every subscriber of the process.

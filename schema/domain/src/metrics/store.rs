@@ -222,7 +222,7 @@ pub enum WatchedScope {
 /// Held by a scoped subscription while it lasts: its scope counts as watched until dropped.
 pub struct ScopeWatch(#[allow(dead_code)] Arc<()>);
 
-/// Bounded per-GPU history and the live feeds; one per process, in `Services`.
+/// Bounded per-GPU history and the live feeds; one per process, in `App`.
 pub struct MetricsStore {
     shards: Vec<Mutex<HashMap<i64, Box<GpuHistory>>>>,
     live: broadcast::Sender<Arc<SampleBatch>>,

@@ -1,7 +1,7 @@
 //! The notifier every replica runs: it turns stored GPR events into deliveries (one per channel
 //! that wants the milestone, one per Kubernetes namespace of the slice) and sends what is due.
 //!
-//! Once across replicas: every replica hears every event (the [`EventHub`] tails the table), so
+//! Once across replicas: every replica hears every event (the [`EventFeed`] tails the table), so
 //! each may fan it out, but a delivery's `dedup_key` (where it goes, which event) is unique and
 //! the second insert adds nothing. A replica takes a delivery by moving its `claimed_until`
 //! forward in a statement that re-checks it was free; whoever loses the race skips it. A replica
@@ -13,7 +13,7 @@
 
 use super::message::{self, Message};
 use super::milestones;
-use crate::events::EventHub;
+use crate::events::EventFeed;
 use crate::outbound::{self, Outcome};
 use crate::ports::{KubeAccess, Mailer, NamespaceEvent};
 use chrono::{DateTime, Utc};
@@ -70,7 +70,7 @@ impl Default for NotifierConfig {
 
 pub struct Notifier {
     db: DatabaseConnection,
-    events: Arc<EventHub>,
+    events: Arc<EventFeed>,
     http: outbound::Client,
     mailer: Option<Arc<dyn Mailer>>,
     kube: Arc<dyn KubeAccess>,
@@ -86,7 +86,7 @@ pub const MAX_TESTS_PER_HOUR: u32 = 30;
 impl Notifier {
     pub fn new(
         db: DatabaseConnection,
-        events: Arc<EventHub>,
+        events: Arc<EventFeed>,
         mailer: Option<Arc<dyn Mailer>>,
         kube: Arc<dyn KubeAccess>,
         config: NotifierConfig,

@@ -2,9 +2,9 @@
 //!
 //! **How a transition travels.** Whoever stores a transition (a report's rules, the sweeper)
 //! logs it in `alert_changes` in the same transaction (see [`super::service`]). Each replica's
-//! [`AlertHub`] tails that table, as the GPR [`crate::events::EventHub`] tails `gpr_events`, and
+//! [`AlertFeed`] tails that table, as the GPR [`crate::events::EventFeed`] tails `gpr_events`, and
 //! fans new rows out to its subscribers. A write only has to *wake* the tailers: locally with
-//! [`AlertHub::changed`], on other replicas through an [`crate::ports::Announce`] (Redis pub/sub when
+//! [`AlertFeed::changed`], on other replicas through an [`crate::ports::Announce`] (Redis pub/sub when
 //! `--redis-url` is set), and a short poll catches the rest.
 //!
 //! **Why the database and not a Redis message with the alert in it:** the stored row is the
@@ -41,7 +41,7 @@ const CHANNEL_CAPACITY: usize = 1024;
 pub const POLL: Duration = Duration::from_millis(250);
 const BATCH: u64 = 500;
 
-pub struct AlertHub {
+pub struct AlertFeed {
     db: DatabaseConnection,
     sender: broadcast::Sender<Arc<AlertTransition>>,
     wake: Notify,
@@ -54,7 +54,7 @@ pub struct AlertHub {
     start: i64,
 }
 
-impl AlertHub {
+impl AlertFeed {
     /// Starts after the newest stored transition: history is in the `alerts` list.
     pub async fn new(db: DatabaseConnection, fanout: Arc<dyn Announce>, webhook: Option<Arc<Webhook>>) -> Result<Arc<Self>, sea_orm::DbErr> {
         let start = alert_change::Entity::find().order_by_desc(alert_change::Column::Id).one(&db).await?.map_or(0, |c| c.id);
