@@ -203,7 +203,7 @@ fn imports_of(name: &str, code: &str, modules: &BTreeMap<String, String>) -> BTr
         // A use declaration starts a line (after its visibility) and runs to the `;`.
         let mut lines = statement.lines().skip_while(|line| !is_use(line));
         if let Some(first) = lines.next() {
-            let tree = first.trim_start().splitn(2, "use ").nth(1).unwrap_or_default().to_owned() + &lines.collect::<Vec<_>>().join(" ");
+            let tree = first.trim_start().split_once("use ").map_or("", |(_, tree)| tree).to_owned() + &lines.collect::<Vec<_>>().join(" ");
             paths.extend(expand_use(&tree));
         }
     }
