@@ -1,6 +1,6 @@
 //! The `egs` gateway: HTTP and WebSocket front, start-up, CLI commands. It holds no business
 //! rules: those live in `egs-schema`. Here are the adapters the schema's ports are wired to
-//! (DESIGN §2): Redis between replicas ([`replicas`]) and the Kubernetes clusters
+//! (docs/design.md §2): Redis between replicas ([`replicas`]) and the Kubernetes clusters
 //! ([`kubernetes`]: provider, controllers, admission webhook, slice kubeconfigs).
 
 // The merged GraphQL root (one object per room) nests deeper than rustc's default layout

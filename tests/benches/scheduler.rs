@@ -1,5 +1,5 @@
 #![allow(clippy::needless_range_loop)]
-//! Scheduler core throughput and latency (DESIGN §7): a full re-plan, submit → decision,
+//! Scheduler core throughput and latency (docs/design.md §7): a full re-plan, submit → decision,
 //! "Get wait time" across all pools, and the pending queue's operations, on a busy inventory.
 //!
 //! `cargo bench -p egs-tests --bench scheduler`

@@ -1,4 +1,4 @@
-//! The promise rule through the live gateway (DESIGN §4.5, §4.12): GPRs go through provisioning,
+//! The promise rule through the live gateway (docs/design.md §4.5, §4.12): GPRs go through provisioning,
 //! a preemption, edits and a node failure on a real database, and every `ESTIMATE_CHANGED`
 //! event that moves a promise later names a cause the design allows.
 

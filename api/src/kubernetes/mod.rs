@@ -1,4 +1,4 @@
-//! The Kubernetes cluster provider (DESIGN §2 "cluster providers"): EGS reaches each registered
+//! The Kubernetes cluster provider (docs/design.md §2 "cluster providers"): EGS reaches each registered
 //! cluster's API server with the `kube` client, keeps the inventory in step with its GPU nodes,
 //! hands nodes to slices and takes them back in recorded, resumable steps, serves the
 //! `GPUProvisioningRequest` custom resource, issues slice kubeconfigs and creates GPRs for

@@ -1,5 +1,5 @@
 //! The ports: everything the schema needs from outside itself, as traits the gateway's adapters
-//! implement (DESIGN §2). The stand-ins for one process or for tests sit beside the code that
+//! implement (docs/design.md §2). The stand-ins for one process or for tests sit beside the code that
 //! uses them; the real ones (Redis, the Kubernetes API) are wired in `egs-api`.
 //!
 //! | port | one process / tests | distributed |

@@ -1,4 +1,4 @@
-//! The scheduling core (DESIGN §4): pure — no database, no async, no clock reads; time is a
+//! The scheduling core (docs/design.md §4): pure — no database, no async, no clock reads; time is a
 //! parameter. The gateway feeds it the stored state and persists its decisions; `egs replay`
 //! drives the same code on virtual time; the property tests and benchmarks call it directly.
 //!
@@ -15,6 +15,7 @@ mod extend;
 mod maintenance;
 mod plan;
 mod predict;
+mod preempt;
 pub mod queue;
 pub mod replay;
 pub mod timeline;

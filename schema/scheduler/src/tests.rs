@@ -1,4 +1,4 @@
-//! Property and scenario tests of the scheduling core (DESIGN §4, §7).
+//! Property and scenario tests of the scheduling core (docs/design.md §4, §7).
 //!
 //! The property test drives the core like the gateway does, on virtual time: random inventories,
 //! slices and event sequences (submits, early releases, cancels, re-prioritisations, node health
@@ -213,7 +213,7 @@ struct Track {
     baseline: Option<Time>,
 }
 
-/// What, in one call, may legitimately move promises later (DESIGN §4.5).
+/// What, in one call, may legitimately move promises later (docs/design.md §4.5).
 #[derive(Clone, Debug, Default)]
 struct Voids {
     /// Capacity was lost (a node failed): every promise may move.
@@ -383,7 +383,7 @@ impl Sim {
                         if let Some(r) = self.requests.get_mut(&id) {
                             r.priority = *priority;
                         }
-                        // Re-prioritised above others: their promises may move (DESIGN §4.5);
+                        // Re-prioritised above others: their promises may move (docs/design.md §4.5);
                         // its own promise is made anew.
                         let mut voids = Voids { ids: vec![id], ..Voids::default() };
                         voids.below(*priority);
@@ -664,7 +664,7 @@ impl Sim {
         self.check_state(what);
     }
 
-    /// Promises only move earlier unless something DESIGN §4.5 allows happened, and a GPR
+    /// Promises only move earlier unless something docs/design.md §4.5 allows happened, and a GPR
     /// planned to start now has started.
     fn check_promises(&mut self, what: &str, pass: bool, voids: &Voids, admitted: &[(GprId, i32, PoolKey)]) {
         let now = self.now;
@@ -691,7 +691,7 @@ impl Sim {
             if !voids.applies(id, request.priority)
                 && let Some(before) = baseline
             {
-                // Higher priority never waits behind lower (DESIGN §7), in the form conservative
+                // Higher priority never waits behind lower (docs/design.md §7), in the form conservative
                 // backfill with kept promises can give: when a GPR L is admitted to pool P, a
                 // pending GPR H of strictly higher priority that may use P, that its own slice
                 // and earliest start do not hold back, gets a promise no later than it had just

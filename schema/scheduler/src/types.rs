@@ -122,7 +122,7 @@ impl RunningSpec {
     }
 }
 
-/// Why a promise (`start_no_later_than`) moved later: the causes DESIGN §4.5 allows, and
+/// Why a promise (`start_no_later_than`) moved later: the causes docs/design.md §4.5 allows, and
 /// `Overdue` for the one it does not (a plan's start passed without an admission).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Cause {
@@ -141,7 +141,7 @@ pub enum Cause {
 }
 
 impl Cause {
-    /// Whether DESIGN §4.5 allows a promise to move later for this.
+    /// Whether docs/design.md §4.5 allows a promise to move later for this.
     pub fn is_allowed(&self) -> bool {
         !matches!(self, Cause::Overdue)
     }

@@ -1,9 +1,14 @@
 //! Inventory: GPU nodes, GPUs and pools, `upsertNodes` for admins and node agents,
 //! `removeNode`, and the live `inventoryChanged` feed ([`live`]).
 
+mod gpus;
 pub mod windows;
+
 use egs_domain::inventory::live::InventoryChangeKind;
-use egs_domain::inventory::{catalog, live, liveness, maintenance, service};
+use egs_domain::inventory::{live, liveness, maintenance, service};
+pub use gpus::Gpu;
+pub(crate) use gpus::prefetch_for_gpus;
+use gpus::reads_rows;
 
 use crate::cluster::Cluster;
 use crate::gpr::Gpr;
@@ -18,7 +23,6 @@ use egs_domain::error::Result;
 use egs_entities::{Health, NodeState, gpu, node};
 use sea_orm::{DatabaseConnection, QueryFilter};
 pub use service::PoolSummary;
-use std::sync::Arc;
 
 /// A whole GPU node: the unit EGS hands to a slice.
 pub struct GpuNode(pub node::Model);
@@ -126,188 +130,6 @@ impl GpuNode {
     async fn gpu_summary(&self, ctx: &Context<'_>) -> Result<Option<crate::metrics::GpuSummary>> {
         crate::boxed(crate::metrics::node_summary(ctx, &self.0)).await
     }
-}
-
-/// One GPU of a node: its row, or (on a page that reads no samples) its description from the
-/// [`catalog`], whose row a field that needs it reads, batched with the page's others.
-pub struct Gpu(GpuRow);
-
-// Unboxed: a row is what most GPUs carry, and boxing it would allocate once per GPU on a page.
-#[allow(clippy::large_enum_variant)]
-enum GpuRow {
-    Row(gpu::Model),
-    Described(Arc<catalog::DescribedGpu>),
-}
-
-/// A described field of a GPU, from its row or its description alike.
-macro_rules! described {
-    ($gpu:expr, $field:ident) => {
-        match &$gpu.0 {
-            GpuRow::Row(g) => &g.$field,
-            GpuRow::Described(g) => &g.$field,
-        }
-    };
-}
-
-impl From<gpu::Model> for Gpu {
-    fn from(row: gpu::Model) -> Self {
-        Gpu(GpuRow::Row(row))
-    }
-}
-
-impl Gpu {
-    pub fn row_id(&self) -> i64 {
-        *described!(self, id)
-    }
-
-    fn node_id(&self) -> i64 {
-        *described!(self, node_id)
-    }
-
-    /// Its row with the latest sample: at hand, or read (`None` when it is gone since).
-    async fn row(&self, ctx: &Context<'_>) -> Result<Option<std::borrow::Cow<'_, gpu::Model>>> {
-        Ok(match &self.0 {
-            GpuRow::Row(g) => Some(std::borrow::Cow::Borrowed(g)),
-            GpuRow::Described(g) => loaded(loaders(ctx)?.gpu().load_one(g.id).await)?.map(std::borrow::Cow::Owned),
-        })
-    }
-}
-
-#[Object]
-impl Gpu {
-    pub async fn id(&self) -> ID {
-        ids::encode(Kind::Gpu, self.row_id())
-    }
-    async fn uuid(&self) -> &str {
-        described!(self, uuid)
-    }
-    /// Index on its node, as NVML numbers it.
-    async fn index(&self) -> i32 {
-        *described!(self, gpu_index)
-    }
-    async fn model(&self) -> &str {
-        described!(self, model)
-    }
-    async fn memory_mib(&self) -> i64 {
-        *described!(self, memory_mib)
-    }
-    async fn mig_enabled(&self) -> bool {
-        *described!(self, mig_enabled)
-    }
-    async fn node(&self, ctx: &Context<'_>) -> Result<Option<GpuNode>> {
-        Ok(loaded(loaders(ctx)?.node().load_one(self.node_id()).await)?.map(GpuNode))
-    }
-    /// The newest sample its agent reported; null when none, or when you may not read it
-    /// (admins read all; users read GPUs of nodes their slices' GPRs hold, from the node's
-    /// assignment on).
-    async fn latest_sample(&self, ctx: &Context<'_>) -> Result<Option<crate::metrics::GpuSample>> {
-        crate::boxed(async move {
-            match &self.0 {
-                GpuRow::Row(g) => crate::metrics::latest_sample(ctx, &g.uuid, g.node_id, &g.into()).await,
-                // Described: its sample columns alone, batched with the page's others.
-                GpuRow::Described(g) => match loaded(loaders(ctx)?.gpu_sample().load_one(g.id).await)? {
-                    Some(stored) => crate::metrics::latest_sample(ctx, &g.uuid, g.node_id, &stored).await,
-                    None => Ok(None),
-                },
-            }
-        })
-        .await
-    }
-    /// The processes running on it, with their pods, as its agent last reported them; empty
-    /// when none, or when you may not read this GPU's metrics.
-    async fn processes(&self, ctx: &Context<'_>) -> Result<Vec<crate::workloads::GpuProcess>> {
-        crate::boxed(async move {
-            match self.row(ctx).await? {
-                Some(row) => crate::workloads::gpu_processes(ctx, &row).await,
-                None => Ok(Vec::new()),
-            }
-        })
-        .await
-    }
-    /// The pods whose processes use it, each with every GPU of the node it uses; empty when
-    /// none, or when you may not read this GPU's metrics.
-    async fn pods(&self, ctx: &Context<'_>) -> Result<Vec<crate::workloads::GpuPod>> {
-        crate::boxed(async move {
-            match self.row(ctx).await? {
-                Some(row) => crate::workloads::gpu_pods(ctx, &row).await,
-                None => Ok(Vec::new()),
-            }
-        })
-        .await
-    }
-    /// History between `from` and `to` (default: the last 10 minutes) in steps of `step`:
-    /// 1 s resolution for the last 10 minutes, 1 min (steps of whole minutes) for 24 hours.
-    /// Steps without samples are left out; users see samples from their GPR's assignment of
-    /// the node on. `NOT_FOUND` when you may not read this GPU's metrics.
-    async fn metrics(
-        &self,
-        ctx: &Context<'_>,
-        from: Option<DateTime<Utc>>,
-        to: Option<DateTime<Utc>>,
-        step: Option<crate::scalars::Duration>,
-    ) -> Result<Vec<crate::metrics::GpuMetricPoint>> {
-        crate::boxed(async move {
-            match self.row(ctx).await? {
-                Some(row) => crate::metrics::history(ctx, &row, from, to, step).await,
-                None => Err(egs_domain::error::Error::NotFound("GPU")),
-            }
-        })
-        .await
-    }
-}
-
-/// Whether the fields selected on a list of GPUs read their samples.
-fn reads_samples(selected: &crate::pagination::Selection<'_>) -> bool {
-    selected.field("latestSample").exists() || reads_rows(selected)
-}
-
-/// Whether they read the GPUs' whole rows (`latestSample` alone reads the sample columns).
-fn reads_rows(selected: &crate::pagination::Selection<'_>) -> bool {
-    ["processes", "pods", "metrics"].iter().any(|f| selected.field(f).exists())
-}
-
-/// Reads, one batch per relation, what the fields selected on a list of GPUs will ask for (the
-/// described GPUs' latest samples, their nodes, the nodes' clusters, and what a user's sample
-/// check reads), so each GPU's fields answer at once instead of every GPU waiting on a batch
-/// per level.
-pub(crate) async fn prefetch_for_gpus<'a>(
-    ctx: &Context<'_>,
-    gpus: impl Iterator<Item = &'a Gpu>,
-    selected: crate::pagination::Selection<'_>,
-) -> Result<()> {
-    let caller = crate::caller(ctx)?;
-    let loaders = loaders(ctx)?;
-    let node = selected.field("node");
-    // Admins read every sample; a user's check reads the node's GPR and its assignments.
-    let checks_samples = !caller.is_admin() && reads_samples(&selected);
-    let samples = selected.field("latestSample").exists();
-    if !node.exists() && !checks_samples && !samples {
-        return Ok(());
-    }
-    let gpus: Vec<&Gpu> = gpus.collect();
-    if samples {
-        let described = gpus.iter().filter_map(|g| match &g.0 {
-            GpuRow::Described(d) => Some(d.id),
-            GpuRow::Row(_) => None,
-        });
-        loaded(loaders.gpu_sample().prefetch(described).await)?;
-    }
-    if !node.exists() && !checks_samples {
-        return Ok(());
-    }
-    let node_ids: std::collections::BTreeSet<i64> = gpus.iter().map(|g| g.node_id()).collect();
-    let nodes = loaded(loaders.node().load_many(node_ids).await)?;
-    let gprs: std::collections::BTreeSet<i64> = nodes.values().filter_map(|n| n.allocated_gpr_id).collect();
-    let holders = checks_samples || node.field("allocatedGpr").exists();
-    loaded(
-        futures_util::future::try_join3(
-            loaders.cluster().prefetch_when(node.field("cluster").exists(), nodes.values().map(|n| n.cluster_id)),
-            loaders.gpr().prefetch_when(holders, gprs.iter().copied()),
-            loaders.node_links_by_gpr().prefetch_when(holders, gprs.iter().copied()),
-        )
-        .await,
-    )
-    .map(drop)
 }
 
 /// The same for a list of nodes: their clusters, GPUs and holding GPRs, as selected.
@@ -468,7 +290,7 @@ impl InventoryQuery {
             match described {
                 Some(described) => {
                     let mut page = Page::with_additional_fields(request.after.is_some(), described.has_next, TotalCount(described.total));
-                    page.edges.extend(described.gpus.into_iter().map(|g| Edge::new(encode_cursor(g.id), Gpu(GpuRow::Described(g)))));
+                    page.edges.extend(described.gpus.into_iter().map(|g| Edge::new(encode_cursor(g.id), Gpu::described(g))));
                     page
                 }
                 None => keyset_page(db, request, service::gpus_select(&query), gpu::Column::Id, Order::OldestFirst, |g| g.id, Gpu::from).await?,

@@ -1,4 +1,4 @@
-//! Slice policy applied to one GPR (DESIGN §4.9): some breaches are refused outright with a
+//! Slice policy applied to one GPR (docs/design.md §4.9): some breaches are refused outright with a
 //! precise error, others hold the GPR in `PENDING_APPROVAL` until an admin decides.
 
 use crate::error::UserError;

@@ -1,4 +1,4 @@
-//! The leader's scheduler driver (DESIGN §3). While this replica holds the lease, the pure core
+//! The leader's scheduler driver (docs/design.md §3). While this replica holds the lease, the pure core
 //! stays in memory and is fed what was stored since the last look, so a tick reads the rows
 //! that changed, not the whole database. It is built from storage only when the lease is taken
 //! (and after a tick failed, or a node or slice was deleted, or a node changed pool: rare

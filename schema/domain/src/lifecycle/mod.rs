@@ -1,4 +1,4 @@
-//! The GPR lifecycle in the gateway (DESIGN §3, §4): a scheduler loop that only the holder of
+//! The GPR lifecycle in the gateway (docs/design.md §3, §4): a scheduler loop that only the holder of
 //! the leader lease runs, woken on changes and on a timer. The leader keeps the pure core in
 //! memory ([`driver::Driver`]), feeds it what was stored since the last tick, plans, and
 //! persists every decision in transactions fenced by the lease epoch; provisioning and release
@@ -7,6 +7,7 @@
 //! the ones already written, so a restart or a new leader neither loses nor repeats one.
 
 pub mod driver;
+mod estimates;
 mod jobs;
 mod lease;
 pub mod provider;

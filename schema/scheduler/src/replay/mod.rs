@@ -126,7 +126,7 @@ pub struct Report {
     /// Alias of `promise_kept_no_higher_arrival` (its name before).
     pub estimate_upper_bound_held: Option<f64>,
     pub estimate_upper_bound_jobs: usize,
-    /// Times any promise moved later for a cause outside DESIGN §4.5, over the whole replay.
+    /// Times any promise moved later for a cause outside docs/design.md §4.5, over the whole replay.
     pub promise_moved_later_without_cause: usize,
     /// Times promises moved later, by cause.
     pub promise_moved_later: BTreeMap<&'static str, usize>,
@@ -160,7 +160,7 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Priority bands as in DESIGN §3: 10 % high, 70 % medium, 20 % low.
+/// Priority bands as in docs/design.md §3: 10 % high, 70 % medium, 20 % low.
 fn priority_of(fingerprint: u64) -> i32 {
     match (fingerprint >> 40) % 10 {
         0 => 250,
@@ -550,7 +550,7 @@ mod tests {
             assert_eq!(report.promise_moved_later_without_cause, 0, "{report:?}");
             assert!(report.queue_delay_mean_s > 0.0);
             if failures > 0.0 {
-                // Lost capacity may move promises (DESIGN §4.5), and says so.
+                // Lost capacity may move promises (docs/design.md §4.5), and says so.
                 assert!(report.node_failures > 0, "{report:?}");
                 assert!(report.promise_moved_later.get("capacity_lost").is_some_and(|n| *n > 0), "{report:?}");
             } else {

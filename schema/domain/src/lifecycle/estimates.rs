@@ -1,0 +1,213 @@
+//! Writing a pass's estimates: queue positions, promises, expected starts and planned pools
+//! of waiting GPRs, in batches, with the `ESTIMATE_CHANGED` events that say why a promise moved.
+
+use super::state::Snapshot;
+use super::*;
+use crate::error::Result;
+use chrono::{DateTime, Utc};
+use egs_entities::{GprEventKind, GprPhase, gpr};
+use egs_scheduler::Scheduler;
+use sea_orm::{ConnectionTrait, EntityTrait};
+use std::collections::{HashMap, HashSet};
+
+/// A queued GPR as the snapshot holds it, with its new position, promise, expected start and pool.
+type Estimate = (gpr::Model, Option<i32>, Option<DateTime<Utc>>, Option<DateTime<Utc>>, Option<egs_scheduler::PoolKey>);
+
+/// Rows per estimate-writing statement, and per statement of their events: far under either
+/// database's bound-parameter limit (a row binds about ten values, except in PostgreSQL's
+/// estimate update, which binds one JSON array).
+const ESTIMATE_BATCH: usize = 500;
+
+impl Lifecycle {
+    /// Queue positions, promises, expectations and planned pools of pending GPRs.
+    /// Written in batches of [`ESTIMATE_BATCH`] rows (one statement each), with their
+    /// `ESTIMATE_CHANGED` events.
+    /// `causes` says why promises moved later in this tick (an event that moves one names it).
+    /// The driver's copy of each row is brought in line with what was written.
+    pub(super) async fn store_estimates(
+        &self,
+        epoch: i64,
+        snapshot: &mut Snapshot,
+        core: &Scheduler,
+        causes: &HashMap<i64, egs_scheduler::Cause>,
+    ) -> Result<usize> {
+        let positions = core.positions();
+        let mut changed: Vec<Estimate> = Vec::new();
+        for g in snapshot.active.values().filter(|g| g.phase == GprPhase::Queued) {
+            let Some(status) = core.status_unpositioned(g.id) else { continue };
+            let promise = status.start_no_later_than.and_then(|t| DateTime::from_timestamp(t, 0));
+            let expected = status.estimated_start.and_then(|t| DateTime::from_timestamp(t, 0));
+            let position = positions.get(&g.id).and_then(|p| i32::try_from(*p).ok());
+            let pool = status.pool.clone();
+            let same_pool = Snapshot::assigned_pool(g) == pool;
+            if g.queue_position == position && g.start_no_later_than == promise && g.estimated_start_at == expected && same_pool {
+                continue;
+            }
+            changed.push((g.clone(), position, promise, expected, pool));
+        }
+        if changed.is_empty() {
+            return Ok(0);
+        }
+        let txn = self.fenced(epoch).await?;
+        // Rows edited since the snapshot keep the edit (the next tick plans them afresh): the
+        // update matches id and version and says which rows it wrote, so nothing is read or
+        // locked first (on PostgreSQL a `FOR UPDATE` read writes every row a second time).
+        let mut written: HashSet<i64> = HashSet::with_capacity(changed.len());
+        for chunk in changed.chunks(ESTIMATE_BATCH) {
+            // Not a user-visible change: the version stays.
+            let rows = txn.query_all_raw(estimates_update(txn.get_database_backend(), chunk)).await?;
+            let first = written.len();
+            for row in rows {
+                written.insert(row.try_get::<i64>("", "id")?);
+            }
+            if written.len() == first {
+                continue;
+            }
+            let mut events = Vec::new();
+            for (g, _, promise, expected, _) in chunk.iter().filter(|c| written.contains(&c.0.id)) {
+                let (promise, expected) = (*promise, *expected);
+                let moved = |before: Option<DateTime<Utc>>, after: Option<DateTime<Utc>>| match (before, after) {
+                    (Some(b), Some(a)) => (a - b).num_seconds().abs() >= ESTIMATE_EVENT_SECS,
+                    // A promise given, or taken away (it fits nowhere now): both worth an event.
+                    (None, Some(_)) | (Some(_), None) => true,
+                    (None, None) => false,
+                };
+                if moved(g.start_no_later_than, promise) || moved(g.estimated_start_at, expected) {
+                    let describe = |t: Option<DateTime<Utc>>| t.map_or_else(|| "unknown (it fits in no pool now)".to_owned(), |t| t.to_rfc3339());
+                    let mut message = format!("starts no later than {}, expected {}", describe(promise), describe(expected));
+                    let later = match (g.start_no_later_than, promise) {
+                        (Some(before), Some(after)) => after > before,
+                        (Some(_), None) => true,
+                        _ => false,
+                    };
+                    if later {
+                        let why = causes.get(&g.id).map_or_else(|| "the plan was re-made".to_owned(), |c| describe_cause(c, snapshot));
+                        message = format!("{message}; the promise moved later: {why}");
+                    }
+                    let mut event = crate::events::new_event(g, GprEventKind::EstimateChanged, message, ACTOR);
+                    event.estimate_moved_secs = sea_orm::Set(estimate_moved_secs(g, promise, expected));
+                    events.push(event);
+                }
+            }
+            if !events.is_empty() {
+                egs_entities::gpr_event::Entity::insert_many(events).exec_without_returning(&txn).await?;
+            }
+        }
+        self.commit(txn).await?;
+        let count = written.len();
+        for (stored, position, promise, expected, pool) in changed.into_iter().filter(|c| written.contains(&c.0.id)) {
+            if let Some(g) = snapshot.active.get_mut(&stored.id) {
+                g.queue_position = position;
+                g.start_no_later_than = promise;
+                g.estimated_start_at = expected;
+                g.assigned_cluster_id = pool.as_ref().map(|p| p.cluster);
+                g.assigned_instance_type = pool.as_ref().map(|p| p.instance_type.clone());
+                g.assigned_gpu_shape = pool.map(|p| p.gpu_shape);
+            }
+        }
+        Ok(count)
+    }
+}
+
+/// How far a GPR's start moved (later positive): the promise, or the expected start when
+/// neither side has a promise; `None` when the one compared was unknown on a side.
+fn estimate_moved_secs(stored: &gpr::Model, promise: Option<DateTime<Utc>>, expected: Option<DateTime<Utc>>) -> Option<i64> {
+    let (before, after) = if stored.start_no_later_than.is_some() || promise.is_some() {
+        (stored.start_no_later_than, promise)
+    } else {
+        (stored.estimated_start_at, expected)
+    };
+    Some((after? - before?).num_seconds())
+}
+
+/// Why a promise moved later, in words (docs/design.md §4.5's causes).
+fn describe_cause(cause: &egs_scheduler::Cause, snapshot: &Snapshot) -> String {
+    use egs_scheduler::Cause;
+    match cause {
+        Cause::HigherPriority { gpr, priority } => {
+            let name = snapshot.active.get(gpr).map_or_else(|| format!("#{gpr}"), |g| format!("`{}`", g.name));
+            format!("GPR {name} of higher priority ({priority}) was ranked ahead of it")
+        }
+        Cause::CapacityLost { pool } => format!(
+            "capacity was lost in its pool ({} × {}, cluster {}): a node failed, went silent or was cordoned",
+            pool.gpu_shape,
+            pool.instance_type,
+            crate::ids::encode(crate::ids::Kind::Cluster, pool.cluster)
+        ),
+        Cause::Maintenance { window } => {
+            let node = snapshot.nodes.binary_search_by_key(&window.node, |n| n.id).ok().map(|at| &snapshot.nodes[at]);
+            let at = |t: i64| DateTime::from_timestamp(t, 0).map_or_else(|| t.to_string(), |t| t.to_rfc3339());
+            format!(
+                "node `{}` of its pool is planned out for maintenance from {} to {} (window {})",
+                node.map_or_else(|| window.node.to_string(), |n| n.name.clone()),
+                at(window.start),
+                at(window.end),
+                crate::ids::encode(crate::ids::Kind::MaintenanceWindow, window.id)
+            )
+        }
+        Cause::OwnChange => "its own size, window or priority changed".to_owned(),
+        Cause::Overdue => "its planned start passed while nodes were held past their bound".to_owned(),
+    }
+}
+
+/// One statement writing each row of `chunk` its own queue position, promise, expected start
+/// and pool, where the row's version is still the one planned, returning the ids it wrote: the
+/// values are a table joined by id (`UPDATE … FROM`, on SQLite since 3.33), so the cost grows
+/// with the rows, not with rows × rows as one `CASE id WHEN …` per column did (a queue of 1,000
+/// that shifted by one took half a second to write on PostgreSQL).
+///
+/// On PostgreSQL the table is one JSON parameter (`json_to_recordset`): the statement's text
+/// never changes, so it is parsed and planned once per connection. As `VALUES` with eight
+/// parameters a row, each batch of 500 was a new statement of 4,000 parameters that took
+/// PostgreSQL 10–30 ms to bind, twice a tick while a queue of 1,000 moved up.
+fn estimates_update(backend: sea_orm::DbBackend, chunk: &[Estimate]) -> sea_orm::Statement {
+    const SET: &str = "UPDATE gprs SET queue_position = planned.queue_position, start_no_later_than = planned.start_no_later_than, \
+         estimated_start_at = planned.estimated_start_at, assigned_cluster_id = planned.assigned_cluster_id, \
+         assigned_instance_type = planned.assigned_instance_type, assigned_gpu_shape = planned.assigned_gpu_shape";
+    const WHERE: &str = "WHERE gprs.id = planned.id AND gprs.version = planned.version RETURNING gprs.id";
+    if backend == sea_orm::DbBackend::Postgres {
+        let rows: Vec<serde_json::Value> = chunk
+            .iter()
+            .map(|(g, position, promise, expected, pool)| {
+                serde_json::json!({
+                    "id": g.id,
+                    "version": g.version,
+                    "queue_position": position,
+                    "start_no_later_than": promise,
+                    "estimated_start_at": expected,
+                    "assigned_cluster_id": pool.as_ref().map(|p| p.cluster),
+                    "assigned_instance_type": pool.as_ref().map(|p| &p.instance_type),
+                    "assigned_gpu_shape": pool.as_ref().map(|p| &p.gpu_shape),
+                })
+            })
+            .collect();
+        let sql = format!(
+            "{SET} FROM json_to_recordset($1::json) AS planned (id bigint, version integer, queue_position integer, \
+             start_no_later_than timestamptz, estimated_start_at timestamptz, assigned_cluster_id bigint, \
+             assigned_instance_type text, assigned_gpu_shape text) {WHERE}"
+        );
+        return sea_orm::Statement::from_sql_and_values(backend, sql, [serde_json::Value::Array(rows).into()]);
+    }
+    const COLUMNS: usize = 8;
+    let mut values: Vec<sea_orm::Value> = Vec::with_capacity(chunk.len() * COLUMNS);
+    let mut rows = Vec::with_capacity(chunk.len());
+    for (g, position, promise, expected, pool) in chunk {
+        values.extend([
+            g.id.into(),
+            g.version.into(),
+            (*position).into(),
+            (*promise).into(),
+            (*expected).into(),
+            pool.as_ref().map(|p| p.cluster).into(),
+            pool.as_ref().map(|p| p.instance_type.clone()).into(),
+            pool.as_ref().map(|p| p.gpu_shape.clone()).into(),
+        ]);
+        rows.push(format!("({})", ["?"; COLUMNS].join(", ")));
+    }
+    let sql = format!(
+        "WITH planned (id, version, queue_position, start_no_later_than, estimated_start_at, assigned_cluster_id, \
+         assigned_instance_type, assigned_gpu_shape) AS (VALUES {}) {SET} FROM planned {WHERE}",
+        rows.join(", ")
+    );
+    sea_orm::Statement::from_sql_and_values(backend, sql, values)
+}
