@@ -8,7 +8,7 @@
 //! rest as `duplicates`, so nothing is stored twice.
 //!
 //! The gateway's answer to each report says how long to gather samples before the next
-//! ([`ReportOutcome::report_interval`]): nothing while someone watches the node live, a few
+//! ([`ReportOutcome::report_interval`](crate::gateway::ReportOutcome::report_interval)): nothing while someone watches the node live, a few
 //! seconds while nobody does (a report's cost to the gateway is mostly per request). The
 //! sampler keeps its pace either way, so the history has every sample; at most
 //! [`MAX_REPORT_INTERVAL`] whatever the gateway says, and the last batch of `--once` or a

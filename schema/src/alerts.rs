@@ -1,12 +1,12 @@
 //! Alerts: GPUs over their temperature or power threshold, XID and ECC errors, node agents gone
-//! silent, and GPRs whose GPUs sit idle. The [`rules`] raise and clear them with hysteresis,
-//! [`service`] stores them (at most one open alert per kind and subject, enforced by the
-//! database), the [`hub`] publishes every transition to `alerts` subscribers on every replica,
-//! and [`webhook`] posts each one, once, to a Slack-compatible webhook.
+//! silent, and GPRs whose GPUs sit idle. Here is how the API shows them (`alerts`,
+//! `alertThresholds`, the `alerts` subscription); `egs_domain::alerts` raises and clears them
+//! with hysteresis, stores them, publishes every transition on every replica and posts each
+//! one, once, to a Slack-compatible webhook.
 //!
 //! Sample-driven rules (temperature, power, XID, ECC) run inside `reportGpuSamples`; time-driven
 //! ones (stale nodes, idle GPRs, quiet periods, subjects gone or handed over) in a sweeper
-//! every replica runs ([`sweeper::run_sweeper`]).
+//! every replica runs.
 //!
 //! Isolation: admins read every alert. A user reads the alerts of their slices' GPRs and of
 //! the nodes and GPUs those GPRs held when it was raised; alerts about nodes no slice held are

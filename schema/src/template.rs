@@ -1,8 +1,8 @@
 //! GPR templates and auto-GPR: admins keep templates (a GPR's shape, size, priority and
 //! window) and publish them to slices, whose members start GPRs from them (`createGpr` with
 //! `templateId`: the catalogue of profiles); and an admin binds one to a slice, so a GPU pod of
-//! the slice that stays Pending makes EGS ask for nodes with a GPR from that template (see
-//! [`crate::kubernetes::autogpr`]).
+//! the slice that stays Pending makes EGS ask for nodes with a GPR from that template (egs-api's
+//! `kubernetes::autogpr`).
 
 use egs_domain::template::service;
 

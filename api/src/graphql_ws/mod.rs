@@ -9,7 +9,7 @@
 //! has stayed full for [`WsConfig::stall_timeout`], is closed with 1013: a connection's memory
 //! stays bounded and no other connection ever waits for it.
 //!
-//! The transport is generic over the [`Executor`], with pluggable authentication and operation
+//! The transport is generic over the `Executor` (async-graphql's), with pluggable authentication and operation
 //! hooks; [`graphql_ws`] wires it to the EGS schema and tokens.
 //!
 //! The rooms: [`transport`] (the builder and upgrade, generic over any executor), `connection`

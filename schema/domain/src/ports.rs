@@ -33,10 +33,10 @@ pub trait Announce: Send + Sync {
 }
 
 /// Tells other gateway replicas that a token was revoked, so they drop their cached record at
-/// once instead of after [`TOKEN_CACHE_TTL`]. The embedded mode has no other replicas.
+/// once instead of after the token cache's few seconds. The embedded mode has no other replicas.
 pub trait RevocationBroadcast: Send + Sync {
     fn token_revoked(&self, jti: &str);
-    /// The user lost slice access: drop their cached token records (see [`reduce_access`]).
+    /// The user lost slice access: drop their cached token records (see [`crate::auth::reduce_access`]).
     fn access_reduced(&self, user_id: i64);
 }
 

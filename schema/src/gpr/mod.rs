@@ -1,11 +1,7 @@
 //! GPU Provision Requests: N whole nodes of a shape for a strict reserved window.
 //!
-//! The rooms: [`types`] (the objects), [`inputs`], [`query`], [`mutation`] and
-//! [`subscription`] (the GraphQL roots), [`service`] (the changes and their events), [`reads`],
-//! [`checks`] (fields, inventory and policy before anything is stored), [`extend`] (longer
-//! windows that keep every promise), [`policy`] (what a slice's policy allows), [`versioned`]
-//! (version-checked writes of one GPR) and [`queue_views`] (live queue reads shared by
-//! watchers).
+//! The API's rooms: [`types`] (the objects), [`inputs`], [`query`], [`mutation`] and
+//! [`subscription`] (the GraphQL roots). The rules behind them are `egs_domain::gpr`'s.
 
 pub mod inputs;
 pub mod mutation;

@@ -1,7 +1,7 @@
 //! Alerts: GPUs over their temperature or power threshold, XID and ECC errors, node agents gone
 //! silent, and GPRs whose GPUs sit idle. The [`rules`] raise and clear them with hysteresis,
 //! [`service`] stores them (at most one open alert per kind and subject, enforced by the
-//! database), the [`hub`] publishes every transition to `alerts` subscribers on every replica,
+//! database), the [`feed`] publishes every transition to `alerts` subscribers on every replica,
 //! and [`webhook`] posts each one, once, to a Slack-compatible webhook.
 //!
 //! Sample-driven rules (temperature, power, XID, ECC) run inside `reportGpuSamples`; time-driven

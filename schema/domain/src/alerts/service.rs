@@ -5,7 +5,7 @@
 //! the partial unique index on open alerts (`kind`, `subject`), a clear an `UPDATE … WHERE
 //! cleared_at IS NULL`; each logs its transition in `alert_changes` in the same transaction.
 //! So when two replicas evaluate the same condition, exactly one stores the transition, and
-//! only a stored transition is published (see [`super::hub`]).
+//! only a stored transition is published (see [`super::feed`]).
 
 use super::rules::{self, Decision, GpuState, Limits, Open, Reading};
 use crate::error::{Error, Result};

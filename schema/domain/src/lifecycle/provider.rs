@@ -1,6 +1,6 @@
 //! Cluster providers carry out what the scheduler decided: hand nodes to a slice, take them
-//! back. `simulated` does it in memory (demo, tests, benchmarks); `kubernetes` (see
-//! [`crate::kubernetes::provision`]) talks to the cluster's API server. Both record their steps
+//! back. `simulated` does it in memory (demo, tests, benchmarks); `kubernetes` (egs-api's
+//! `kubernetes::provision`) talks to the cluster's API server. Both record their steps
 //! through a [`StepLog`], which a new leader reads to resume an interrupted job.
 
 use crate::ports::{ClusterProvider, NodeJob, ProviderError, StepLog};
