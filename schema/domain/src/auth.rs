@@ -2,7 +2,7 @@
 //! service uses. Isolation lives here and in services, never only in the UI.
 
 mod caller;
-pub use caller::{Caller, Visible};
+pub use caller::{Caller, TokenRecord, Visible};
 
 use crate::error::{Error, Result};
 use crate::ports::RevocationBroadcast;
@@ -167,23 +167,6 @@ impl TokenKeys {
 /// `agent:<cluster id>/*` for a cluster-scoped token.
 pub fn agent_subject(cluster_id: Option<i64>, node_name: Option<&str>) -> String {
     format!("agent:{}/{}", cluster_id.unwrap_or_default(), node_name.unwrap_or("*"))
-}
-
-/// What the database says about a token, cached briefly.
-#[derive(Clone, Debug)]
-pub struct TokenRecord {
-    pub token_id: i64,
-    pub role: Role,
-    pub user_id: Option<i64>,
-    pub user_name: String,
-    pub scopes: Option<Vec<SliceScope>>,
-    pub agent_cluster_id: Option<i64>,
-    pub agent_node_name: Option<String>,
-    pub expires_at: DateTime<Utc>,
-    pub revoked: bool,
-    /// The user's `access_version` when read: a later, higher one means the user lost slice
-    /// access since, and streams started before must end.
-    pub access_version: i64,
 }
 
 /// Short-lived cache of token records, so an authenticated request does not always cost a

@@ -1,14 +1,31 @@
 //! The authenticated caller of one request, and the slice-isolation checks every rule makes
 //! through it.
 
-use super::{Principal, TokenRecord};
 use crate::error::{Error, Result};
+use crate::principal::Principal;
 use chrono::{DateTime, Utc};
-use egs_entities::{Role, SliceRole, slice_member};
+use egs_entities::{Role, SliceRole, SliceScope, slice_member};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::OnceCell;
+
+/// What the database says about a token, cached briefly.
+#[derive(Clone, Debug)]
+pub struct TokenRecord {
+    pub token_id: i64,
+    pub role: Role,
+    pub user_id: Option<i64>,
+    pub user_name: String,
+    pub scopes: Option<Vec<SliceScope>>,
+    pub agent_cluster_id: Option<i64>,
+    pub agent_node_name: Option<String>,
+    pub expires_at: DateTime<Utc>,
+    pub revoked: bool,
+    /// The user's `access_version` when read: a later, higher one means the user lost slice
+    /// access since, and streams started before must end.
+    pub access_version: i64,
+}
 
 /// The authenticated principal of one request.
 pub struct Caller {

@@ -66,13 +66,7 @@ impl Lifecycle {
             let mut events = Vec::new();
             for (g, _, promise, expected, _) in chunk.iter().filter(|c| written.contains(&c.0.id)) {
                 let (promise, expected) = (*promise, *expected);
-                let moved = |before: Option<DateTime<Utc>>, after: Option<DateTime<Utc>>| match (before, after) {
-                    (Some(b), Some(a)) => (a - b).num_seconds().abs() >= ESTIMATE_EVENT_SECS,
-                    // A promise given, or taken away (it fits nowhere now): both worth an event.
-                    (None, Some(_)) | (Some(_), None) => true,
-                    (None, None) => false,
-                };
-                if moved(g.start_no_later_than, promise) || moved(g.estimated_start_at, expected) {
+                if worth_an_event((g.start_no_later_than, promise), (g.estimated_start_at, expected)) {
                     let describe = |t: Option<DateTime<Utc>>| t.map_or_else(|| "unknown (it fits in no pool now)".to_owned(), |t| t.to_rfc3339());
                     let mut message = format!("starts no later than {}, expected {}", describe(promise), describe(expected));
                     let later = match (g.start_no_later_than, promise) {
@@ -107,6 +101,19 @@ impl Lifecycle {
         }
         Ok(count)
     }
+}
+
+/// Whether a waiting GPR's new estimates (before, after) are worth an `ESTIMATE_CHANGED`
+/// event: a promise that moves later, however little (it names its cause), or is given or taken
+/// away; a promise or an expected start that moves by [`ESTIMATE_EVENT_SECS`] or more.
+fn worth_an_event(promise: (Option<DateTime<Utc>>, Option<DateTime<Utc>>), expected: (Option<DateTime<Utc>>, Option<DateTime<Utc>>)) -> bool {
+    let moved = |(before, after): (Option<DateTime<Utc>>, Option<DateTime<Utc>>)| match (before, after) {
+        (Some(b), Some(a)) => (a - b).num_seconds().abs() >= ESTIMATE_EVENT_SECS,
+        (None, Some(_)) | (Some(_), None) => true,
+        (None, None) => false,
+    };
+    let later = matches!(promise, (Some(b), Some(a)) if a > b);
+    later || moved(promise) || moved(expected)
 }
 
 /// How far a GPR's start moved (later positive): the promise, or the expected start when
@@ -210,4 +217,26 @@ fn estimates_update(backend: sea_orm::DbBackend, chunk: &[Estimate]) -> sea_orm:
         rows.join(", ")
     );
     sea_orm::Statement::from_sql_and_values(backend, sql, values)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(secs: i64) -> Option<DateTime<Utc>> {
+        DateTime::from_timestamp(1_800_000_000 + secs, 0)
+    }
+
+    #[test]
+    fn a_promise_moving_later_by_any_amount_is_an_event_and_small_other_moves_are_not() {
+        // 81 s later went untold while only moves of five minutes or more were events.
+        assert!(worth_an_event((at(0), at(81)), (at(0), at(0))));
+        assert!(worth_an_event((at(0), at(1)), (at(0), at(0))));
+        assert!(!worth_an_event((at(81), at(0)), (at(0), at(0))), "a promise 81 s earlier is noise");
+        assert!(!worth_an_event((at(0), at(0)), (at(0), at(81))), "so is an expected start 81 s later");
+        assert!(worth_an_event((at(0), at(0)), (at(0), at(ESTIMATE_EVENT_SECS))));
+        assert!(worth_an_event((at(600), at(0)), (at(0), at(0))), "five minutes earlier or more is told");
+        assert!(worth_an_event((None, at(0)), (None, None)) && worth_an_event((at(0), None), (None, None)));
+        assert!(!worth_an_event((None, None), (None, None)));
+    }
 }

@@ -33,7 +33,7 @@ const ACTOR: &str = "scheduler";
 /// How long a job that failed transiently (API server unreachable, eviction blocked) waits
 /// before it gives its slot back, so the next tick's retry does not hammer the cluster.
 const RETRY_PAUSE: std::time::Duration = std::time::Duration::from_secs(2);
-/// An estimate change smaller than this is not worth an event.
+/// An estimate change smaller than this is not worth an event (a promise moving later always is).
 const ESTIMATE_EVENT_SECS: i64 = 300;
 
 #[derive(Clone, Debug)]
