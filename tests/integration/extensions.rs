@@ -182,3 +182,26 @@ async fn an_extension_never_moves_a_waiting_gprs_promise() {
     assert!(room["limitedBy"].as_str().unwrap_or_default().contains("a GPR of another slice"), "{room}");
     app.finish().await;
 }
+
+#[tokio::test]
+async fn an_extension_within_the_grace_but_over_the_gpu_hour_quota_waits_for_an_admin() {
+    let app = TestApp::spawn().await;
+    let cluster = register_cluster(&app, "c1").await;
+    add_nodes(&app, &cluster, "h100", 2, SHAPE_H100, 8).await;
+    // 1 node × 8 GPUs × 2 h = 16 of 20 GPU-hours; the grace (2 h) would allow an hour more.
+    let slice = create_slice(&app, "metered", &cluster, json!({ "gpuHourQuota": 20, "extensionGrace": "2h" })).await;
+    let (_, token) = member(&app, "mia", &slice, "EDITOR").await;
+    let id = id_of(&create_gpr(&app, &token, &slice, "train", json!({ "duration": "2h" })).await);
+    let running = wait_for(&app, &id, "provisioned", |g| g["phase"] == "PROVISIONED").await;
+    // Half an hour is 4 GPU-hours: 20 of 20, within the quota.
+    let room = app.ok(&token, ROOM, json!({ "id": id })).await["gprExtensionRoom"].clone();
+    assert_eq!(room["withoutApproval"], "PT30M", "the quota, not the grace, bounds it: {room}");
+    // An hour is 8 more: 24 of 20, so an admin decides (it was applied at once before).
+    let asked = app.mutate(&token, "extendGpr", EXTEND, json!({ "id": id, "by": "1h" })).await;
+    assert_eq!(asked["userErrors"], json!([]), "{asked}");
+    assert_eq!((&asked["gpr"]["extensionRequested"], &asked["gpr"]["exitAt"]), (&json!("PT1H"), &running["exitAt"]), "{asked}");
+    let events = app.ok(&app.admin_token, EVENTS, json!({ "id": id })).await;
+    let requested = events["gprEvents"]["nodes"].as_array().expect("events").iter().find(|e| e["kind"] == "EXTENSION_REQUESTED").cloned();
+    assert!(requested.as_ref().is_some_and(|e| e["message"].as_str().is_some_and(|m| m.contains("GPU-hour quota"))), "{events}");
+    app.finish().await;
+}

@@ -276,6 +276,28 @@ async fn the_gpu_hour_quota_counts_queued_windows_and_whole_nodes() {
 }
 
 #[tokio::test]
+async fn a_provisioning_gpr_counts_against_the_gpu_hour_quota() {
+    use sea_orm::{ActiveModelTrait, Set};
+    let app = TestApp::spawn_with(api_only).await;
+    let cluster = fixtures::register_cluster(&app, "c1").await;
+    fixtures::add_nodes(&app, &cluster, "h100", 2, SHAPE_H100, 8).await;
+    let slice = fixtures::create_slice(&app, "metered", &cluster, json!({ "gpuHourQuota": 20 })).await;
+    let (_, token) = fixtures::member(&app, "mia", &slice, "EDITOR").await;
+    // 16 of 20 GPU-hours, admitted: its nodes are being handed over (no `provisionedAt` yet).
+    let first = fixtures::create_gpr(&app, &token, &slice, "first", json!({ "duration": "2h" })).await;
+    let id = egs_domain::ids::decode("id", first["id"].as_str().expect("id"), egs_domain::ids::Kind::Gpr).expect("a GPR id");
+    egs_entities::gpr::ActiveModel { id: Set(id), phase: Set(egs_entities::GprPhase::Provisioning), ..Default::default() }
+        .update(&app.db)
+        .await
+        .expect("admitted");
+    // 16 + 8 > 20: the next one needs approval (it was queued while the first provisioned).
+    let second = fixtures::create_gpr(&app, &token, &slice, "second", json!({ "duration": "1h" })).await;
+    assert_eq!(second["phase"], "PENDING_APPROVAL", "{second}");
+    assert!(second["reason"].as_str().is_some_and(|r| r.contains("quota")), "{second}");
+    app.finish().await;
+}
+
+#[tokio::test]
 async fn an_approved_gpr_edited_over_policy_needs_approval_again() {
     let app = TestApp::spawn_with(api_only).await;
     let cluster = fixtures::register_cluster(&app, "c1").await;

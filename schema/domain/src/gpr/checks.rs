@@ -191,21 +191,26 @@ pub(super) fn fill_idle_timeout(spec: &mut GprSpec, policy: &egs_entities::Slice
 }
 
 /// GPU-hours the slice has committed in the quota period from `since`: what finished GPRs used,
-/// the whole windows of GPRs that hold nodes, and the windows of queued and approved GPRs, each
+/// the whole windows of GPRs that hold nodes, and the windows of provisioning, queued and
+/// approved GPRs, each
 /// at the GPUs of the nodes it holds or the pool it is planned in (an unplanned one at the
 /// largest pool it may use). `exclude` leaves out the GPR being edited.
-pub(super) async fn gpu_hours_committed(
+pub(crate) async fn gpu_hours_committed(
     db: &impl ConnectionTrait,
     slice_id: i64,
     since: DateTime<Utc>,
     now: DateTime<Utc>,
     exclude: Option<i64>,
 ) -> Result<f64> {
+    // Not yet holding nodes as far as `provisioned_at` says: queued, approved, and provisioning
+    // (admitted, its nodes being handed over: its whole window is committed).
     let waiting = gpr::Entity::find()
         .filter(gpr::Column::SliceId.eq(slice_id))
-        .filter(sea_orm::Condition::any().add(gpr::Column::Phase.eq(GprPhase::Queued)).add(
-            sea_orm::Condition::all().add(gpr::Column::Phase.eq(GprPhase::PendingApproval)).add(gpr::Column::Approval.eq(ApprovalState::Approved)),
-        ))
+        .filter(
+            sea_orm::Condition::any()
+                .add(gpr::Column::Phase.is_in([GprPhase::Queued, GprPhase::Provisioning]))
+                .add(sea_orm::Condition::all().add(gpr::Column::Phase.eq(GprPhase::PendingApproval)).add(gpr::Column::Approval.eq(ApprovalState::Approved))),
+        )
         .filter(gpr::Column::Id.ne(exclude.unwrap_or(-1)))
         .all(db)
         .await?;

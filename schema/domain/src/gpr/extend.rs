@@ -2,7 +2,8 @@
 //! seed 001). An extension never moves a waiting GPR's promise later: the room is asked of the
 //! scheduler itself ([`egs_scheduler::Scheduler::extension_room`]), and on the leader no pass
 //! runs between that answer and the stored change. Within the slice's extension grace (counted
-//! over all of a GPR's extensions) it applies at once; beyond it, it waits for an admin, who
+//! over all of a GPR's extensions) and the slice's GPU-hour quota it applies at once; beyond
+//! either, it waits for an admin, who
 //! decides with `approveGpr` / `rejectGpr`, and the room is checked again then.
 
 use super::reads::find_gpr;
@@ -14,10 +15,10 @@ use crate::events::record_event;
 use crate::ports::{ExtensionFit, Planner, PlannerHold};
 use crate::validate;
 use chrono::{DateTime, Duration, Utc};
-use egs_entities::{GprEventKind, GprPhase, gpr, slice};
+use egs_entities::{GprEventKind, GprPhase, gpr, gpr_node, node, slice};
 use egs_scheduler::ExtensionRoom;
 use egs_wire::duration::format_iso;
-use sea_orm::{DatabaseConnection, EntityTrait, Set, TransactionTrait};
+use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, Set, TransactionTrait};
 
 /// Extensions are planned in whole minutes.
 pub const STEP_SECS: i64 = 60;
@@ -29,7 +30,7 @@ pub const MAX_SECS: i64 = 7 * 24 * 3600;
 pub struct Room {
     /// Seconds it may be extended by now without a waiting GPR's promise moving later.
     pub now: i64,
-    /// Of those, how many need no approval (what is left of the slice's grace).
+    /// Of those, how many need no approval (what is left of the slice's grace and GPU-hour quota).
     pub without_approval: i64,
     /// Why not more than `now`, in words; `None` when a week fits.
     pub limited_by: Option<String>,
@@ -42,13 +43,13 @@ pub async fn room(db: &DatabaseConnection, caller: &Caller, planner: &dyn Planne
         let why = format!("only PROVISIONED GPRs can be extended; this one is {}", found.phase.as_str());
         return Ok(Room { now: 0, without_approval: 0, limited_by: Some(why) });
     }
-    let grace_left = grace_left(db, &found).await?;
     let now = planner.now();
+    let (free, _) = without_approval(db, &found, now).await?;
     // A question, not a change: the search (a plan per step of it) runs on a shared copy, with
     // the leader's passes free to go on.
     let room = planner.extension_room(Principal::of(Some(caller)), db, found.id, MAX_SECS, STEP_SECS, now).await?;
     let (room, limited_by) = described(room, db, caller).await?;
-    Ok(Room { now: room, without_approval: room.min(grace_left), limited_by })
+    Ok(Room { now: room, without_approval: room.min(free), limited_by })
 }
 
 /// Asks for `by` more seconds of `id`'s window (slice editors): applied at once within the
@@ -81,10 +82,10 @@ async fn extend_once(db: &DatabaseConnection, caller: &Caller, planner: &dyn Pla
     // Held until the change is stored: on the leader, no pass makes a promise meanwhile. Under
     // it, one plan says whether `by` fits; how much would is searched only for a refusal, after.
     let held = held_if_it_fits(db, caller, planner, found.id, by, now).await?;
-    let grace = grace_left(db, &found).await?;
+    let (free, over_quota) = without_approval(db, &found, now).await?;
     let actor = caller.actor();
     let txn = db.begin().await?;
-    let updated = if by <= grace {
+    let updated = if by <= free {
         let (changes, message) = lengthened(&found, by, now, format!("extended by {actor}"));
         let updated = save_versioned(&txn, &found, changes).await?;
         record_event(&txn, &updated, GprEventKind::Extended, message, actor).await?;
@@ -92,11 +93,8 @@ async fn extend_once(db: &DatabaseConnection, caller: &Caller, planner: &dyn Pla
     } else {
         let changes = gpr::ActiveModel { extension_requested_secs: Set(Some(by)), ..Default::default() };
         let updated = save_versioned(&txn, &found, changes).await?;
-        let message = format!(
-            "{actor} asked to extend the window by {}; needs an admin's approval: over the slice's extension grace ({} left of it)",
-            format_iso(by),
-            format_iso(grace)
-        );
+        let why = over_quota.unwrap_or_else(|| format!("over the slice's extension grace ({} left of it)", format_iso(free)));
+        let message = format!("{actor} asked to extend the window by {}; needs an admin's approval: {why}", format_iso(by));
         record_event(&txn, &updated, GprEventKind::ExtensionRequested, message, actor).await?;
         updated
     };
@@ -164,10 +162,31 @@ async fn held_if_it_fits<'a>(
     }
 }
 
-/// What is left of the slice's extension grace for this GPR.
-async fn grace_left(db: &DatabaseConnection, found: &gpr::Model) -> Result<i64> {
+/// How many seconds of extension need no approval: what is left of the slice's extension grace
+/// (counted over all of a GPR's extensions) and, where the slice has a GPU-hour quota, of the
+/// quota at the GPUs the GPR holds. With the reason when the quota is the smaller.
+async fn without_approval(db: &DatabaseConnection, found: &gpr::Model, now: DateTime<Utc>) -> Result<(i64, Option<String>)> {
     let owner = slice::Entity::find_by_id(found.slice_id).one(db).await?.ok_or(Error::NotFound("slice"))?;
-    Ok((owner.policy.extension_grace_secs - found.extended_secs).max(0))
+    let policy = &owner.policy;
+    let grace = (policy.extension_grace_secs - found.extended_secs).max(0);
+    let Some(quota) = policy.gpu_hour_quota else { return Ok((grace, None)) };
+    let since = now - Duration::seconds(policy.quota_period_secs);
+    let committed = super::checks::gpu_hours_committed(db, found.slice_id, since, now, None).await?;
+    let gpus: i64 = gpr_node::Entity::find()
+        .filter(gpr_node::Column::GprId.eq(found.id))
+        .find_also_related(node::Entity)
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|(_, n)| n.map_or(0, |n| i64::from(n.gpus_per_node)))
+        .sum();
+    let left = quota as f64 - committed;
+    let quota_secs = if gpus == 0 { i64::MAX } else { ((left.max(0.0) * 3600.0) / gpus as f64).floor() as i64 };
+    if quota_secs < grace {
+        let why = format!("over the slice's GPU-hour quota ({committed:.1} of {quota} GPU-hours used or committed this period)");
+        return Ok((quota_secs, Some(why)));
+    }
+    Ok((grace, None))
 }
 
 /// The room the scheduler found for a GPR (`None`: not in the scheduler yet), and why not

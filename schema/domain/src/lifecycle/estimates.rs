@@ -35,7 +35,7 @@ impl Lifecycle {
         let mut changed: Vec<Estimate> = Vec::new();
         for g in snapshot.active.values().filter(|g| g.phase == GprPhase::Queued) {
             let Some(status) = core.status_unpositioned(g.id) else { continue };
-            let promise = status.start_no_later_than.and_then(|t| DateTime::from_timestamp(t, 0));
+            let promise = due_promise_kept(g.start_no_later_than, status.start_no_later_than.and_then(|t| DateTime::from_timestamp(t, 0)), snapshot.now);
             let expected = status.estimated_start.and_then(|t| DateTime::from_timestamp(t, 0));
             let position = positions.get(&g.id).and_then(|p| i32::try_from(*p).ok());
             let pool = status.pool.clone();
@@ -100,6 +100,16 @@ impl Lifecycle {
             }
         }
         Ok(count)
+    }
+}
+
+/// The promise to store: the core's, except that a promise that has come due stays as it was
+/// told while the GPR waits to be admitted (the core plans it "now", a second later each tick;
+/// storing that would move the promise later every tick with no cause to name).
+fn due_promise_kept(stored: Option<DateTime<Utc>>, planned: Option<DateTime<Utc>>, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    match (stored, planned) {
+        (Some(stored), Some(planned)) if stored <= now && planned <= now => Some(stored),
+        _ => planned,
     }
 }
 
@@ -238,5 +248,14 @@ mod tests {
         assert!(worth_an_event((at(600), at(0)), (at(0), at(0))), "five minutes earlier or more is told");
         assert!(worth_an_event((None, at(0)), (None, None)) && worth_an_event((at(0), None), (None, None)));
         assert!(!worth_an_event((None, None), (None, None)));
+    }
+
+    #[test]
+    fn a_promise_that_came_due_is_not_moved_to_now_tick_after_tick() {
+        let now = at(100).expect("a time");
+        assert_eq!(due_promise_kept(at(90), at(100), now), at(90), "due, still waiting to be admitted: as told");
+        assert_eq!(due_promise_kept(at(90), at(400), now), at(400), "planned later again (a cause): stored");
+        assert_eq!(due_promise_kept(at(200), at(100), now), at(100), "earlier: stored");
+        assert_eq!(due_promise_kept(None, at(100), now), at(100));
     }
 }

@@ -186,9 +186,11 @@ impl Snapshot {
 
     /// Whether the core should count each node as capacity. A node under a provisioned GPR
     /// counts until it fails (a short silence is not a failure); a failed one counts until
-    /// [`Snapshot::failed_links`] reports it, so that the core replaces it. Any other node
-    /// counts when healthy, not silent and not cordoned or draining (a cordoned node under a GPR
-    /// stays its holder's until the window ends, then leaves the pool).
+    /// [`Snapshot::failed_links`] reports it, so that the core replaces it. A node an admin
+    /// cordoned under a GPR stays its holder's but counts for nobody after it: no plan may count
+    /// on it (they did, and lost their promises as "capacity lost" when the holder let it go).
+    /// Any other node counts when healthy, not silent and not cordoned or draining (a node
+    /// cordoned for a maintenance window counts: the core plans around the window itself).
     pub fn usable(&self) -> HashMap<i64, bool> {
         self.usable_among(&self.provisioned_holders())
     }
@@ -197,10 +199,10 @@ impl Snapshot {
         self.nodes
             .iter()
             .map(|n| {
+                let cordoned = n.cordoned_at.is_some() || matches!(n.state, NodeState::Cordoned | NodeState::Draining);
                 let usable = if holders.contains_key(&n.id) {
-                    true
+                    !cordoned || self.in_window(n)
                 } else {
-                    let cordoned = n.cordoned_at.is_some() || matches!(n.state, NodeState::Cordoned | NodeState::Draining);
                     n.health != Health::Unhealthy && !self.stale.contains(&n.id) && (!cordoned || self.in_window(n))
                 };
                 (n.id, usable)
@@ -208,12 +210,15 @@ impl Snapshot {
             .collect()
     }
 
-    /// Whether a node is cordoned for a maintenance window that runs now: it still counts, and
-    /// the window keeps it out until it ends, so plans behind the window can count on it.
+    /// Whether a node is cordoned for a maintenance window that has begun: it still counts, and
+    /// the window keeps it out until it ends, so plans behind the window can count on it. A
+    /// window that has just ended counts too: the tick that sees it end gives the node back
+    /// (the next look reads it uncordoned), and leaving it out for that tick took promises away
+    /// as "capacity lost".
     fn in_window(&self, n: &node::Model) -> bool {
         let now = self.now.timestamp();
         n.cordon_reason.as_deref().is_some_and(crate::inventory::windows::is_window_cordon)
-            && self.maintenance.windows.iter().any(|w| w.node == n.id && w.start <= now && now < w.end)
+            && self.maintenance.windows.iter().any(|w| w.node == n.id && w.start <= now)
     }
 
     pub fn node_spec(n: &node::Model, usable: bool) -> NodeSpec {
