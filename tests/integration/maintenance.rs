@@ -281,10 +281,22 @@ async fn a_maintenance_window_planned_ahead_is_planned_around_named_and_kept() {
     // The tick that ended the window still counted the node: no "capacity lost" took wide's
     // promise away for a tick (it used to, and a GPR behind it could start first).
     let history = wait_gpr(&app, &token, &wide, "its history", |_| true).await;
-    let moves: Vec<&str> =
-        history["events"]["nodes"].as_array().into_iter().flatten().filter_map(|e| e["message"].as_str()).filter(|m| m.contains("moved later")).collect();
+    let moves: Vec<&str> = history["events"]["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["message"].as_str())
+        .filter(|m| m.contains("moved later"))
+        .collect();
     assert_eq!(moves.len(), 1, "only the window's planning moved the promise: {moves:#?}");
-    assert!(history["events"]["nodes"].as_array().into_iter().flatten().all(|e| !e["message"].as_str().unwrap_or_default().contains("unknown (it fits in no pool now)")), "{history:#}");
+    assert!(
+        history["events"]["nodes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .all(|e| !e["message"].as_str().unwrap_or_default().contains("unknown (it fits in no pool now)")),
+        "{history:#}"
+    );
     let all = windows(&app, &app.admin_token, &cluster, true).await;
     assert_eq!(all.iter().map(|w| w["state"].as_str()).collect::<Vec<_>>(), vec![Some("FINISHED")]);
     assert!(windows(&app, &token, &cluster, false).await.is_empty());

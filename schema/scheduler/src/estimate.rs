@@ -44,6 +44,7 @@ impl Scheduler {
         for index in first.chain(rest) {
             let pool = &self.pools[index];
             let duration = duration_in(index);
+            let from = self.admissible_from(index, request, from);
             let view = self.expected_view(index, rank, newcomer, from, best.0.saturating_add(duration));
             if let Some(start) = fit(&view, pool.healthy, request.nodes as i32, from, duration, best.0 - 1, &windows) {
                 best = (start, index, duration);
@@ -82,6 +83,20 @@ impl Scheduler {
         view.around(&pool.away, std::borrow::Cow::Borrowed(&[]))
     }
 
+    /// The earliest start from `from` at which pool `index` leaves `request` its nodes around
+    /// the pool's maintenance windows for its whole planned span: admission plans the span, so
+    /// an estimate made on the shorter expected use must not start where the planner would not
+    /// admit (one was estimated to start "now", 68 s before a window that forbade it).
+    pub(super) fn admissible_from(&self, index: usize, request: &Request, from: Time) -> Time {
+        let pool = &self.pools[index];
+        if pool.away.is_empty() {
+            return from;
+        }
+        let empty = Timeline::default();
+        let view = View::whole(&empty).around(&pool.away, std::borrow::Cow::Borrowed(&[]));
+        view.earliest_fit(from, self.span(request), request.nodes as i32, pool.healthy, Time::MAX).unwrap_or(from)
+    }
+
     /// How long `request` is expected to hold pool `pool`'s nodes: its predicted use plus the
     /// observed provisioning and release.
     pub(super) fn expected_duration(&self, request: &Request, pool: usize) -> Time {
@@ -116,8 +131,9 @@ impl Scheduler {
             let Some(promise) = self.earliest_in_pool(request, true, index, from, Time::MAX, &windows) else { continue };
             let pool = &self.pools[index];
             let duration = self.expected_duration(request, index);
-            let view = self.expected_view(index, request.priority, true, from, promise.saturating_add(duration));
-            let expected = fit(&view, pool.healthy, request.nodes as i32, from, duration, promise, &expected_windows).unwrap_or(promise);
+            let admissible = self.admissible_from(index, request, from);
+            let view = self.expected_view(index, request.priority, true, admissible, promise.saturating_add(duration));
+            let expected = fit(&view, pool.healthy, request.nodes as i32, admissible, duration, promise, &expected_windows).unwrap_or(promise);
             // What `submit` would do: start now by preempting, where policy allows it.
             let preempts = if promise > now { self.find_victims(request, request.priority, true, &[index], now) } else { None };
             let (promise, expected, preempts) = match preempts {

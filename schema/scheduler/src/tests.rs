@@ -1456,6 +1456,26 @@ fn gprs_are_planned_around_a_maintenance_window_and_never_on_its_node_across_it(
 }
 
 #[test]
+fn an_estimate_never_starts_where_the_planned_span_would_cross_a_window() {
+    // Users are expected to use a tenth of their windows: the expected use (60 s) would fit
+    // before node 1's window begins, but admission plans the whole reserved window (600 s),
+    // which crosses it, so the GPR cannot start before the window is over.
+    let mut core = Scheduler::new(Config { prior_use_ratio: 0.1, ..Config::default() });
+    let p = pool_key(1, "H100");
+    add_nodes(&mut core, &p, 1..=1);
+    slices(&mut core, &[1, 2], &[1], false);
+    running(&mut core, request(1, 1, 1, 100, 100), &p, vec![1], 0);
+    core.set_maintenance(vec![window(7, 1, 300, 1_000)]);
+    assert!(core.plan(0).is_empty());
+    let rows = core.wait_time(&request(99, 2, 1, 100, 600), 0);
+    assert_eq!(rows.first().map(|r| (r.start_no_later_than, r.estimated_start)), Some((1_000, 1_000)), "Get wait time");
+    core.submit(request(2, 2, 1, 100, 600), 0).expect("fits");
+    assert_eq!(promise(&core, 2), Some(1_000));
+    let status = core.status(2).expect("waiting");
+    assert_eq!(status.estimated_start, Some(1_000), "not at the running GPR's expected end, just before the window");
+}
+
+#[test]
 fn a_window_planned_later_moves_only_the_promises_it_overlaps_and_names_itself() {
     let mut core = Scheduler::new(Config::default());
     let p = pool_key(1, "H100");

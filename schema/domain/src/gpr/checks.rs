@@ -206,11 +206,9 @@ pub(crate) async fn gpu_hours_committed(
     // (admitted, its nodes being handed over: its whole window is committed).
     let waiting = gpr::Entity::find()
         .filter(gpr::Column::SliceId.eq(slice_id))
-        .filter(
-            sea_orm::Condition::any()
-                .add(gpr::Column::Phase.is_in([GprPhase::Queued, GprPhase::Provisioning]))
-                .add(sea_orm::Condition::all().add(gpr::Column::Phase.eq(GprPhase::PendingApproval)).add(gpr::Column::Approval.eq(ApprovalState::Approved))),
-        )
+        .filter(sea_orm::Condition::any().add(gpr::Column::Phase.is_in([GprPhase::Queued, GprPhase::Provisioning])).add(
+            sea_orm::Condition::all().add(gpr::Column::Phase.eq(GprPhase::PendingApproval)).add(gpr::Column::Approval.eq(ApprovalState::Approved)),
+        ))
         .filter(gpr::Column::Id.ne(exclude.unwrap_or(-1)))
         .all(db)
         .await?;

@@ -236,6 +236,9 @@ impl Driver {
     fn apply(&mut self, row: gpr::Model, nodes: Vec<i64>, config: &Config, t: i64) {
         let id = row.id;
         let old = self.state.active.remove(&id);
+        if let Some(before) = &old {
+            self.learn_overheads(before, &row);
+        }
         let pending = self.core.is_pending(id);
         let holding = self.core.holding(id);
         match row.phase {
@@ -280,6 +283,22 @@ impl Driver {
             }
         }
         self.state.active.insert(id, row);
+    }
+
+    /// Teaches the core's predictor how long a provisioning or a release took, when `row` is
+    /// the step after one (`holding_since` marks when each began): estimates count on the
+    /// overheads seen here, not only on a replay's.
+    fn learn_overheads(&mut self, before: &gpr::Model, row: &gpr::Model) {
+        let Some(began) = before.holding_since else { return };
+        match (before.phase, row.phase, row.provisioned_at, row.completed_at) {
+            (GprPhase::Provisioning, GprPhase::Provisioned, Some(done), _) => {
+                self.core.predictor_mut().observe_provisioning((done - began).num_seconds());
+            }
+            (GprPhase::Releasing, GprPhase::Completed | GprPhase::Queued | GprPhase::Failed, _, Some(done)) => {
+                self.core.predictor_mut().observe_release((done - began).num_seconds());
+            }
+            _ => {}
+        }
     }
 
     /// Moves a GPR that holds nodes to its stored step.

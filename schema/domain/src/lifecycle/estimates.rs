@@ -35,7 +35,8 @@ impl Lifecycle {
         let mut changed: Vec<Estimate> = Vec::new();
         for g in snapshot.active.values().filter(|g| g.phase == GprPhase::Queued) {
             let Some(status) = core.status_unpositioned(g.id) else { continue };
-            let promise = due_promise_kept(g.start_no_later_than, status.start_no_later_than.and_then(|t| DateTime::from_timestamp(t, 0)), snapshot.now);
+            let promise =
+                due_promise_kept(g.start_no_later_than, status.start_no_later_than.and_then(|t| DateTime::from_timestamp(t, 0)), snapshot.now);
             let expected = status.estimated_start.and_then(|t| DateTime::from_timestamp(t, 0));
             let position = positions.get(&g.id).and_then(|p| i32::try_from(*p).ok());
             let pool = status.pool.clone();
