@@ -34,7 +34,12 @@ pub struct Model {
     pub approval_reason: Option<String>,
     pub queue_position: Option<i32>,
     pub start_no_later_than: Option<DateTimeUtc>,
+    /// The middle of its start range (see `start_p10_at`, `start_p90_at`).
     pub estimated_start_at: Option<DateTimeUtc>,
+    /// While it waits: it starts before this one time in ten, and before `start_p90_at` nine
+    /// times in ten (calibrated on how past estimates turned out).
+    pub start_p10_at: Option<DateTimeUtc>,
+    pub start_p90_at: Option<DateTimeUtc>,
     pub assigned_cluster_id: Option<i64>,
     pub assigned_instance_type: Option<String>,
     pub assigned_gpu_shape: Option<String>,

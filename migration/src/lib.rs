@@ -41,6 +41,7 @@ mod m20261212_000001_maintenance_windows;
 mod m20261213_000001_hot_updates;
 mod m20261214_000001_gpr_hot_updates;
 mod m20261215_000001_slice_kubeconfigs;
+mod m20261216_000001_gpr_start_ranges;
 
 pub struct Migrator;
 
@@ -72,6 +73,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261213_000001_hot_updates::Migration),
             Box::new(m20261214_000001_gpr_hot_updates::Migration),
             Box::new(m20261215_000001_slice_kubeconfigs::Migration),
+            Box::new(m20261216_000001_gpr_start_ranges::Migration),
         ]
     }
 }

@@ -514,6 +514,8 @@ fn tick_cost(seed: u64, live: &Config) {
             queue_position: None,
             start_no_later_than: None,
             estimated_start_at: None,
+            start_p10_at: None,
+            start_p90_at: None,
             assigned_cluster_id: None,
             assigned_instance_type: None,
             assigned_gpu_shape: None,

@@ -20,6 +20,7 @@ impl Scheduler {
         let Some(plan) = p.plan else { return };
         let request = &p.request;
         let rank = p.key.priority;
+        let band_priority = request.priority;
         let from = request.earliest_start.unwrap_or(now).max(now);
         let windows = self.expected_windows(request, rank, newcomer);
         // Expected use depends on the pool's shape only: ask the predictor once per shape.
@@ -59,9 +60,12 @@ impl Scheduler {
         if let Some(s) = self.slices.get_mut(&slice) {
             s.expected_busy.push(Busy { gpr: id, start: window.start, end: window.end });
         }
+        let range = self.calibration.range(band_priority, now, start, Some(plan.start));
         if let Some(p) = self.pending.get_mut(&id) {
             p.expected = Some(start);
             p.expected_window = Some(window);
+            p.range = Some(range);
+            p.foreseen.get_or_insert((now, start));
         }
     }
 
@@ -140,10 +144,12 @@ impl Scheduler {
                 Some((_, victims)) => (now, now, victims),
                 None => (promise, expected.min(promise), Vec::new()),
             };
+            let start_range = self.calibration.range(request.priority, now, expected, Some(promise));
             rows.push(PoolEstimate {
                 pool: pool.key.clone(),
                 start_no_later_than: promise,
-                estimated_start: expected,
+                estimated_start: start_range.p50,
+                start_range,
                 free_nodes_now: (pool.healthy - pool.plan.used_at(now)).max(0) as u32,
                 healthy_nodes: pool.healthy.max(0) as u32,
                 preempts,

@@ -28,7 +28,7 @@ mod state;
 mod types;
 
 pub use extend::ExtensionRoom;
-pub use predict::UsagePredictor;
+pub use predict::{UsagePredictor, WaitCalibration};
 pub use queue::{PendingQueue, QueueKey};
 pub use timeline::Timeline;
 pub use types::*;
@@ -50,6 +50,8 @@ pub struct Scheduler {
     pending: HashMap<GprId, Pending>,
     running: BTreeMap<GprId, Running>,
     predictor: UsagePredictor,
+    /// How the estimates' foreseen waits turned out: what start ranges are scaled by.
+    calibration: WaitCalibration,
     share_epoch: Option<Time>,
     /// Something changed that a full pass should look at (a release, a failure, a requeue).
     dirty: bool,
@@ -74,6 +76,7 @@ impl Scheduler {
             pending: HashMap::default(),
             running: BTreeMap::new(),
             predictor,
+            calibration: WaitCalibration::default(),
             share_epoch: None,
             dirty: false,
             displaced: Vec::new(),
@@ -99,6 +102,15 @@ impl Scheduler {
 
     pub fn predictor_mut(&mut self) -> &mut UsagePredictor {
         &mut self.predictor
+    }
+
+    /// How past estimates turned out (see [`WaitCalibration`]).
+    pub fn calibration(&self) -> &WaitCalibration {
+        &self.calibration
+    }
+
+    pub fn calibration_mut(&mut self) -> &mut WaitCalibration {
+        &mut self.calibration
     }
 
     /// Adds a node (or moves it between health states); new pools appear as needed.
@@ -278,8 +290,20 @@ impl Scheduler {
         self.queue.insert(key);
         let fresh = kept.is_none();
         let promised = hold.map(|h| h.start).or(promised);
-        let pending =
-            Pending { request, key, pools, fresh, plan: kept, promised, voided, expected: None, expected_window: None, expected_hint: None };
+        let pending = Pending {
+            request,
+            key,
+            pools,
+            fresh,
+            plan: kept,
+            promised,
+            voided,
+            expected: None,
+            expected_window: None,
+            expected_hint: None,
+            range: None,
+            foreseen: None,
+        };
         self.pending.insert(pending.request.id, pending);
         self.dirty = true;
     }

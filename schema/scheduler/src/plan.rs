@@ -503,6 +503,11 @@ impl Scheduler {
         };
         self.forget_expected(id);
         let Some(p) = self.pending.remove(&id) else { return };
+        if let Some((made, foreseen)) = p.foreseen
+            && now > made
+        {
+            self.calibration.observe(p.request.priority, foreseen - made, now - made);
+        }
         self.queue.remove(&p.key);
         self.pools[plan.pool].planned.forget(id);
         self.pools[plan.pool].guards.forget(id);

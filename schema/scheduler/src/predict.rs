@@ -2,7 +2,7 @@
 //! system has seen end: per slice and shape when there is history, else per shape, else
 //! everywhere, else a configured prior. Feeds `estimated_start` (never `start_no_later_than`).
 
-use super::{SliceId, Time};
+use super::{SliceId, StartRange, Time};
 // Small integer and short string keys, hashed millions of times a pass: FxHash, not SipHash.
 use rustc_hash::FxHashMap as HashMap;
 
@@ -149,6 +149,100 @@ impl UsagePredictor {
     }
 }
 
+/// Observations the wait calibration keeps per priority band (the newest).
+const CALIBRATION_KEPT: usize = 200;
+/// Observations before a band's own are used (before, every band's together, then the prior).
+const CALIBRATION_TRUST: usize = 20;
+/// Seconds added to both waits before their ratio is taken, so that a wait foreseen as "now"
+/// that took a few minutes does not read as an error of a thousand times.
+const WAIT_CUSHION: f64 = 300.0;
+/// Before anything is learned: the range is from this share of the expected wait to the
+/// promise.
+const PRIOR_LOW: f64 = 0.3;
+
+/// Ratios of actual to foreseen waits, newest last, with their quantiles worked out once per
+/// change (read by every estimate of a pass, written a few times a pass).
+#[derive(Clone, Debug, Default)]
+struct Ratios {
+    newest: std::collections::VecDeque<f64>,
+    /// p10, p50 and p90 of `newest`, once asked for since the last change.
+    quantiles: std::sync::OnceLock<Option<[f64; 3]>>,
+}
+
+impl Ratios {
+    fn add(&mut self, ratio: f64) {
+        if self.newest.len() == CALIBRATION_KEPT {
+            self.newest.pop_front();
+        }
+        self.newest.push_back(ratio);
+        self.quantiles = std::sync::OnceLock::new();
+    }
+
+    fn quantiles(&self) -> Option<[f64; 3]> {
+        *self.quantiles.get_or_init(|| {
+            if self.newest.len() < CALIBRATION_TRUST {
+                return None;
+            }
+            let mut sorted: Vec<f64> = self.newest.iter().copied().collect();
+            sorted.sort_by(f64::total_cmp);
+            let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+            Some([at(0.1), at(0.5), at(0.9)])
+        })
+    }
+}
+
+/// How the estimator's foreseen waits turned out, per priority band: each GPR that waited adds
+/// the ratio of its actual wait to the wait foreseen when it was submitted (both cushioned by
+/// [`WAIT_CUSHION`]). A range is the foreseen wait scaled by the 10th, 50th and 90th
+/// percentiles of those ratios, so it is calibrated by construction on the gateway's own
+/// history, whatever the estimator misses (windows ended early, higher-priority arrivals, the
+/// queue reordered by fair share). Until a band has enough history, every band's together is
+/// used, and before that a wide prior.
+#[derive(Clone, Debug, Default)]
+pub struct WaitCalibration {
+    by_band: [Ratios; 3],
+    all: Ratios,
+}
+
+fn band_of(priority: i32) -> usize {
+    match priority {
+        ..=100 => 0,
+        101..=200 => 1,
+        _ => 2,
+    }
+}
+
+impl WaitCalibration {
+    /// A GPR of `priority` foreseen to wait `foreseen` seconds waited `actual`.
+    pub fn observe(&mut self, priority: i32, foreseen: Time, actual: Time) {
+        let ratio = (actual.max(0) as f64 + WAIT_CUSHION) / (foreseen.max(0) as f64 + WAIT_CUSHION);
+        self.by_band[band_of(priority)].add(ratio);
+        self.all.add(ratio);
+    }
+
+    /// How many waits it has learned from.
+    pub fn observed(&self) -> usize {
+        self.all.newest.len()
+    }
+
+    /// The range for a GPR of `priority` whose estimator expects it to start at `expected` and
+    /// promises `promise` (`None`: not planned). `p10` and `p50` are never after the promise,
+    /// which holds unless a higher-priority GPR arrives; `p90` may be, when such arrivals have
+    /// delayed GPRs like it before.
+    pub fn range(&self, priority: i32, now: Time, expected: Time, promise: Option<Time>) -> StartRange {
+        let expected = expected.max(now);
+        let wait = (expected - now) as f64;
+        let learned = self.by_band[band_of(priority)].quantiles().or_else(|| self.all.quantiles());
+        let [p10, p50, p90] = match learned {
+            Some(ratios) => ratios.map(|r| now + ((wait + WAIT_CUSHION) * r - WAIT_CUSHION).max(0.0).round() as Time),
+            None => [now + (wait * PRIOR_LOW).round() as Time, expected, promise.unwrap_or(expected + wait as Time).max(expected)],
+        };
+        let cap = promise.unwrap_or(Time::MAX);
+        let p50 = p50.min(cap).max(now);
+        StartRange { p10: p10.min(p50).max(now), p50, p90: p90.max(p50) }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,5 +258,29 @@ mod tests {
         // Slice 2 has no history of its own: the shape's average stands in.
         assert_eq!(p.expected_use(2, "H100", 3600), 1800);
         assert_eq!(p.expected_use(2, "A100", 100), 50);
+    }
+
+    #[test]
+    fn the_wait_range_starts_wide_and_learns_how_waits_turned_out() {
+        let mut calibration = WaitCalibration::default();
+        // Nothing learned: from 30 % of the expected wait to the promise.
+        let prior = calibration.range(150, 0, 3_600, Some(7_200));
+        assert_eq!(prior, StartRange { p10: 1_080, p50: 3_600, p90: 7_200 });
+        // Waits came out between 0.8 and 1.2 times what was foreseen (cushion included).
+        for i in 0..100 {
+            let ratio = 0.8 + 0.4 * f64::from(i) / 99.0;
+            let foreseen = 3_600;
+            let actual = ((foreseen as f64 + WAIT_CUSHION) * ratio - WAIT_CUSHION) as Time;
+            calibration.observe(150, foreseen, actual);
+        }
+        let learned = calibration.range(150, 0, 3_600, Some(7_200));
+        assert!(learned.p90 - learned.p10 < prior.p90 - prior.p10, "narrower: {learned:?}");
+        assert!((3_500..=3_700).contains(&learned.p50), "{learned:?}");
+        assert!(learned.p10 < learned.p50 && learned.p50 < learned.p90, "{learned:?}");
+        // Another band with no history of its own borrows every band's.
+        assert_eq!(calibration.range(250, 0, 3_600, Some(7_200)), learned);
+        // The middle never passes the promise; the top may (arrivals ahead).
+        let tight = calibration.range(150, 0, 3_600, Some(3_600));
+        assert!(tight.p50 <= 3_600 && tight.p90 >= tight.p50, "{tight:?}");
     }
 }

@@ -54,7 +54,8 @@ impl Scheduler {
         Some(PendingStatus {
             position: 0,
             start_no_later_than: p.plan.map(|plan| plan.start),
-            estimated_start: p.expected.or(p.plan.map(|plan| plan.start)),
+            estimated_start: p.range.map(|r| r.p50).or(p.expected).or(p.plan.map(|plan| plan.start)),
+            start_range: p.range,
             pool: p.plan.map(|plan| self.pools[plan.pool].key.clone()),
         })
     }

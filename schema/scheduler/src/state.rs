@@ -132,6 +132,11 @@ pub(super) struct Pending {
     pub(super) expected_window: Option<Plan>,
     /// The pool of the last expected window: tried first in the next pass.
     pub(super) expected_hint: Option<usize>,
+    /// Its start range as of the last pass.
+    pub(super) range: Option<StartRange>,
+    /// When it was first estimated, and the start foreseen then: at admission, how that turned
+    /// out teaches the wait calibration.
+    pub(super) foreseen: Option<(Time, Time)>,
 }
 
 #[derive(Clone, Debug)]

@@ -176,8 +176,21 @@ pub struct PendingStatus {
     /// use, so position order is start order.
     pub position: usize,
     pub start_no_later_than: Option<Time>,
+    /// The middle of `start_range`.
     pub estimated_start: Option<Time>,
+    /// When it is likely to start: calibrated on how the gateway's own past estimates turned out.
+    pub start_range: Option<StartRange>,
     pub pool: Option<PoolKey>,
+}
+
+/// A start-time range: the GPR starts before `p10` one time in ten, before `p90` nine times in
+/// ten, `p50` is the middle. Learned from how past estimates turned out, so it carries what the
+/// estimator cannot see (how much of their windows others use, who arrives ahead).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StartRange {
+    pub p10: Time,
+    pub p50: Time,
+    pub p90: Time,
 }
 
 /// One row of "Get wait time".
@@ -185,7 +198,9 @@ pub struct PendingStatus {
 pub struct PoolEstimate {
     pub pool: PoolKey,
     pub start_no_later_than: Time,
+    /// The middle of `start_range`.
     pub estimated_start: Time,
+    pub start_range: StartRange,
     pub free_nodes_now: u32,
     pub healthy_nodes: u32,
     /// It would start now by preempting these lower-priority GPRs (then both estimates are now).

@@ -62,6 +62,8 @@ pub async fn create_gpr(db: &DatabaseConnection, caller: &Caller, mut spec: GprS
         queue_position: Set(None),
         start_no_later_than: Set(None),
         estimated_start_at: Set(None),
+        start_p10_at: Set(None),
+        start_p90_at: Set(None),
         assigned_cluster_id: Set(None),
         assigned_instance_type: Set(None),
         assigned_gpu_shape: Set(None),
@@ -107,6 +109,8 @@ fn forget_plan() -> gpr::ActiveModel {
         assigned_instance_type: Set(None),
         assigned_gpu_shape: Set(None),
         estimated_start_at: Set(None),
+        start_p10_at: Set(None),
+        start_p90_at: Set(None),
         ..Default::default()
     }
 }
@@ -242,6 +246,8 @@ async fn cancel_gpr_once(db: &DatabaseConnection, caller: &Caller, id: i64, vers
         queue_position: Set(None),
         start_no_later_than: Set(None),
         estimated_start_at: Set(None),
+        start_p10_at: Set(None),
+        start_p90_at: Set(None),
         completed_at: Set(Some(now)),
         ..Default::default()
     };

@@ -10,8 +10,16 @@ use egs_scheduler::Scheduler;
 use sea_orm::{ConnectionTrait, EntityTrait};
 use std::collections::{HashMap, HashSet};
 
-/// A queued GPR as the snapshot holds it, with its new position, promise, expected start and pool.
-type Estimate = (gpr::Model, Option<i32>, Option<DateTime<Utc>>, Option<DateTime<Utc>>, Option<egs_scheduler::PoolKey>);
+/// A queued GPR as the snapshot holds it, with its new position, promise, expected start (the
+/// middle of its range), the range's ends (p10, p90) and pool.
+type Estimate = (gpr::Model, Option<i32>, Option<DateTime<Utc>>, Option<DateTime<Utc>>, Range, Option<egs_scheduler::PoolKey>);
+
+/// A start range's ends as stored (p10, p90).
+type Range = (Option<DateTime<Utc>>, Option<DateTime<Utc>>);
+
+/// A range's ends drift with the clock (they scale the wait left): they are written again when
+/// one has moved by more than this share of the wait, or a minute, whichever is more.
+const RANGE_DRIFT: f64 = 0.02;
 
 /// Rows per estimate-writing statement, and per statement of their events: far under either
 /// database's bound-parameter limit (a row binds about ten values, except in PostgreSQL's
@@ -38,13 +46,19 @@ impl Lifecycle {
             let promise =
                 due_promise_kept(g.start_no_later_than, status.start_no_later_than.and_then(|t| DateTime::from_timestamp(t, 0)), snapshot.now);
             let expected = status.estimated_start.and_then(|t| DateTime::from_timestamp(t, 0));
+            let range: Range = match status.start_range {
+                Some(r) => (DateTime::from_timestamp(r.p10, 0), DateTime::from_timestamp(r.p90, 0)),
+                None => (None, None),
+            };
             let position = positions.get(&g.id).and_then(|p| i32::try_from(*p).ok());
             let pool = status.pool.clone();
             let same_pool = Snapshot::assigned_pool(g) == pool;
-            if g.queue_position == position && g.start_no_later_than == promise && g.estimated_start_at == expected && same_pool {
+            let wait = expected.map_or(0, |e| (e - snapshot.now).num_seconds().max(0));
+            let range_kept = !range_moved((g.start_p10_at, g.start_p90_at), range, wait);
+            if g.queue_position == position && g.start_no_later_than == promise && g.estimated_start_at == expected && same_pool && range_kept {
                 continue;
             }
-            changed.push((g.clone(), position, promise, expected, pool));
+            changed.push((g.clone(), position, promise, expected, range, pool));
         }
         if changed.is_empty() {
             return Ok(0);
@@ -65,7 +79,7 @@ impl Lifecycle {
                 continue;
             }
             let mut events = Vec::new();
-            for (g, _, promise, expected, _) in chunk.iter().filter(|c| written.contains(&c.0.id)) {
+            for (g, _, promise, expected, _, _) in chunk.iter().filter(|c| written.contains(&c.0.id)) {
                 let (promise, expected) = (*promise, *expected);
                 if worth_an_event((g.start_no_later_than, promise), (g.estimated_start_at, expected)) {
                     let describe = |t: Option<DateTime<Utc>>| t.map_or_else(|| "unknown (it fits in no pool now)".to_owned(), |t| t.to_rfc3339());
@@ -90,11 +104,12 @@ impl Lifecycle {
         }
         self.commit(txn).await?;
         let count = written.len();
-        for (stored, position, promise, expected, pool) in changed.into_iter().filter(|c| written.contains(&c.0.id)) {
+        for (stored, position, promise, expected, range, pool) in changed.into_iter().filter(|c| written.contains(&c.0.id)) {
             if let Some(g) = snapshot.active.get_mut(&stored.id) {
                 g.queue_position = position;
                 g.start_no_later_than = promise;
                 g.estimated_start_at = expected;
+                (g.start_p10_at, g.start_p90_at) = range;
                 g.assigned_cluster_id = pool.as_ref().map(|p| p.cluster);
                 g.assigned_instance_type = pool.as_ref().map(|p| p.instance_type.clone());
                 g.assigned_gpu_shape = pool.map(|p| p.gpu_shape);
@@ -102,6 +117,17 @@ impl Lifecycle {
         }
         Ok(count)
     }
+}
+
+/// Whether a start range's ends moved enough to be written again (see [`RANGE_DRIFT`]).
+fn range_moved(stored: Range, new: Range, wait: i64) -> bool {
+    let tolerance = ((wait as f64 * RANGE_DRIFT) as i64).max(60);
+    let far = |a: Option<DateTime<Utc>>, b: Option<DateTime<Utc>>| match (a, b) {
+        (Some(a), Some(b)) => (a - b).num_seconds().abs() > tolerance,
+        (None, None) => false,
+        _ => true,
+    };
+    far(stored.0, new.0) || far(stored.1, new.1)
 }
 
 /// The promise to store: the core's, except that a promise that has come due stays as it was
@@ -180,19 +206,22 @@ fn describe_cause(cause: &egs_scheduler::Cause, snapshot: &Snapshot) -> String {
 /// PostgreSQL 10–30 ms to bind, twice a tick while a queue of 1,000 moved up.
 fn estimates_update(backend: sea_orm::DbBackend, chunk: &[Estimate]) -> sea_orm::Statement {
     const SET: &str = "UPDATE gprs SET queue_position = planned.queue_position, start_no_later_than = planned.start_no_later_than, \
-         estimated_start_at = planned.estimated_start_at, assigned_cluster_id = planned.assigned_cluster_id, \
+         estimated_start_at = planned.estimated_start_at, start_p10_at = planned.start_p10_at, start_p90_at = planned.start_p90_at, \
+         assigned_cluster_id = planned.assigned_cluster_id, \
          assigned_instance_type = planned.assigned_instance_type, assigned_gpu_shape = planned.assigned_gpu_shape";
     const WHERE: &str = "WHERE gprs.id = planned.id AND gprs.version = planned.version RETURNING gprs.id";
     if backend == sea_orm::DbBackend::Postgres {
         let rows: Vec<serde_json::Value> = chunk
             .iter()
-            .map(|(g, position, promise, expected, pool)| {
+            .map(|(g, position, promise, expected, (p10, p90), pool)| {
                 serde_json::json!({
                     "id": g.id,
                     "version": g.version,
                     "queue_position": position,
                     "start_no_later_than": promise,
                     "estimated_start_at": expected,
+                    "start_p10_at": p10,
+                    "start_p90_at": p90,
                     "assigned_cluster_id": pool.as_ref().map(|p| p.cluster),
                     "assigned_instance_type": pool.as_ref().map(|p| &p.instance_type),
                     "assigned_gpu_shape": pool.as_ref().map(|p| &p.gpu_shape),
@@ -201,21 +230,24 @@ fn estimates_update(backend: sea_orm::DbBackend, chunk: &[Estimate]) -> sea_orm:
             .collect();
         let sql = format!(
             "{SET} FROM json_to_recordset($1::json) AS planned (id bigint, version integer, queue_position integer, \
-             start_no_later_than timestamptz, estimated_start_at timestamptz, assigned_cluster_id bigint, \
+             start_no_later_than timestamptz, estimated_start_at timestamptz, start_p10_at timestamptz, start_p90_at timestamptz, \
+             assigned_cluster_id bigint, \
              assigned_instance_type text, assigned_gpu_shape text) {WHERE}"
         );
         return sea_orm::Statement::from_sql_and_values(backend, sql, [serde_json::Value::Array(rows).into()]);
     }
-    const COLUMNS: usize = 8;
+    const COLUMNS: usize = 10;
     let mut values: Vec<sea_orm::Value> = Vec::with_capacity(chunk.len() * COLUMNS);
     let mut rows = Vec::with_capacity(chunk.len());
-    for (g, position, promise, expected, pool) in chunk {
+    for (g, position, promise, expected, (p10, p90), pool) in chunk {
         values.extend([
             g.id.into(),
             g.version.into(),
             (*position).into(),
             (*promise).into(),
             (*expected).into(),
+            (*p10).into(),
+            (*p90).into(),
             pool.as_ref().map(|p| p.cluster).into(),
             pool.as_ref().map(|p| p.instance_type.clone()).into(),
             pool.as_ref().map(|p| p.gpu_shape.clone()).into(),
@@ -223,7 +255,7 @@ fn estimates_update(backend: sea_orm::DbBackend, chunk: &[Estimate]) -> sea_orm:
         rows.push(format!("({})", ["?"; COLUMNS].join(", ")));
     }
     let sql = format!(
-        "WITH planned (id, version, queue_position, start_no_later_than, estimated_start_at, assigned_cluster_id, \
+        "WITH planned (id, version, queue_position, start_no_later_than, estimated_start_at, start_p10_at, start_p90_at, assigned_cluster_id, \
          assigned_instance_type, assigned_gpu_shape) AS (VALUES {}) {SET} FROM planned {WHERE}",
         rows.join(", ")
     );

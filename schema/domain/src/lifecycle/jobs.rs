@@ -249,6 +249,8 @@ impl Lifecycle {
             changes.assigned_gpu_shape = Set(None);
             changes.start_no_later_than = Set(None);
             changes.estimated_start_at = Set(None);
+            changes.start_p10_at = Set(None);
+            changes.start_p90_at = Set(None);
             changes.provisioned_at = Set(None);
             changes.exit_at = Set(None);
             changes.milestones_done = Set(0);

@@ -376,6 +376,8 @@ impl Lifecycle {
                 assigned_instance_type: Set(Some(pool.instance_type.clone())),
                 assigned_gpu_shape: Set(Some(pool.gpu_shape.clone())),
                 estimated_start_at: Set(None),
+                start_p10_at: Set(None),
+                start_p90_at: Set(None),
                 start_no_later_than: Set(None),
                 milestones_done: Set(0),
                 version: Set(g.version + 1),

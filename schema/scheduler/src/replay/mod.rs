@@ -137,6 +137,12 @@ pub struct Report {
     pub estimate_within_10min_waited: Option<f64>,
     /// Median of |estimate − admission| / the real wait, among waited jobs.
     pub estimate_rel_error_median_waited: Option<f64>,
+    /// Of the waited jobs, the share that started no later than the `startRange.p10` given at
+    /// submission (calibrated: about 0.1), and no later than its `p90` (about 0.9).
+    pub range_coverage_p10: Option<f64>,
+    pub range_coverage_p90: Option<f64>,
+    /// Median of (p90 − p10) / the real wait, among waited jobs.
+    pub range_width_rel_median: Option<f64>,
     pub estimate_mae_s: Option<f64>,
     /// Shares that started more than 10 min after / before their estimate (all jobs).
     pub estimate_late_share: Option<f64>,
@@ -196,6 +202,7 @@ struct Record {
     /// Given at submission when it had to wait.
     promise: Option<Time>,
     estimate: Option<Time>,
+    range: Option<super::StartRange>,
     /// First admission.
     started_at: Option<Time>,
     /// The admission of its current run (for its provisioning bound).
@@ -228,6 +235,7 @@ pub fn run(jobs: &[Job], config: &ReplayConfig) -> Report {
             reserved,
             promise: None,
             estimate: None,
+            range: None,
             started_at: None,
             admitted_at: 0,
         });
@@ -387,6 +395,7 @@ fn run_egs(records: &mut [Record], config: &ReplayConfig) -> Outcome {
             if let Some(status) = core.status(id) {
                 records[id as usize].promise = status.start_no_later_than;
                 records[id as usize].estimate = status.estimated_start;
+                records[id as usize].range = status.start_range;
             }
             carry_out(decisions, now, records, &mut steps);
         }
@@ -467,6 +476,7 @@ fn report(config: &ReplayConfig, records: Vec<Record>, too_large: usize, out: Ou
     };
     let (mut waited, mut kept, mut clean_jobs, mut clean_kept) = (0usize, 0usize, 0usize, 0usize);
     let (mut within_waited, mut rel_errors) = (0usize, Vec::new());
+    let (mut ranged, mut below_p10, mut below_p90, mut widths) = (0usize, 0usize, 0usize, Vec::new());
     let (mut estimated, mut within, mut abs_error, mut late) = (0usize, 0usize, 0f64, 0usize);
     for (i, r) in records.iter().enumerate() {
         let Some(started) = r.started_at else { continue };
@@ -486,6 +496,12 @@ fn report(config: &ReplayConfig, records: Vec<Record>, too_large: usize, out: Ou
         within_waited += usize::from(error <= 600);
         let wait = (started - r.submitted_at).max(1);
         rel_errors.push(error as f64 / wait as f64);
+        if let Some(range) = r.range {
+            ranged += 1;
+            below_p10 += usize::from(started <= range.p10);
+            below_p90 += usize::from(started <= range.p90);
+            widths.push((range.p90 - range.p10) as f64 / wait as f64);
+        }
         let arrived_by_start = records.partition_point(|x| x.submitted_at <= started);
         if range_max(i + 1, arrived_by_start) <= r.priority {
             clean_jobs += 1;
@@ -493,6 +509,7 @@ fn report(config: &ReplayConfig, records: Vec<Record>, too_large: usize, out: Ou
         }
     }
     rel_errors.sort_by(f64::total_cmp);
+    widths.sort_by(f64::total_cmp);
     let share = |part: usize, whole: usize| (whole > 0).then(|| part as f64 / whole as f64);
     Report {
         policy: config.policy.name(),
@@ -515,6 +532,9 @@ fn report(config: &ReplayConfig, records: Vec<Record>, too_large: usize, out: Ou
         estimate_within_10min: share(within, estimated),
         estimate_within_10min_waited: share(within_waited, waited),
         estimate_rel_error_median_waited: (!rel_errors.is_empty()).then(|| quantile(&rel_errors, 0.5)),
+        range_coverage_p10: share(below_p10, ranged),
+        range_coverage_p90: share(below_p90, ranged),
+        range_width_rel_median: (!widths.is_empty()).then(|| quantile(&widths, 0.5)),
         estimate_mae_s: (estimated > 0).then(|| abs_error / estimated as f64),
         estimate_late_share: share(late, estimated),
         estimate_early_share: share(estimated - within - late, estimated),

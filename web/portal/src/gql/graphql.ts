@@ -614,7 +614,7 @@ export type Gpr = Node & {
   duration: Scalars['Duration']['output'];
   /** An advance reservation: not before this time. */
   earliestStartAt?: Maybe<Scalars['DateTime']['output']>;
-  /** Expected start, allowing for early releases. */
+  /** Expected start: the middle of `startRange`. */
   estimatedStartAt?: Maybe<Scalars['DateTime']['output']>;
   /**
    * What could move `estimatedStartAt`, either way: it also predicts when running windows
@@ -686,6 +686,12 @@ export type Gpr = Node & {
    * and early releases only make it earlier.
    */
   startNoLaterThanMovesLaterOn?: Maybe<Array<EstimateMover>>;
+  /**
+   * When it is likely to start, while it waits: before `p10` one time in ten, before `p90`
+   * nine times in ten. Calibrated on how this gateway's past estimates turned out, so it
+   * carries what a single estimate cannot (windows ending early, higher-priority arrivals).
+   */
+  startRange?: Maybe<StartRange>;
   /** The template (profile) it was created from, while it exists and the caller may see it. */
   template?: Maybe<GprTemplate>;
   updatedAt: Scalars['DateTime']['output'];
@@ -2063,7 +2069,7 @@ export type Pool = {
 export type PoolWaitEstimate = {
   __typename?: 'PoolWaitEstimate';
   cluster?: Maybe<Cluster>;
-  /** Expected start, allowing for windows that end early. */
+  /** Expected start: the middle of `startRange`. */
   estimatedStartAt: Scalars['DateTime']['output'];
   estimatedWait: Scalars['Duration']['output'];
   /** Healthy nodes of the pool not reserved right now. */
@@ -2073,6 +2079,11 @@ export type PoolWaitEstimate = {
   instanceType: Scalars['String']['output'];
   /** Guaranteed start unless higher-priority work arrives or a node fails. */
   startNoLaterThan: Scalars['DateTime']['output'];
+  /**
+   * When it would likely start: before `p10` one time in ten, before `p90` nine in ten
+   * (calibrated on how past estimates turned out).
+   */
+  startRange: StartRange;
   /**
    * What it waits behind, in words: the slice's own GPR that holds nodes (a slice runs one
    * GPR at a time), or the pool's reservations. Null when it would start now.
@@ -2897,6 +2908,17 @@ export type SsoGroupRulePayload = {
 
 export type SsoGroupRuleRef = {
   id: Scalars['ID']['input'];
+};
+
+/** A start-time range (see `Gpr.startRange`). */
+export type StartRange = {
+  __typename?: 'StartRange';
+  /** It starts before this one time in ten. */
+  p10: Scalars['DateTime']['output'];
+  /** The middle: `estimatedStartAt`. */
+  p50: Scalars['DateTime']['output'];
+  /** It starts before this nine times in ten. */
+  p90: Scalars['DateTime']['output'];
 };
 
 /** Which job a provisioning step belongs to. */
