@@ -40,6 +40,8 @@ pub struct Model {
     /// times in ten (calibrated on how past estimates turned out).
     pub start_p10_at: Option<DateTimeUtc>,
     pub start_p90_at: Option<DateTimeUtc>,
+    /// The priority points fair share gave it when it was first ranked (fixed for its life).
+    pub fair_share_bonus: Option<i32>,
     pub assigned_cluster_id: Option<i64>,
     pub assigned_instance_type: Option<String>,
     pub assigned_gpu_shape: Option<String>,

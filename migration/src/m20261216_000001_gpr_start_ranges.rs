@@ -1,5 +1,6 @@
 //! A waiting GPR's start range: the 10th and 90th percentiles of when it is likely to start
-//! (`estimated_start_at` is the middle), calibrated on how past estimates turned out.
+//! (`estimated_start_at` is the middle), calibrated on how past estimates turned out; and the
+//! fair-share points it was given when first ranked, so a new leader ranks it the same.
 
 use sea_orm_migration::{prelude::*, schema::*};
 
@@ -12,6 +13,7 @@ impl MigrationTrait for Migration {
         // SQLite alters one column per statement.
         manager.alter_table(Table::alter().table(Gprs::Table).add_column(timestamp_with_time_zone_null(Gprs::StartP10At)).to_owned()).await?;
         manager.alter_table(Table::alter().table(Gprs::Table).add_column(timestamp_with_time_zone_null(Gprs::StartP90At)).to_owned()).await?;
+        manager.alter_table(Table::alter().table(Gprs::Table).add_column(integer_null(Gprs::FairShareBonus)).to_owned()).await?;
         Ok(())
     }
 }
@@ -21,4 +23,5 @@ enum Gprs {
     Table,
     StartP10At,
     StartP90At,
+    FairShareBonus,
 }

@@ -57,7 +57,7 @@ async fn check_promise_rule(app: &TestApp, ids: &[&String]) -> usize {
             };
             if moved_later {
                 later += 1;
-                let allowed = ["of higher priority", "capacity was lost", "its own size, window or priority"];
+                let allowed = ["of higher priority", "(fair share)", "capacity was lost", "its own size, window or priority"];
                 assert!(
                     allowed.iter().any(|cause| message.contains(cause)),
                     "GPR {id}: a promise moved later without a §4.5 cause: {message}\n{history:#?}"

@@ -63,6 +63,11 @@ pub struct Scheduler {
     maintenance: Vec<MaintenanceWindow>,
 }
 
+/// The priority a GPR of `priority` is ranked at with fair share's `bonus`: never past its band.
+fn ranked(priority: i32, bonus: i32) -> i32 {
+    priority.saturating_add(bonus.max(0)).min(band_top(priority).max(priority))
+}
+
 impl Scheduler {
     pub fn new(config: Config) -> Self {
         let predictor = UsagePredictor::new(config.prior_use_ratio);
@@ -111,6 +116,29 @@ impl Scheduler {
 
     pub fn calibration_mut(&mut self) -> &mut WaitCalibration {
         &mut self.calibration
+    }
+
+    /// Fair share's points for a GPR of `slice` ranked now: the full [`Config::fair_share_bonus`]
+    /// for a slice that used nothing lately, half for one that used as much as the average
+    /// slice with work here (waiting or running), less the more it used; none when nobody used
+    /// anything (no one to be fairer to).
+    pub fn fair_share_bonus_for(&self, slice: SliceId) -> i32 {
+        let most = self.config.fair_share_bonus;
+        if most <= 0 {
+            return 0;
+        }
+        let active: Vec<f64> = self
+            .slices
+            .iter()
+            .filter(|(id, s)| **id != slice && (!s.pending.is_empty() || s.busy.iter().any(|b| self.running.contains_key(&b.gpr))))
+            .map(|(_, s)| s.share.max(0.0))
+            .collect();
+        let reference = active.iter().sum::<f64>() / active.len().max(1) as f64;
+        if reference <= 0.0 {
+            return 0;
+        }
+        let own = self.slices.get(&slice).map_or(0.0, |s| s.share.max(0.0));
+        (f64::from(most) * reference / (own + reference)).round() as i32
     }
 
     /// Adds a node (or moves it between health states); new pools appear as needed.
@@ -199,8 +227,9 @@ impl Scheduler {
                 Some(plan) if !pools.contains(&plan.pool) => {
                     let (request, promised) = (p.request.clone(), p.promised);
                     let hold = Hold { pool: self.pools[plan.pool].key.clone(), start: plan.start };
+                    let bonus = p.bonus;
                     self.remove_pending(id);
-                    self.restore_pending(request, Some(hold), promised);
+                    self.restore_pending(request, Some(hold), promised, Some(bonus));
                 }
                 _ => {
                     if let Some(p) = self.pending.get_mut(&id) {
@@ -263,16 +292,21 @@ impl Scheduler {
 
     /// Restores a pending GPR from storage; `hold` is its last plan, if it has one.
     pub fn add_pending(&mut self, request: Request, hold: Option<Hold>) {
-        self.restore_pending(request, hold, None);
+        self.restore_pending(request, hold, None, None);
     }
 
     /// [`Scheduler::add_pending`] for a GPR whose plan was dropped by a change of its own (an
     /// edit of its size or window, a new priority): `promised` is the promise it had, so a
     /// later one is reported as moved by [`Cause::OwnChange`].
-    pub fn restore_pending(&mut self, request: Request, hold: Option<Hold>, promised: Option<Time>) {
+    ///
+    /// `bonus` is the fair-share points it was given when first ranked (stored by the caller);
+    /// `None` for a GPR never ranked, which gets them now.
+    pub fn restore_pending(&mut self, request: Request, hold: Option<Hold>, promised: Option<Time>, bonus: Option<i32>) {
         let pools = self.matching_pools(&request);
         let share = self.slices.get(&request.slice).map_or(0.0, |s| s.share);
-        let key = QueueKey { priority: request.priority, share, submitted_at: request.submitted_at, id: request.id };
+        let bonus = bonus.unwrap_or_else(|| self.fair_share_bonus_for(request.slice)).clamp(0, self.config.fair_share_bonus.max(0));
+        let priority = ranked(request.priority, bonus);
+        let key = QueueKey { priority, share, submitted_at: request.submitted_at, id: request.id };
         let span = self.span(&request);
         let kept = hold.as_ref().and_then(|h| {
             let pool = *self.pool_index.get(&h.pool)?;
@@ -303,6 +337,7 @@ impl Scheduler {
             expected_hint: None,
             range: None,
             foreseen: None,
+            bonus,
         };
         self.pending.insert(pending.request.id, pending);
         self.dirty = true;
@@ -380,7 +415,8 @@ impl Scheduler {
         p.request.priority = priority;
         p.fresh = true;
         p.voided = Some(Cause::OwnChange);
-        self.rank(id, priority);
+        let ranked_at = ranked(priority, p.bonus);
+        self.rank(id, ranked_at);
         true
     }
 
@@ -415,8 +451,9 @@ impl Scheduler {
             .values()
             .filter_map(|p| {
                 let waited_hours = (now - p.request.submitted_at).max(0) as f64 / 3600.0;
-                let gained = ((waited_hours * rate) as i32).min(cap).min(ceiling.saturating_sub(p.request.priority).max(0));
-                let aged = p.request.priority.saturating_add(gained);
+                let base = ranked(p.request.priority, p.bonus);
+                let gained = ((waited_hours * rate) as i32).min(cap).min(ceiling.saturating_sub(base).max(0));
+                let aged = base.saturating_add(gained);
                 (aged != p.key.priority).then_some((p.request.id, aged))
             })
             .collect();

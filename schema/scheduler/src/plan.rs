@@ -482,10 +482,18 @@ impl Scheduler {
                     .map(|o| o.request.id),
             );
         }
+        // Its own priority (before fair share's points): when that alone would not have ranked
+        // it ahead, fair share did.
+        let (own, bonus) = self.pending.get(&request.id).map_or((request.priority, 0), |p| (p.request.priority, p.bonus));
         for &g in &displaced {
             self.unplan(g);
             if let Some(p) = self.pending.get_mut(&g) {
-                p.voided.get_or_insert(Cause::HigherPriority { gpr: request.id, priority: request.priority });
+                let cause = if own <= p.request.priority && bonus > 0 {
+                    Cause::FairShare { gpr: request.id }
+                } else {
+                    Cause::HigherPriority { gpr: request.id, priority: own }
+                };
+                p.voided.get_or_insert(cause);
             }
         }
         self.displaced.extend(displaced);

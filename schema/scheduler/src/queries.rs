@@ -56,6 +56,7 @@ impl Scheduler {
             start_no_later_than: p.plan.map(|plan| plan.start),
             estimated_start: p.range.map(|r| r.p50).or(p.expected).or(p.plan.map(|plan| plan.start)),
             start_range: p.range,
+            fair_share_bonus: p.bonus,
             pool: p.plan.map(|plan| self.pools[plan.pool].key.clone()),
         })
     }

@@ -137,6 +137,8 @@ pub(super) struct Pending {
     /// When it was first estimated, and the start foreseen then: at admission, how that turned
     /// out teaches the wait calibration.
     pub(super) foreseen: Option<(Time, Time)>,
+    /// Fair share's points, fixed when it was first ranked (see `Config::fair_share_bonus`).
+    pub(super) bonus: i32,
 }
 
 #[derive(Clone, Debug)]

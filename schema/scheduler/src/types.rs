@@ -129,6 +129,9 @@ pub enum Cause {
     /// A GPR of higher priority, ranked after the promise was made (new, re-prioritised or
     /// requeued after preemption), took the room.
     HigherPriority { gpr: GprId, priority: i32 },
+    /// A GPR of the same priority whose slice used less lately was ranked ahead of it when it
+    /// arrived (fair share's bounded points, see `Config::fair_share_bonus`) and took the room.
+    FairShare { gpr: GprId },
     /// Capacity the plan counted on was lost (a node failed, went stale or was cordoned).
     CapacityLost { pool: PoolKey },
     /// A node of the pool was planned out for maintenance over the plan's span.
@@ -181,6 +184,9 @@ pub struct PendingStatus {
     /// When it is likely to start: calibrated on how the gateway's own past estimates turned out.
     pub start_range: Option<StartRange>,
     pub pool: Option<PoolKey>,
+    /// The priority points fair share gave it when it was first ranked (see
+    /// [`Config::fair_share_bonus`]): stored, so a new leader ranks it the same.
+    pub fair_share_bonus: i32,
 }
 
 /// A start-time range: the GPR starts before `p10` one time in ten, before `p90` nine times in
@@ -219,6 +225,18 @@ pub enum Unfit {
     TooManyNodes { largest: u32 },
 }
 
+/// The gateway's (and the replay's) [`Config::fair_share_bonus`]: a tenth of a band.
+pub const FAIR_SHARE_BONUS: i32 = 10;
+
+/// The top of `priority`'s band (100, 200, 300).
+pub fn band_top(priority: i32) -> i32 {
+    match priority {
+        ..=100 => 100,
+        101..=200 => 200,
+        _ => 300,
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Config {
     /// Fair share forgets a slice's use with this half-life.
@@ -242,6 +260,12 @@ pub struct Config {
     /// Aging never lifts a GPR above this: the high band (201–300) stays for GPRs submitted
     /// there, so they still go ahead of everyone who waited.
     pub aging_ceiling: i32,
+    /// The most priority points fair share gives a GPR when it is first ranked: a slice that
+    /// used nothing lately gets all of them, one that used as much as the average active slice
+    /// half, a heavy one about none. Fixed for the GPR's life (its `fair_share_bonus`), never
+    /// past its band's top, and never a reason to preempt: ranked this way it is, for the GPRs
+    /// of heavier slices behind it, a higher-priority arrival (docs/design.md §4.5). 0: off.
+    pub fair_share_bonus: i32,
 }
 
 impl Default for Config {
@@ -255,6 +279,7 @@ impl Default for Config {
             aging_per_hour: 0.0,
             aging_cap: 0,
             aging_ceiling: 200,
+            fair_share_bonus: 0,
         }
     }
 }
@@ -263,7 +288,14 @@ impl Config {
     /// The gateway's and the replay's planning: allowances for provisioning and release, and
     /// aging of ten points an hour up to one band (100), never into the high band.
     pub fn live(provisioning_allowance: Time, release_allowance: Time) -> Self {
-        Self { provisioning_allowance, release_allowance, aging_per_hour: 10.0, aging_cap: 100, ..Self::default() }
+        Self {
+            provisioning_allowance,
+            release_allowance,
+            aging_per_hour: 10.0,
+            aging_cap: 100,
+            fair_share_bonus: FAIR_SHARE_BONUS,
+            ..Self::default()
+        }
     }
 
     /// The latest a window of `duration` admitted at `admitted` ends, however long provisioning

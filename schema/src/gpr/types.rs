@@ -182,6 +182,12 @@ impl Gpr {
     async fn start_no_later_than(&self) -> Option<DateTime<Utc>> {
         self.0.start_no_later_than
     }
+    /// Priority points fair share gave it when it was first ranked (its slice had used less GPU
+    /// time lately than the other slices with work here): it is ranked at `priority` plus these,
+    /// never past its band's top, and they never make it preempt anyone.
+    async fn fair_share_points(&self) -> i32 {
+        self.0.fair_share_bonus.unwrap_or(0)
+    }
     /// Expected start: the middle of `startRange`.
     async fn estimated_start_at(&self) -> Option<DateTime<Utc>> {
         self.0.estimated_start_at

@@ -10,9 +10,18 @@ use egs_scheduler::Scheduler;
 use sea_orm::{ConnectionTrait, EntityTrait};
 use std::collections::{HashMap, HashSet};
 
-/// A queued GPR as the snapshot holds it, with its new position, promise, expected start (the
-/// middle of its range), the range's ends (p10, p90) and pool.
-type Estimate = (gpr::Model, Option<i32>, Option<DateTime<Utc>>, Option<DateTime<Utc>>, Range, Option<egs_scheduler::PoolKey>);
+/// A queued GPR as the snapshot holds it, with what the pass says of it now.
+struct Estimate {
+    stored: gpr::Model,
+    position: Option<i32>,
+    promise: Option<DateTime<Utc>>,
+    /// The middle of its range.
+    expected: Option<DateTime<Utc>>,
+    range: Range,
+    pool: Option<egs_scheduler::PoolKey>,
+    /// Fair share's points, fixed when it was first ranked (written once).
+    bonus: i32,
+}
 
 /// A start range's ends as stored (p10, p90).
 type Range = (Option<DateTime<Utc>>, Option<DateTime<Utc>>);
@@ -55,10 +64,17 @@ impl Lifecycle {
             let same_pool = Snapshot::assigned_pool(g) == pool;
             let wait = expected.map_or(0, |e| (e - snapshot.now).num_seconds().max(0));
             let range_kept = !range_moved((g.start_p10_at, g.start_p90_at), range, wait);
-            if g.queue_position == position && g.start_no_later_than == promise && g.estimated_start_at == expected && same_pool && range_kept {
+            let bonus_kept = g.fair_share_bonus.is_some();
+            if g.queue_position == position
+                && g.start_no_later_than == promise
+                && g.estimated_start_at == expected
+                && same_pool
+                && range_kept
+                && bonus_kept
+            {
                 continue;
             }
-            changed.push((g.clone(), position, promise, expected, range, pool));
+            changed.push(Estimate { stored: g.clone(), position, promise, expected, range, pool, bonus: status.fair_share_bonus });
         }
         if changed.is_empty() {
             return Ok(0);
@@ -79,7 +95,7 @@ impl Lifecycle {
                 continue;
             }
             let mut events = Vec::new();
-            for (g, _, promise, expected, _, _) in chunk.iter().filter(|c| written.contains(&c.0.id)) {
+            for Estimate { stored: g, promise, expected, .. } in chunk.iter().filter(|c| written.contains(&c.stored.id)) {
                 let (promise, expected) = (*promise, *expected);
                 if worth_an_event((g.start_no_later_than, promise), (g.estimated_start_at, expected)) {
                     let describe = |t: Option<DateTime<Utc>>| t.map_or_else(|| "unknown (it fits in no pool now)".to_owned(), |t| t.to_rfc3339());
@@ -90,7 +106,7 @@ impl Lifecycle {
                         _ => false,
                     };
                     if later {
-                        let why = causes.get(&g.id).map_or_else(|| "the plan was re-made".to_owned(), |c| describe_cause(c, snapshot));
+                        let why = causes.get(&g.id).map_or_else(|| "the plan was re-made".to_owned(), |c| describe_cause(c, g, snapshot));
                         message = format!("{message}; the promise moved later: {why}");
                     }
                     let mut event = crate::events::new_event(g, GprEventKind::EstimateChanged, message, ACTOR);
@@ -104,12 +120,13 @@ impl Lifecycle {
         }
         self.commit(txn).await?;
         let count = written.len();
-        for (stored, position, promise, expected, range, pool) in changed.into_iter().filter(|c| written.contains(&c.0.id)) {
+        for Estimate { stored, position, promise, expected, range, pool, bonus } in changed.into_iter().filter(|c| written.contains(&c.stored.id)) {
             if let Some(g) = snapshot.active.get_mut(&stored.id) {
                 g.queue_position = position;
                 g.start_no_later_than = promise;
                 g.estimated_start_at = expected;
                 (g.start_p10_at, g.start_p90_at) = range;
+                g.fair_share_bonus = g.fair_share_bonus.or(Some(bonus));
                 g.assigned_cluster_id = pool.as_ref().map(|p| p.cluster);
                 g.assigned_instance_type = pool.as_ref().map(|p| p.instance_type.clone());
                 g.assigned_gpu_shape = pool.map(|p| p.gpu_shape);
@@ -164,13 +181,18 @@ fn estimate_moved_secs(stored: &gpr::Model, promise: Option<DateTime<Utc>>, expe
     Some((after? - before?).num_seconds())
 }
 
-/// Why a promise moved later, in words (docs/design.md §4.5's causes).
-fn describe_cause(cause: &egs_scheduler::Cause, snapshot: &Snapshot) -> String {
+/// Why `moved`'s promise moved later, in words its slice's members may read (docs/design.md
+/// §4.5's causes): another slice's GPR is neither named nor counted.
+fn describe_cause(cause: &egs_scheduler::Cause, moved: &gpr::Model, snapshot: &Snapshot) -> String {
     use egs_scheduler::Cause;
+    let own = |gpr: &i64| snapshot.active.get(gpr).filter(|g| g.slice_id == moved.slice_id).map(|g| format!("`{}` ", g.name));
     match cause {
-        Cause::HigherPriority { gpr, priority } => {
-            let name = snapshot.active.get(gpr).map_or_else(|| format!("#{gpr}"), |g| format!("`{}`", g.name));
-            format!("GPR {name} of higher priority ({priority}) was ranked ahead of it")
+        Cause::HigherPriority { gpr, priority } => match own(gpr) {
+            Some(name) => format!("your slice's GPR {name}of higher priority ({priority}) was ranked ahead of it"),
+            None => format!("a GPR of higher priority ({priority}) was ranked ahead of it"),
+        },
+        Cause::FairShare { .. } => {
+            "a GPR of the same priority, of a slice that used less GPU time lately, was ranked ahead of it (fair share)".to_owned()
         }
         Cause::CapacityLost { pool } => format!(
             "capacity was lost in its pool ({} × {}, cluster {}): a node failed, went silent or was cordoned",
@@ -207,16 +229,18 @@ fn describe_cause(cause: &egs_scheduler::Cause, snapshot: &Snapshot) -> String {
 fn estimates_update(backend: sea_orm::DbBackend, chunk: &[Estimate]) -> sea_orm::Statement {
     const SET: &str = "UPDATE gprs SET queue_position = planned.queue_position, start_no_later_than = planned.start_no_later_than, \
          estimated_start_at = planned.estimated_start_at, start_p10_at = planned.start_p10_at, start_p90_at = planned.start_p90_at, \
+         fair_share_bonus = COALESCE(gprs.fair_share_bonus, planned.fair_share_bonus), \
          assigned_cluster_id = planned.assigned_cluster_id, \
          assigned_instance_type = planned.assigned_instance_type, assigned_gpu_shape = planned.assigned_gpu_shape";
     const WHERE: &str = "WHERE gprs.id = planned.id AND gprs.version = planned.version RETURNING gprs.id";
     if backend == sea_orm::DbBackend::Postgres {
         let rows: Vec<serde_json::Value> = chunk
             .iter()
-            .map(|(g, position, promise, expected, (p10, p90), pool)| {
+            .map(|Estimate { stored: g, position, promise, expected, range: (p10, p90), pool, bonus }| {
                 serde_json::json!({
                     "id": g.id,
                     "version": g.version,
+                    "fair_share_bonus": bonus,
                     "queue_position": position,
                     "start_no_later_than": promise,
                     "estimated_start_at": expected,
@@ -231,15 +255,16 @@ fn estimates_update(backend: sea_orm::DbBackend, chunk: &[Estimate]) -> sea_orm:
         let sql = format!(
             "{SET} FROM json_to_recordset($1::json) AS planned (id bigint, version integer, queue_position integer, \
              start_no_later_than timestamptz, estimated_start_at timestamptz, start_p10_at timestamptz, start_p90_at timestamptz, \
+             fair_share_bonus integer, \
              assigned_cluster_id bigint, \
              assigned_instance_type text, assigned_gpu_shape text) {WHERE}"
         );
         return sea_orm::Statement::from_sql_and_values(backend, sql, [serde_json::Value::Array(rows).into()]);
     }
-    const COLUMNS: usize = 10;
+    const COLUMNS: usize = 11;
     let mut values: Vec<sea_orm::Value> = Vec::with_capacity(chunk.len() * COLUMNS);
     let mut rows = Vec::with_capacity(chunk.len());
-    for (g, position, promise, expected, (p10, p90), pool) in chunk {
+    for Estimate { stored: g, position, promise, expected, range: (p10, p90), pool, bonus } in chunk {
         values.extend([
             g.id.into(),
             g.version.into(),
@@ -248,6 +273,7 @@ fn estimates_update(backend: sea_orm::DbBackend, chunk: &[Estimate]) -> sea_orm:
             (*expected).into(),
             (*p10).into(),
             (*p90).into(),
+            (*bonus).into(),
             pool.as_ref().map(|p| p.cluster).into(),
             pool.as_ref().map(|p| p.instance_type.clone()).into(),
             pool.as_ref().map(|p| p.gpu_shape.clone()).into(),
@@ -255,7 +281,7 @@ fn estimates_update(backend: sea_orm::DbBackend, chunk: &[Estimate]) -> sea_orm:
         rows.push(format!("({})", ["?"; COLUMNS].join(", ")));
     }
     let sql = format!(
-        "WITH planned (id, version, queue_position, start_no_later_than, estimated_start_at, start_p10_at, start_p90_at, assigned_cluster_id, \
+        "WITH planned (id, version, queue_position, start_no_later_than, estimated_start_at, start_p10_at, start_p90_at, fair_share_bonus, assigned_cluster_id, \
          assigned_instance_type, assigned_gpu_shape) AS (VALUES {}) {SET} FROM planned {WHERE}",
         rows.join(", ")
     );

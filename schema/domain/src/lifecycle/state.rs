@@ -287,7 +287,7 @@ impl Snapshot {
     /// Gives the core a queued GPR as stored: its last plan is its hold.
     pub(super) fn restore_queued(&self, core: &mut Scheduler, g: &gpr::Model) {
         let (hold, promised) = Self::stored_plan(g);
-        core.restore_pending(self.request(g), hold, promised);
+        core.restore_pending(self.request(g), hold, promised, g.fair_share_bonus);
     }
 
     /// A queued GPR's stored plan: its hold, or the promise its own change dropped the plan of.

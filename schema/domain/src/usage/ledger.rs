@@ -180,6 +180,7 @@ mod tests {
             estimated_start_at: None,
             start_p10_at: None,
             start_p90_at: None,
+            fair_share_bonus: None,
             assigned_cluster_id: None,
             assigned_instance_type: None,
             assigned_gpu_shape: None,

@@ -120,7 +120,8 @@ pub struct Report {
     /// Of the waited jobs, the share admitted no later than the `startNoLaterThan` given at
     /// submission.
     pub promise_kept_all: Option<f64>,
-    /// The same among waited jobs with no later higher-priority arrival before their start.
+    /// The same among waited jobs with no later higher-ranked arrival before their start (a
+    /// higher priority, or the same with more fair-share points).
     pub promise_kept_no_higher_arrival: Option<f64>,
     pub promise_kept_no_higher_arrival_jobs: usize,
     /// Alias of `promise_kept_no_higher_arrival` (its name before).
@@ -203,6 +204,8 @@ struct Record {
     promise: Option<Time>,
     estimate: Option<Time>,
     range: Option<super::StartRange>,
+    /// Fair share's points when it was ranked (its rank: priority + these, within its band).
+    bonus: i32,
     /// First admission.
     started_at: Option<Time>,
     /// The admission of its current run (for its provisioning bound).
@@ -236,6 +239,7 @@ pub fn run(jobs: &[Job], config: &ReplayConfig) -> Report {
             promise: None,
             estimate: None,
             range: None,
+            bonus: 0,
             started_at: None,
             admitted_at: 0,
         });
@@ -396,6 +400,7 @@ fn run_egs(records: &mut [Record], config: &ReplayConfig) -> Outcome {
                 records[id as usize].promise = status.start_no_later_than;
                 records[id as usize].estimate = status.estimated_start;
                 records[id as usize].range = status.start_range;
+                records[id as usize].bonus = status.fair_share_bonus;
             }
             carry_out(decisions, now, records, &mut steps);
         }
@@ -407,6 +412,7 @@ fn run_egs(records: &mut [Record], config: &ReplayConfig) -> Outcome {
         for m in core.take_moves() {
             let cause = match m.cause {
                 super::Cause::HigherPriority { .. } => "higher_priority",
+                super::Cause::FairShare { .. } => "fair_share",
                 super::Cause::CapacityLost { .. } => "capacity_lost",
                 super::Cause::Maintenance { .. } => "maintenance",
                 super::Cause::OwnChange => "own_change",
@@ -455,10 +461,12 @@ fn report(config: &ReplayConfig, records: Vec<Record>, too_large: usize, out: Ou
         );
     }
 
-    // "No higher-priority arrival after it": the highest priority among arrivals after the job
-    // and no later than its start, from a sparse table over arrival order.
+    // "No higher-priority arrival after it": the highest rank (priority with fair share's points)
+    // among arrivals after the job and no later than its start, from a sparse table over
+    // arrival order.
+    let rank = |r: &Record| (r.priority + r.bonus).min(super::band_top(r.priority));
     let n = records.len();
-    let mut table: Vec<Vec<i32>> = vec![records.iter().map(|r| r.priority).collect()];
+    let mut table: Vec<Vec<i32>> = vec![records.iter().map(rank).collect()];
     let mut span = 1;
     while span * 2 <= n {
         let previous = &table[table.len() - 1];
@@ -503,7 +511,7 @@ fn report(config: &ReplayConfig, records: Vec<Record>, too_large: usize, out: Ou
             widths.push((range.p90 - range.p10) as f64 / wait as f64);
         }
         let arrived_by_start = records.partition_point(|x| x.submitted_at <= started);
-        if range_max(i + 1, arrived_by_start) <= r.priority {
+        if range_max(i + 1, arrived_by_start) <= rank(r) {
             clean_jobs += 1;
             clean_kept += usize::from(started <= promise);
         }

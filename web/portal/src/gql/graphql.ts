@@ -632,6 +632,12 @@ export type Gpr = Node & {
   extendedBy: Scalars['Duration']['output'];
   /** An extension waiting for an admin's decision (over the slice's extension grace). */
   extensionRequested?: Maybe<Scalars['Duration']['output']>;
+  /**
+   * Priority points fair share gave it when it was first ranked (its slice had used less GPU
+   * time lately than the other slices with work here): it is ranked at `priority` plus these,
+   * never past its band's top, and they never make it preempt anyone.
+   */
+  fairSharePoints: Scalars['Int']['output'];
   /** `null`: the scheduler picks. */
   gpuShape?: Maybe<Scalars['String']['output']>;
   /**
