@@ -37,8 +37,8 @@ const pools = {
 };
 const estimates = {
   waitTimeEstimates: [
-    { cluster: { id: 'c1', name: 'east' }, instanceType: 'p5', gpuShape: 'H100', freeNodes: 0, healthyNodes: 4, estimatedStartAt: '2030-01-01T12:00:00Z', estimatedWait: 'PT2H', startNoLaterThan: '2030-01-01T14:00:00Z' },
-    { cluster: { id: 'c2', name: 'west' }, instanceType: 'a2', gpuShape: 'A100', freeNodes: 2, healthyNodes: 2, estimatedStartAt: '2030-01-01T10:00:00Z', estimatedWait: 'PT0S', startNoLaterThan: '2030-01-01T10:00:00Z' },
+    { cluster: { id: 'c1', name: 'east' }, instanceType: 'p5', gpuShape: 'H100', freeNodes: 0, healthyNodes: 4, estimatedStartAt: '2030-01-01T12:00:00Z', estimatedWait: 'PT2H', startNoLaterThan: '2030-01-01T14:00:00Z', startRange: { p10: '2030-01-01T11:00:00Z', p90: '2030-01-01T15:00:00Z' } },
+    { cluster: { id: 'c2', name: 'west' }, instanceType: 'a2', gpuShape: 'A100', freeNodes: 2, healthyNodes: 2, estimatedStartAt: '2030-01-01T10:00:00Z', estimatedWait: 'PT0S', startNoLaterThan: '2030-01-01T10:00:00Z', startRange: { p10: '2030-01-01T10:00:00Z', p90: '2030-01-01T10:00:00Z' } },
   ],
 };
 
@@ -91,6 +91,8 @@ describe('CreateGpr', () => {
     const rows = within(table).getAllByRole('row').slice(1);
     expect(rows[0]).toHaveTextContent('west');
     expect(rows[1]).toHaveTextContent('east');
+    // Each row says when it is likely to start: its range's p10 to p90.
+    expect(within(rows[1]).getByTitle(/9 in 10 GPRs like it/)).toHaveTextContent(/likely .+ – .+/);
     expect(calls.find((c) => c.name === 'CreateGprWaitTimes')?.variables).toEqual({
       input: { sliceId: 's1', nodeCount: 2, priority: 100, duration: '1h', preferredClusterIds: [] },
     });

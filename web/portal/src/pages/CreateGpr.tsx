@@ -7,7 +7,7 @@ import { useClient, useMutation, useQuery, type CombinedError } from 'urql';
 import { graphql } from '../gql';
 import type { CreateGprProfilesQuery, CreateGprWaitTimesQuery } from '../gql/graphql';
 import { useSession } from '../session';
-import { Card, Empty, ErrorBox, Loading, Time, UserErrors, useNow } from '../components/ui';
+import { Card, Empty, ErrorBox, LikelyStart, Loading, Time, UserErrors, useNow } from '../components/ui';
 import { formatDuration, parseIsoDuration } from '../lib/time';
 import {
   EMPTY_FORM,
@@ -81,6 +81,10 @@ const CreateGprWaitTimesDocument = graphql(`
       estimatedStartAt
       estimatedWait
       startNoLaterThan
+      startRange {
+        p10
+        p90
+      }
     }
   }
 `);
@@ -557,6 +561,7 @@ export function CreateGpr() {
                               </td>
                               <td className="when">
                                 <Time at={row.estimatedStartAt} now={now} />
+                                <LikelyStart range={row.startRange} now={now} />
                               </td>
                               <td className="when">
                                 <Time at={row.startNoLaterThan} now={now} />

@@ -27,7 +27,7 @@ function gpr(phase: string) {
       duration: 'PT3H', idleTimeout: null, preemptible: true, createdAt: start, earliestStartAt: null,
       provisionedAt: phase === 'PROVISIONED' ? start : null, exitAt: phase === 'PROVISIONED' ? end : null, completedAt: null,
       extendedBy: 'PT0S', extensionRequested: null,
-      estimatedStartAt: null, estimatedStartMovesOn: null, startNoLaterThan: null, startNoLaterThanMovesLaterOn: null,
+      estimatedStartAt: null, estimatedStartMovesOn: null, startRange: null, startNoLaterThan: null, startNoLaterThanMovesLaterOn: null,
       queuePosition: null, releaseReason: null, kubernetesResource: null, preemptedBy: null,
       slice: { id: 's1', name: 'research', viewerRole: 'EDITOR' }, requester: { id: 'u1', name: 'alice' }, labels: [],
       nodes: [{ id: 'n1', name: 'node-a', instanceType: 'p5', gpuShape: 'H100', gpusPerNode: 8, health: 'HEALTHY', state: 'RESERVED', utilization: 50, cluster: { id: 'c1', name: 'east' } }],

@@ -7,7 +7,7 @@ import { graphql } from '../gql';
 import type { GprDetailEventsQuery } from '../gql/graphql';
 import { useLive } from '../api/live';
 import { useSession } from '../session';
-import { Card, Empty, ErrorBox, Loading, PhaseBadge, Time, useNow } from '../components/ui';
+import { Card, Empty, ErrorBox, LikelyStart, Loading, PhaseBadge, Time, useNow } from '../components/ui';
 import { formatDuration, parseIsoDuration } from '../lib/time';
 import { GprActions } from './user/GprActions';
 import { formatCountdown, mergeEvents, secondsUntil, shapeText, windowProgress } from './user/format';
@@ -59,6 +59,10 @@ const GprDetailDocument = graphql(`
       completedAt
       estimatedStartAt
       estimatedStartMovesOn
+      startRange {
+        p10
+        p90
+      }
       startNoLaterThan
       startNoLaterThanMovesLaterOn
       queuePosition
@@ -459,6 +463,7 @@ interface WindowGpr {
   extendedBy?: string | null;
   completedAt?: string | null;
   estimatedStartAt?: string | null;
+  startRange?: { p10: string; p90: string } | null;
   startNoLaterThan?: string | null;
   estimatedStartMovesOn?: readonly string[] | null;
   startNoLaterThanMovesLaterOn?: readonly string[] | null;
@@ -485,6 +490,7 @@ function WindowCard({ gpr: g }: { gpr: WindowGpr }) {
               <dt>Estimated start</dt>
               <dd>
                 <Time at={g.estimatedStartAt} now={now} />
+                <LikelyStart range={g.startRange} now={now} />
                 {g.estimatedStartMovesOn && g.estimatedStartMovesOn.length > 0 && (
                   <div className="hint">Moves on: {g.estimatedStartMovesOn.map(words).join(', ')}</div>
                 )}
