@@ -71,9 +71,10 @@ impl Scheduler {
 
     /// A pool's plan timeline as a GPR of `priority` sees it over `[from, until)`: a `fresh`
     /// one goes ahead of lower-priority plans, so they do not hold it back.
-    pub(super) fn plan_view(&self, index: usize, priority: i32, fresh: bool, from: Time, until: Time) -> View<'_> {
+    pub(super) fn plan_view(&self, index: usize, priority: i32, fresh: bool, from: Time, until: Time, now: Time) -> View<'_> {
         let pool = &self.pools[index];
-        let view = if fresh { View::without_lower(&pool.plan, &pool.planned, priority, from, until) } else { View::whole(&pool.plan) };
+        let firm_until = self.firm_until(index, priority, now);
+        let view = if fresh { View::without_lower(&pool.plan, &pool.planned, priority, from, until, firm_until) } else { View::whole(&pool.plan) };
         view.around(&pool.away, pool.guards.line_for(fresh, priority))
     }
 
@@ -81,8 +82,11 @@ impl Scheduler {
     /// `priority` would go ahead of.
     pub(super) fn expected_view(&self, index: usize, priority: i32, newcomer: bool, from: Time, until: Time) -> View<'_> {
         let pool = &self.pools[index];
-        let view =
-            if newcomer { View::without_lower(&pool.expected, &pool.expected_planned, priority, from, until) } else { View::whole(&pool.expected) };
+        let view = if newcomer {
+            View::without_lower(&pool.expected, &pool.expected_planned, priority, from, until, Time::MIN)
+        } else {
+            View::whole(&pool.expected)
+        };
         // Estimates are not promises: the windows, without the other plans' guards.
         view.around(&pool.away, std::borrow::Cow::Borrowed(&[]))
     }
@@ -132,7 +136,7 @@ impl Scheduler {
             .map(|r| (r.spec.request.id, r.spec.nodes_back_by(allowance)))
             .max_by_key(|own| own.1);
         for index in self.matching_pools(request) {
-            let Some(promise) = self.earliest_in_pool(request, true, index, from, Time::MAX, &windows) else { continue };
+            let Some(promise) = self.earliest_in_pool(request, true, index, from, Time::MAX, &windows, now) else { continue };
             let pool = &self.pools[index];
             let duration = self.expected_duration(request, index);
             let admissible = self.admissible_from(index, request, from);

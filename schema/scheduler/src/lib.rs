@@ -61,6 +61,8 @@ pub struct Scheduler {
     moves: Vec<PromiseMove>,
     /// Maintenance windows planned ahead, sorted (see [`maintenance`]).
     maintenance: Vec<MaintenanceWindow>,
+    /// Clusters whose promises are firm this far ahead (see [`Scheduler::set_firm_horizon`]).
+    firm_horizons: HashMap<ClusterId, Time>,
 }
 
 /// The priority a GPR of `priority` is ranked at with fair share's `bonus`: never past its band.
@@ -86,6 +88,7 @@ impl Scheduler {
             dirty: false,
             displaced: Vec::new(),
             moves: Vec::new(),
+            firm_horizons: HashMap::default(),
             maintenance: Vec::new(),
         }
     }
@@ -107,6 +110,26 @@ impl Scheduler {
 
     pub fn predictor_mut(&mut self) -> &mut UsagePredictor {
         &mut self.predictor
+    }
+
+    /// Makes the promises of cluster `cluster` firm `horizon` seconds ahead (`None`: not at
+    /// all, the default): a plan starting within the horizon is kept against arrivals below the
+    /// high band (priority 201 and up), which plan around it instead of taking its room. Fewer
+    /// promises move; those arrivals may wait longer.
+    pub fn set_firm_horizon(&mut self, cluster: ClusterId, horizon: Option<Time>) {
+        match horizon.filter(|h| *h > 0) {
+            Some(horizon) => self.firm_horizons.insert(cluster, horizon),
+            None => self.firm_horizons.remove(&cluster),
+        };
+        self.dirty = true;
+    }
+
+    /// Plans in pool `index` starting before this are firm for an arrival ranked `priority`.
+    pub(crate) fn firm_until(&self, index: usize, priority: i32, now: Time) -> Time {
+        match self.firm_horizons.get(&self.pools[index].key.cluster) {
+            Some(horizon) if priority <= 200 => now.saturating_add(*horizon),
+            _ => Time::MIN,
+        }
     }
 
     /// How past estimates turned out (see [`WaitCalibration`]).

@@ -60,8 +60,16 @@ impl<'a> View<'a> {
 
     /// `timeline` less the `reservations` below `priority` (those that could matter to a
     /// search over `[from, until)`).
-    pub(super) fn without_lower(timeline: &'a Timeline, reservations: &Reservations, priority: i32, from: Time, until: Time) -> Self {
-        View { edges: reservations.edges_below(priority, from, until), ..View::whole(timeline) }
+    /// Plans starting before `firm_until` stay (firm promises).
+    pub(super) fn without_lower(
+        timeline: &'a Timeline,
+        reservations: &Reservations,
+        priority: i32,
+        from: Time,
+        until: Time,
+        firm_until: Time,
+    ) -> Self {
+        View { edges: reservations.edges_below(priority, from, until, firm_until), ..View::whole(timeline) }
     }
 
     /// With the pool's maintenance windows and the guards of the plans it must leave room for
@@ -373,6 +381,7 @@ impl Scheduler {
     }
 
     /// The earliest window for `request` in pool `index` given the current timelines.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn earliest_in_pool(
         &self,
         request: &Request,
@@ -381,6 +390,7 @@ impl Scheduler {
         from: Time,
         limit: Time,
         windows: &[(Time, Time)],
+        now: Time,
     ) -> Option<Time> {
         let pool = &self.pools[index];
         let nodes = request.nodes as i32;
@@ -388,7 +398,7 @@ impl Scheduler {
             return None;
         }
         let span = self.span(request);
-        let view = self.plan_view(index, request.priority, fresh, from, limit.saturating_add(span));
+        let view = self.plan_view(index, request.priority, fresh, from, limit.saturating_add(span), now);
         fit(&view, pool.healthy, nodes, from, span, limit, windows)
     }
 
@@ -408,7 +418,7 @@ impl Scheduler {
         let windows = self.plan_windows(&request, fresh);
         for index in old_pool.into_iter().chain(pools.iter().copied().filter(|&i| Some(i) != old_pool)) {
             let limit = best.map_or(Time::MAX, |b| b.0 - 1);
-            if let Some(start) = self.earliest_in_pool(&request, fresh, index, from, limit, &windows) {
+            if let Some(start) = self.earliest_in_pool(&request, fresh, index, from, limit, &windows, now) {
                 best = Some((start, index));
             }
         }
@@ -460,16 +470,17 @@ impl Scheduler {
     /// After a fresh GPR is placed: lower-priority plans that now overlap it lose their hold
     /// and wait in `displaced` to be placed again — in a pass when their turn comes (they
     /// rank after the GPR that displaced them), after a submit at once.
-    fn void_displaced(&mut self, request: &Request, fresh: bool, pool: usize, _now: Time) {
+    fn void_displaced(&mut self, request: &Request, fresh: bool, pool: usize, now: Time) {
         if !fresh {
             return;
         }
         let Some(plan) = self.pending.get(&request.id).and_then(|p| p.plan) else { return };
         let overlaps = |o: &Plan| o.start < plan.end && o.end > plan.start;
+        let firm_until = self.firm_until(pool, request.priority, now);
         let mut displaced: Vec<GprId> = self.pools[pool]
             .planned
             .iter()
-            .filter(|o| o.gpr != request.id && o.priority < request.priority && o.start < plan.end && o.end > plan.start)
+            .filter(|o| o.gpr != request.id && o.priority < request.priority && o.start < plan.end && o.end > plan.start && o.start >= firm_until)
             .map(|o| o.gpr)
             .collect();
         if let Some(slice) = self.slices.get(&request.slice) {

@@ -37,7 +37,8 @@ impl Scheduler {
             candidates.sort_by_key(|r| (r.spec.request.priority, std::cmp::Reverse(r.spec.started_at), r.spec.request.id));
             // A fresh GPR goes ahead of lower-priority plans: they do not count against it.
             let lower: Vec<(Time, Time, i32)> = if fresh {
-                let mine = |r: &&Reservation| r.priority < rank && r.start < end && r.end > now;
+                let firm_until = self.firm_until(index, rank, now);
+                let mine = |r: &&Reservation| r.priority < rank && r.start < end && r.end > now && r.start >= firm_until;
                 pool.planned.iter().filter(mine).map(|r| (r.start, r.end, -r.nodes)).collect()
             } else {
                 Vec::new()

@@ -99,8 +99,10 @@ impl Reservations {
 
     /// `(at, delta)` edges, sorted by time, of the windows below `priority` that touch
     /// `[from, until)` (the others cannot change a search there).
-    pub(super) fn edges_below(&self, priority: i32, from: Time, until: Time) -> Vec<(Time, i32)> {
-        let wanted = self.list.iter().filter(|r| r.priority < priority && r.start < until && r.end > from);
+    /// Windows starting before `firm_until` are left in: they are firm (see
+    /// `Scheduler::set_firm_horizon`).
+    pub(super) fn edges_below(&self, priority: i32, from: Time, until: Time, firm_until: Time) -> Vec<(Time, i32)> {
+        let wanted = self.list.iter().filter(|r| r.priority < priority && r.start < until && r.end > from && r.start >= firm_until);
         let mut edges: Vec<(Time, i32)> = wanted.flat_map(|r| [(r.start, r.nodes), (r.end, -r.nodes)]).collect();
         edges.sort_unstable_by_key(|e| e.0);
         edges

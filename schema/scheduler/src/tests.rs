@@ -1613,3 +1613,34 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_firm_promise_is_kept_against_arrivals_below_the_high_band() {
+    let setup = |firm: Option<Time>| {
+        let mut core = Scheduler::new(Config::default());
+        let p = pool_key(1, "H100");
+        add_nodes(&mut core, &p, 1..=1);
+        slices(&mut core, &[1, 2, 3, 4], &[1], false);
+        running(&mut core, request(1, 1, 1, 100, 100), &p, vec![1], 0);
+        core.set_firm_horizon(1, firm);
+        assert!(core.plan(0).is_empty());
+        core.submit(request(10, 2, 1, 150, 100), 0).expect("fits");
+        assert_eq!(promise(&core, 10), Some(100));
+        core
+    };
+    // Off: a medium GPR of higher priority takes the room; the promise moves, naming it.
+    let mut open = setup(None);
+    open.submit(request(11, 3, 1, 180, 100), 0).expect("fits");
+    assert_eq!((promise(&open, 11), promise(&open, 10)), (Some(100), Some(200)));
+    assert!(matches!(open.take_moves().as_slice(), [PromiseMove { gpr: 10, cause: Cause::HigherPriority { .. }, .. }]));
+    // Firm an hour ahead: the promise at 100 is kept; the arrival plans after it.
+    let mut firm = setup(Some(3_600));
+    firm.submit(request(11, 3, 1, 180, 100), 0).expect("fits");
+    assert_eq!((promise(&firm, 11), promise(&firm, 10)), (Some(200), Some(100)));
+    assert!(firm.take_moves().is_empty());
+    // The high band still goes ahead of a firm promise (10 waits behind it and behind 11's
+    // plan, firm too by then).
+    firm.submit(request(12, 4, 1, 250, 100), 0).expect("fits");
+    assert_eq!((promise(&firm, 12), promise(&firm, 11), promise(&firm, 10)), (Some(100), Some(200), Some(300)));
+    assert!(firm.audit(0).is_empty());
+}

@@ -69,6 +69,9 @@ pub struct ReplayConfig {
     pub release_allowance: Time,
     /// Node failures a day, at deterministic times and nodes; each is repaired after 4 h.
     pub failures_per_day: f64,
+    /// Promises firm this far ahead against arrivals below the high band (see
+    /// `Scheduler::set_firm_horizon`); `None`: none.
+    pub firm_horizon: Option<Time>,
     pub policy: Policy,
 }
 
@@ -86,6 +89,7 @@ impl ReplayConfig {
             provisioning_allowance: 600,
             release_allowance: 360,
             failures_per_day: 0.0,
+            firm_horizon: None,
             policy,
         }
     }
@@ -117,6 +121,10 @@ pub struct Report {
     pub queue_delay_p95_s: f64,
     /// The same, by priority band (`low` 1–100, `medium` 101–200, `high` 201–300).
     pub by_priority_band: BTreeMap<&'static str, BandDelays>,
+    /// At equal priority (the medium band), the delays of jobs of the slices that used the least
+    /// GPU time over the whole trace (`light`, the lightest third of the slices with medium
+    /// jobs) and the most (`heavy`): what fair share buys the light ones.
+    pub by_slice_usage: BTreeMap<&'static str, BandDelays>,
     /// Of the waited jobs, the share admitted no later than the `startNoLaterThan` given at
     /// submission.
     pub promise_kept_all: Option<f64>,
@@ -300,6 +308,7 @@ fn run_egs(records: &mut [Record], config: &ReplayConfig) -> Outcome {
     for slice in 0..config.slices.max(1) {
         core.upsert_slice(SliceSpec { id: slice.into(), clusters: vec![1], evictable: false, shapes: Vec::new() });
     }
+    core.set_firm_horizon(1, config.firm_horizon);
     let mut steps: BinaryHeap<Reverse<(Time, Step)>> = BinaryHeap::new();
     let first = records.first().map_or(0, |r| r.submitted_at);
     if config.failures_per_day > 0.0 {
@@ -461,6 +470,25 @@ fn report(config: &ReplayConfig, records: Vec<Record>, too_large: usize, out: Ou
         );
     }
 
+    let mut used_by_slice: BTreeMap<usize, f64> = BTreeMap::new();
+    for r in &records {
+        *used_by_slice.entry(r.slice).or_default() += f64::from(r.gpus) * r.duration as f64;
+    }
+    let mut medium_slices: Vec<(f64, usize)> = used_by_slice
+        .iter()
+        .filter(|(slice, _)| records.iter().any(|r| r.slice == **slice && band(r.priority) == "medium"))
+        .map(|(s, u)| (*u, *s))
+        .collect();
+    medium_slices.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let third = medium_slices.len() / 3;
+    let light: std::collections::BTreeSet<usize> = medium_slices[..third].iter().map(|x| x.1).collect();
+    let heavy: std::collections::BTreeSet<usize> = medium_slices[medium_slices.len() - third..].iter().map(|x| x.1).collect();
+    let mut by_slice_usage = BTreeMap::new();
+    for (name, set) in [("light", &light), ("heavy", &heavy)] {
+        let delays = delays_of(records.iter().filter(|r| band(r.priority) == "medium" && set.contains(&r.slice)));
+        by_slice_usage.insert(name, BandDelays { jobs: delays.len(), queue_delay_mean_s: mean(&delays), queue_delay_p95_s: quantile(&delays, 0.95) });
+    }
+
     // "No higher-priority arrival after it": the highest rank (priority with fair share's points)
     // among arrivals after the job and no later than its start, from a sparse table over
     // arrival order.
@@ -530,6 +558,7 @@ fn report(config: &ReplayConfig, records: Vec<Record>, too_large: usize, out: Ou
         queue_delay_median_s: quantile(&delays, 0.5),
         queue_delay_p95_s: quantile(&delays, 0.95),
         by_priority_band,
+        by_slice_usage,
         promise_kept_all: share(kept, waited),
         promise_kept_no_higher_arrival: share(clean_kept, clean_jobs),
         promise_kept_no_higher_arrival_jobs: clean_jobs,
