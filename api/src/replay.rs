@@ -80,6 +80,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<String> {
         provisioning_allowance: PROVISIONING_ALLOWANCE_SECS,
         release_allowance: RELEASE_ALLOWANCE_SECS,
         failures_per_day: args.failures_per_day,
+        firm_horizon: (args.firm_horizon > 0).then_some(args.firm_horizon),
         policy,
     };
     let started = Instant::now();

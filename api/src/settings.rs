@@ -66,6 +66,10 @@ pub struct ReplayArgs {
     /// Node failures a day (deterministic times and nodes; each repaired after 4 h).
     #[arg(long, default_value_t = 0.0)]
     pub failures_per_day: f64,
+    /// Seconds ahead promises are firm against arrivals below the high band (a cluster's
+    /// `firmHorizon`); 0: none.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(i64).range(0..=30 * 86_400))]
+    pub firm_horizon: i64,
     #[arg(long, value_enum, default_value_t = ReplayPolicy::Egs)]
     pub policy: ReplayPolicy,
     /// What an EGS run is compared with, under the same delays and the one-GPR-per-slice rule.

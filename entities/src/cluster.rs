@@ -20,6 +20,9 @@ pub struct Model {
     /// simulated clusters and in-cluster credentials. Never returned through the API.
     pub credentials: Option<String>,
     pub pod_placement: PodPlacement,
+    /// Promises starting within this many seconds are firm against arrivals below the high
+    /// band; `None`: none are.
+    pub firm_horizon_secs: Option<i64>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -42,6 +42,7 @@ mod m20261213_000001_hot_updates;
 mod m20261214_000001_gpr_hot_updates;
 mod m20261215_000001_slice_kubeconfigs;
 mod m20261216_000001_gpr_start_ranges;
+mod m20261217_000001_firm_horizons;
 
 pub struct Migrator;
 
@@ -74,6 +75,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261214_000001_gpr_hot_updates::Migration),
             Box::new(m20261215_000001_slice_kubeconfigs::Migration),
             Box::new(m20261216_000001_gpr_start_ranges::Migration),
+            Box::new(m20261217_000001_firm_horizons::Migration),
         ]
     }
 }

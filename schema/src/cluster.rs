@@ -5,6 +5,7 @@ use egs_domain::cluster::service;
 use crate::ids::{self, Kind};
 use crate::inventory::{GpuNode, NodeFilter, Pool};
 use crate::pagination::Page;
+use crate::scalars::Duration;
 use crate::{payload, session};
 use async_graphql::{Context, ID, InputObject, Object};
 use chrono::{DateTime, Utc};
@@ -42,6 +43,11 @@ impl Cluster {
     /// How the slice's pods are steered onto its nodes (Kubernetes clusters).
     async fn pod_placement(&self) -> PodPlacement {
         self.0.pod_placement
+    }
+    /// Promises of GPRs planned to start within this are firm against arrivals below the high
+    /// band; `null`: none are.
+    async fn firm_horizon(&self) -> Option<Duration> {
+        self.0.firm_horizon_secs.map(Duration)
     }
     /// Admins: the path the cluster's API server calls the admission webhook on
     /// (`podPlacement: WEBHOOK`), secret included: put it in the MutatingWebhookConfiguration.
@@ -140,6 +146,10 @@ pub struct UpdateClusterInput {
     /// Replaces the stored kubeconfig (Kubernetes clusters).
     pub kubeconfig: Option<String>,
     pub pod_placement: Option<PodPlacement>,
+    /// Promises of GPRs planned to start within this are kept against arrivals below the high
+    /// band (priority 201 and up), which plan around them: fewer promises move, those arrivals
+    /// may wait longer. Up to 7 days; `null` or 0: none (the default).
+    pub firm_horizon: async_graphql::MaybeUndefined<Duration>,
 }
 
 #[derive(InputObject)]
@@ -199,6 +209,11 @@ impl ClusterMutation {
                 region: input.region.as_opt_ref().map(|v| v.cloned()).or(if input.region.is_null() { Some(None) } else { None }),
                 kubeconfig: input.kubeconfig,
                 pod_placement: input.pod_placement,
+                firm_horizon: match input.firm_horizon {
+                    async_graphql::MaybeUndefined::Undefined => None,
+                    async_graphql::MaybeUndefined::Null => Some(None),
+                    async_graphql::MaybeUndefined::Value(d) => Some(Some(d.secs())),
+                },
             };
             service::update_cluster(db, caller, sealer, input).await.map(Cluster)
         };

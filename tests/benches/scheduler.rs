@@ -423,6 +423,7 @@ fn tick_cost(seed: u64, live: &Config) {
                 last_contact_at: Some(now),
                 credentials: None,
                 pod_placement: PodPlacement::AdmissionPlugins,
+                firm_horizon_secs: None,
                 created_at: now,
                 updated_at: now,
             })

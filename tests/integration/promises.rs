@@ -159,3 +159,35 @@ async fn promises_move_later_only_for_the_causes_the_design_allows() {
     assert_eq!(positions, sorted, "positions follow start order: {waiting:?}");
     app.finish().await;
 }
+
+#[tokio::test]
+async fn a_clusters_firm_horizon_keeps_promises_against_medium_arrivals() {
+    const UPDATE_CLUSTER: &str = "mutation($input: UpdateClusterInput!) { updateCluster(input: $input) {
+        cluster { firmHorizon } userErrors { field message code } } }";
+    let app = TestApp::spawn().await;
+    let cluster = register_cluster(&app, "c1").await;
+    add_nodes(&app, &cluster, "h100", 1, SHAPE_H100, 8).await;
+    let too_far = app.mutate(&app.admin_token, "updateCluster", UPDATE_CLUSTER, json!({ "id": cluster, "firmHorizon": "8d" })).await;
+    assert_eq!(too_far["userErrors"][0]["field"], json!(["input", "firmHorizon"]), "{too_far}");
+    let set = app.mutate(&app.admin_token, "updateCluster", UPDATE_CLUSTER, json!({ "id": cluster, "firmHorizon": "6h" })).await;
+    assert_eq!(set["cluster"]["firmHorizon"], "PT6H", "{set}");
+    let (first, second, third) = (
+        create_slice(&app, "first", &cluster, json!({})).await,
+        create_slice(&app, "second", &cluster, json!({})).await,
+        create_slice(&app, "third", &cluster, json!({ "priorityMax": 200 })).await,
+    );
+    let (_, first_token) = member(&app, "fay", &first, "EDITOR").await;
+    let (_, second_token) = member(&app, "sam", &second, "EDITOR").await;
+    let (_, third_token) = member(&app, "tia", &third, "EDITOR").await;
+    let running = id_of(&create_gpr(&app, &first_token, &first, "running", json!({ "duration": "1h" })).await);
+    wait_until(&app, &running, "provisioned", |g| g["phase"] == "PROVISIONED").await;
+    let waiting = id_of(&create_gpr(&app, &second_token, &second, "waiting", json!({ "priority": 120, "duration": "1h" })).await);
+    let promised = wait_until(&app, &waiting, "a promise", |g| !g["startNoLaterThan"].is_null()).await;
+    // A medium arrival of higher priority plans around the firm promise instead of taking it.
+    let later = id_of(&create_gpr(&app, &third_token, &third, "later", json!({ "priority": 190, "duration": "1h" })).await);
+    let behind = wait_until(&app, &later, "a promise", |g| !g["startNoLaterThan"].is_null()).await;
+    assert!(time(&behind["startNoLaterThan"]) > time(&promised["startNoLaterThan"]), "it waits behind the firm promise: {behind}");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(gpr(&app, &waiting).await["startNoLaterThan"], promised["startNoLaterThan"], "the firm promise stands");
+    app.finish().await;
+}

@@ -19,6 +19,7 @@ mod preempt;
 pub mod queue;
 pub mod replay;
 pub mod timeline;
+mod what_if;
 
 #[cfg(test)]
 mod tests;
@@ -32,6 +33,7 @@ pub use predict::{UsagePredictor, WaitCalibration};
 pub use queue::{PendingQueue, QueueKey};
 pub use timeline::Timeline;
 pub use types::*;
+pub use what_if::{WhatIfChange, WhatIfMove};
 
 // Integer keys hashed millions of times a pass: FxHash, not SipHash (no untrusted keys here).
 use rustc_hash::FxHashMap as HashMap;

@@ -1644,3 +1644,37 @@ fn a_firm_promise_is_kept_against_arrivals_below_the_high_band() {
     assert_eq!((promise(&firm, 12), promise(&firm, 11), promise(&firm, 10)), (Some(100), Some(200), Some(300)));
     assert!(firm.audit(0).is_empty());
 }
+
+#[test]
+fn what_if_tells_which_promises_move_and_changes_nothing() {
+    let mut core = Scheduler::new(Config::default());
+    let p = pool_key(1, "H100");
+    add_nodes(&mut core, &p, 1..=2);
+    slices(&mut core, &[1, 2, 3, 4], &[1], false);
+    running(&mut core, request(1, 1, 2, 100, 100), &p, vec![1, 2], 0);
+    assert!(core.plan(0).is_empty());
+    core.submit(request(10, 2, 2, 100, 100), 0).expect("fits");
+    core.submit(request(11, 3, 1, 100, 100), 0).expect("fits");
+    assert_eq!((promise(&core, 10), promise(&core, 11)), (Some(100), Some(200)));
+
+    // Three more nodes: both start now.
+    let more = WhatIfChange::AddNodes { pool: p.clone(), count: 3, gpus: 8, gpu_memory_mib: 81_920 };
+    let moves = core.what_if(&[more], 0);
+    let moved: Vec<(GprId, Option<Time>, Option<Time>)> = moves.iter().map(|m| (m.gpr, m.promise_before, m.promise_after)).collect();
+    assert_eq!(moved, vec![(10, Some(100), Some(0)), (11, Some(200), Some(0))]);
+    assert_eq!((promise(&core, 10), promise(&core, 11)), (Some(100), Some(200)), "nothing changed");
+    assert!(core.audit(0).is_empty());
+
+    // Raising 11 above 10: 11 goes first, 10 waits behind it.
+    let moves = core.what_if(&[WhatIfChange::Priority { gpr: 11, priority: 150 }], 0);
+    assert_eq!(moves.iter().map(|m| (m.gpr, m.promise_moved())).collect::<Vec<_>>(), vec![(11, Some(-100)), (10, Some(100))]);
+
+    // A node cordoned: 10 (two nodes) fits nowhere once node 2 leaves.
+    let moves = core.what_if(&[WhatIfChange::Cordon { node: 2 }], 0);
+    assert!(moves.iter().any(|m| m.gpr == 10 && m.promise_after.is_none()), "{moves:?}");
+
+    // A GPR not yet asked for, of higher priority: it goes first and says when.
+    let moves = core.what_if(&[WhatIfChange::Submit { request: request(99, 4, 2, 200, 50) }], 0);
+    assert_eq!(moves.first().map(|m| (m.gpr, m.promise_before, m.promise_after)), Some((99, None, Some(100))));
+    assert!(moves.iter().any(|m| m.gpr == 10 && m.promise_moved().is_some_and(|by| by >= 50)), "10 waits behind it: {moves:?}");
+}

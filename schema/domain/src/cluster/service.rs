@@ -39,7 +39,12 @@ pub struct UpdateCluster {
     /// A new kubeconfig replaces the stored one (the controllers reconnect with it).
     pub kubeconfig: Option<String>,
     pub pod_placement: Option<PodPlacement>,
+    /// Seconds; `Some(None)` clears it.
+    pub firm_horizon: Option<Option<i64>>,
 }
+
+/// Longest firm horizon: a week (a promise further out than that is no promise to freeze).
+pub const MAX_FIRM_HORIZON_SECS: i64 = 7 * 24 * 3600;
 
 /// Largest kubeconfig accepted.
 const MAX_KUBECONFIG_BYTES: usize = 256 * 1024;
@@ -180,6 +185,12 @@ pub async fn update_cluster(db: &DatabaseConnection, caller: &Caller, sealer: Se
     }
     if let Some(placement) = input.pod_placement {
         model.pod_placement = Set(placement);
+    }
+    if let Some(horizon) = input.firm_horizon {
+        if horizon.is_some_and(|h| !(0..=MAX_FIRM_HORIZON_SECS).contains(&h)) {
+            return Err(Error::invalid("firmHorizon", "from 0 to 7 days (null: no firm promises)"));
+        }
+        model.firm_horizon_secs = Set(horizon.filter(|h| *h > 0));
     }
     model.updated_at = Set(Utc::now());
     Ok(model.update(db).await?)

@@ -194,6 +194,15 @@ impl Driver {
         // a window that runs still counts (the window keeps it out).
         if self.windows_read.is_none_or(|at| at.elapsed() >= WINDOWS_EVERY) {
             self.state.maintenance = crate::inventory::windows::open(db).await?;
+            // Clusters' firm horizons are as few and as rarely changed: read with them.
+            let horizons = super::state::load_firm_horizons(db).await?;
+            for cluster in self.state.firm_horizons.keys().filter(|c| !horizons.contains_key(c)) {
+                self.core.set_firm_horizon(*cluster, None);
+            }
+            for (&cluster, &horizon) in horizons.iter().filter(|(c, h)| self.state.firm_horizons.get(c) != Some(h)) {
+                self.core.set_firm_horizon(cluster, Some(horizon));
+            }
+            self.state.firm_horizons = horizons;
             self.windows_read = Some(std::time::Instant::now());
         }
         self.judge_nodes(t);

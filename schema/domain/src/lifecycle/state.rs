@@ -49,6 +49,8 @@ pub struct Snapshot {
     pub(super) slice_clusters: HashMap<i64, Vec<i64>>,
     /// Maintenance windows not over.
     pub(super) maintenance: crate::inventory::windows::Open,
+    /// Clusters whose promises are firm some seconds ahead (their `firmHorizon`).
+    pub(super) firm_horizons: HashMap<i64, i64>,
 }
 
 impl Snapshot {
@@ -82,6 +84,7 @@ impl Snapshot {
             history,
             slice_clusters,
             maintenance: crate::inventory::windows::open(db).await?,
+            firm_horizons: load_firm_horizons(db).await?,
         };
         // Agents stamp heartbeats with the wall clock: staleness is judged on it too.
         let wall = Utc::now();
@@ -255,6 +258,9 @@ impl Snapshot {
             core.upsert_slice(self.slice_spec(s));
         }
         core.set_maintenance(self.maintenance.windows.clone());
+        for (&cluster, &horizon) in &self.firm_horizons {
+            core.set_firm_horizon(cluster, Some(horizon));
+        }
         // Fair share from finished windows; running ones are charged by the core as they run.
         for g in &self.history {
             let (Some(start), Some(pool)) = (g.provisioned_at, Self::assigned_pool(g)) else { continue };
@@ -344,4 +350,17 @@ pub(super) async fn load_links(db: &impl ConnectionTrait, gprs: Vec<i64>) -> Res
         }
     }
     Ok(links)
+}
+
+/// Each cluster's firm horizon, where one is set (few rows: read whole).
+pub(super) async fn load_firm_horizons(db: &impl ConnectionTrait) -> Result<HashMap<i64, i64>> {
+    use egs_entities::cluster;
+    let rows: Vec<(i64, Option<i64>)> = cluster::Entity::find()
+        .select_only()
+        .columns([cluster::Column::Id, cluster::Column::FirmHorizonSecs])
+        .filter(cluster::Column::FirmHorizonSecs.is_not_null())
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(rows.into_iter().filter_map(|(id, horizon)| Some((id, horizon?))).collect())
 }

@@ -232,6 +232,11 @@ export type Cluster = Node & {
   createdAt: Scalars['DateTime']['output'];
   /** How EGS authenticates to the cluster (the kubeconfig itself is never returned). */
   credentials: CredentialSource;
+  /**
+   * Promises of GPRs planned to start within this are firm against arrivals below the high
+   * band; `null`: none are.
+   */
+  firmHorizon?: Maybe<Scalars['Duration']['output']>;
   health: Health;
   id: Scalars['ID']['output'];
   /** When EGS last heard from the cluster. */
@@ -3062,6 +3067,12 @@ export type UncordonNodePayload = {
 export type UpdateClusterInput = {
   /** `null` clears it. */
   cloud?: InputMaybe<Scalars['String']['input']>;
+  /**
+   * Promises of GPRs planned to start within this are kept against arrivals below the high
+   * band (priority 201 and up), which plan around them: fewer promises move, those arrivals
+   * may wait longer. Up to 7 days; `null` or 0: none (the default).
+   */
+  firmHorizon?: InputMaybe<Scalars['Duration']['input']>;
   id: Scalars['ID']['input'];
   /** Replaces the stored kubeconfig (Kubernetes clusters). */
   kubeconfig?: InputMaybe<Scalars['String']['input']>;
