@@ -46,6 +46,7 @@ pub struct Query(
     inventory::InventoryQuery,
     slice::SliceQuery,
     gpr::GprQuery,
+    gpr::WhatIfQuery,
     token::TokenQuery,
     metrics::MetricsQuery,
     alerts::AlertQuery,

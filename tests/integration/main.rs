@@ -44,6 +44,7 @@ mod subscriptions;
 mod templates;
 mod usage;
 mod websocket;
+mod what_if;
 mod workload_hints;
 mod workloads;
 mod workspace_requests;

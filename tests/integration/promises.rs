@@ -167,8 +167,8 @@ async fn a_clusters_firm_horizon_keeps_promises_against_medium_arrivals() {
     let app = TestApp::spawn().await;
     let cluster = register_cluster(&app, "c1").await;
     add_nodes(&app, &cluster, "h100", 1, SHAPE_H100, 8).await;
-    let too_far = app.mutate(&app.admin_token, "updateCluster", UPDATE_CLUSTER, json!({ "id": cluster, "firmHorizon": "8d" })).await;
-    assert_eq!(too_far["userErrors"][0]["field"], json!(["input", "firmHorizon"]), "{too_far}");
+    let too_far = app.ok(&app.admin_token, UPDATE_CLUSTER, json!({ "input": { "id": cluster, "firmHorizon": "8d" } })).await;
+    assert_eq!(too_far["updateCluster"]["userErrors"][0]["field"], json!(["input", "firmHorizon"]), "{too_far}");
     let set = app.mutate(&app.admin_token, "updateCluster", UPDATE_CLUSTER, json!({ "id": cluster, "firmHorizon": "6h" })).await;
     assert_eq!(set["cluster"]["firmHorizon"], "PT6H", "{set}");
     let (first, second, third) = (
@@ -179,7 +179,7 @@ async fn a_clusters_firm_horizon_keeps_promises_against_medium_arrivals() {
     let (_, first_token) = member(&app, "fay", &first, "EDITOR").await;
     let (_, second_token) = member(&app, "sam", &second, "EDITOR").await;
     let (_, third_token) = member(&app, "tia", &third, "EDITOR").await;
-    let running = id_of(&create_gpr(&app, &first_token, &first, "running", json!({ "duration": "1h" })).await);
+    let running = id_of(&create_gpr(&app, &first_token, &first, "running", json!({ "duration": "1h", "preemptible": false })).await);
     wait_until(&app, &running, "provisioned", |g| g["phase"] == "PROVISIONED").await;
     let waiting = id_of(&create_gpr(&app, &second_token, &second, "waiting", json!({ "priority": 120, "duration": "1h" })).await);
     let promised = wait_until(&app, &waiting, "a promise", |g| !g["startNoLaterThan"].is_null()).await;

@@ -18,7 +18,7 @@ use crate::principal::Principal;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use egs_entities::cluster;
-use egs_scheduler::{ExtensionRoom, PoolEstimate, Request};
+use egs_scheduler::{ExtensionRoom, PoolEstimate, Request, WhatIfChange, WhatIfMove};
 use sea_orm::DatabaseConnection;
 
 /// Where lifecycle code reads the time; tests move it forward instead of sleeping.
@@ -243,6 +243,9 @@ pub trait Planner: Send + Sync {
         step: i64,
         now: DateTime<Utc>,
     ) -> Result<Option<ExtensionRoom>>;
+    /// Which waiting GPRs' promises and expected starts `changes` would move (see
+    /// `egs_scheduler::Scheduler::what_if`), asked by `who` of a planned copy; nothing changes.
+    async fn what_if(&self, who: Principal, db: &DatabaseConnection, changes: Vec<WhatIfChange>, now: DateTime<Utc>) -> Result<Vec<WhatIfMove>>;
     /// Holds the leader's passes when `gpr`'s window fits `by` more seconds, so the extension is
     /// stored before any pass plans without it; otherwise the room there is, searched in `step`s
     /// with the hold let go.

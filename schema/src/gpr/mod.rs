@@ -8,6 +8,7 @@ pub mod mutation;
 pub mod query;
 pub mod subscription;
 pub mod types;
+pub mod what_if;
 use egs_domain::gpr::{extend, queue_views, reads, service, spec};
 
 pub use inputs::*;
@@ -16,3 +17,4 @@ pub use query::{GprFilter, GprQuery};
 pub(crate) use query::{MAX_QUEUE_VIEW, list_gprs_page};
 pub use subscription::{GprSubscription, QueueSubscription};
 pub use types::*;
+pub use what_if::WhatIfQuery;

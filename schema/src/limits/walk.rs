@@ -324,8 +324,8 @@ impl CostWalk<'_> {
 /// plans the scheduler's core (or shares a copy planned for the same state), tens of
 /// milliseconds with thousands of GPRs waiting, where a field is microseconds.
 pub const PLANNING_COMPLEXITY: usize = 1_000;
-/// The fields that plan: "Get wait time" and an extension's room.
-const PLANNING_QUESTIONS: [(&str, &str); 2] = [("Query", "waitTimeEstimates"), ("Query", "gprExtensionRoom")];
+/// The fields that plan: "Get wait time", an extension's room and what-if.
+const PLANNING_QUESTIONS: [(&str, &str); 3] = [("Query", "waitTimeEstimates"), ("Query", "gprExtensionRoom"), ("Query", "whatIf")];
 
 /// Whether `parent.field` is a planning question (see [`PLANNING_COMPLEXITY`]).
 pub fn is_planning_question(parent: &str, field: &str) -> bool {

@@ -15,3 +15,4 @@ pub mod reads;
 pub mod service;
 pub mod spec;
 pub mod versioned;
+pub mod what_if;

@@ -75,18 +75,7 @@ pub async fn wait_time_estimates(
 ) -> Result<Vec<(egs_scheduler::PoolEstimate, Option<String>)>> {
     caller.require_person()?;
     caller.require_slice_role(db, spec.slice_id, SliceRole::Viewer, "slice").await?;
-    let mut errors = Vec::new();
-    check_spec_fields(&spec, Some(now), &mut errors);
-    validate::finish(errors)?;
-    let owner = slice::Entity::find_by_id(spec.slice_id).one(db).await?.ok_or(Error::NotFound("slice"))?;
-    fill_idle_timeout(&mut spec, &owner.policy);
-    let gpus_per_node = check_feasible(db, &spec, &owner.policy.allowed_shapes).await?;
-    // What `createGpr` would refuse outright (a shape the slice may not use, a window over its
-    // maximum) is refused here the same way; what would need approval still gets estimates.
-    validate::finish(policy::evaluate(&owner.policy, &ask_of(&spec, gpus_per_node), &Usage::default()).rejections)?;
-    // An ask not yet stored: whether it could be preempted or idle out later does not move
-    // when it could start.
-    let request = egs_scheduler::Request { preemptible: true, idle_timeout: None, ..spec.scheduler_request(-1, now, false) };
+    let request = unstored_request(db, &mut spec, -1, now).await?;
     let rows = planner.wait_times(crate::auth::Principal::of(Some(caller)), db, request, now).await?;
     // The slice's own GPR is the caller's to see (they are a member).
     let own: Vec<i64> = rows.iter().filter_map(|r| r.behind_own.map(|o| o.0)).collect();
@@ -102,6 +91,21 @@ pub async fn wait_time_estimates(
             (r, name)
         })
         .collect())
+}
+
+/// The scheduler's request for a GPR not stored (id `id`): checked like `createGpr` (an
+/// impossible ask is refused with the reason; a shape the slice may not use or a window over
+/// its maximum too; what would need approval is let through). Whether it could be preempted or
+/// idle out later does not move when it could start: it asks as preemptible, with no timeout.
+pub(super) async fn unstored_request(db: &DatabaseConnection, spec: &mut GprSpec, id: i64, now: DateTime<Utc>) -> Result<egs_scheduler::Request> {
+    let mut errors = Vec::new();
+    check_spec_fields(spec, Some(now), &mut errors);
+    validate::finish(errors)?;
+    let owner = slice::Entity::find_by_id(spec.slice_id).one(db).await?.ok_or(Error::NotFound("slice"))?;
+    fill_idle_timeout(spec, &owner.policy);
+    let gpus_per_node = check_feasible(db, spec, &owner.policy.allowed_shapes).await?;
+    validate::finish(policy::evaluate(&owner.policy, &ask_of(spec, gpus_per_node), &Usage::default()).rejections)?;
+    Ok(egs_scheduler::Request { preemptible: true, idle_timeout: None, ..spec.scheduler_request(id, now, false) })
 }
 
 #[derive(Clone, Debug, Default)]

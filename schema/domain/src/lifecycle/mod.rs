@@ -20,7 +20,7 @@ use crate::auth::Principal;
 use crate::error::Result;
 use crate::ports::{ClusterProvider, ExtensionFit, LeaderTasks, Planner, PlannerHold};
 use chrono::{DateTime, Duration, Utc};
-use egs_scheduler::{ExtensionRoom, PoolEstimate, Request, Scheduler};
+use egs_scheduler::{ExtensionRoom, PoolEstimate, Request, Scheduler, WhatIfChange, WhatIfMove};
 use sea_orm::{DatabaseConnection, DatabaseTransaction, TransactionTrait};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -180,6 +180,11 @@ impl Planner for SchedulerHandle {
     ) -> Result<Option<ExtensionRoom>> {
         let t = now.timestamp();
         self.ask(who, db, now, move |core| core.extension_room(gpr, up_to, step, t)).await
+    }
+
+    async fn what_if(&self, who: Principal, db: &DatabaseConnection, changes: Vec<WhatIfChange>, now: DateTime<Utc>) -> Result<Vec<WhatIfMove>> {
+        let t = now.timestamp();
+        self.ask(who, db, now, move |core| core.what_if(&changes, t)).await
     }
 
     /// On the leader no pass runs while the hold lives, so no new promise can be made between

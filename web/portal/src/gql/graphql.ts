@@ -2241,6 +2241,12 @@ export type Query = {
    */
   waitTimeEstimates: Array<PoolWaitEstimate>;
   /**
+   * What would move if the changes were made (admins): every waiting GPR whose promise or
+   * expected start would change, soonest first, with both. Answered on a copy of the
+   * scheduler; nothing changes. A planning question: it costs 1,000 of the query budget.
+   */
+  whatIf: Array<WhatIfMove>;
+  /**
    * The pods in a slice's namespaces that use GPUs its GPRs hold, each with its GPUs (and
    * their latest samples) and processes, as the nodes' agents last reported them since each
    * node was handed to the slice. `NOT_FOUND` for a slice you may not see.
@@ -2398,6 +2404,11 @@ export type QueryUsageArgs = {
 
 export type QueryWaitTimeEstimatesArgs = {
   input: WaitTimeInput;
+};
+
+
+export type QueryWhatIfArgs = {
+  input: WhatIfInput;
 };
 
 
@@ -3381,6 +3392,77 @@ export type WaitTimeInput = {
   templateId?: InputMaybe<Scalars['ID']['input']>;
   /** What the workload needs; `rdma` limits a multi-node GPR to pools that have it. */
   workload?: InputMaybe<WorkloadHintsInput>;
+};
+
+/** One change to weigh: give exactly one of the fields. */
+export type WhatIfChangeInput = {
+  /** More nodes in a pool (as its nodes are: GPUs and memory). */
+  addNodes?: InputMaybe<WhatIfNodesInput>;
+  /** A node cordoned (its holder keeps it to the end of its window). */
+  cordonNode?: InputMaybe<Scalars['ID']['input']>;
+  /** A waiting GPR raised (or lowered). */
+  gprPriority?: InputMaybe<WhatIfPriorityInput>;
+  /** A waiting GPR resized. */
+  gprSize?: InputMaybe<WhatIfSizeInput>;
+  /** A maintenance window. */
+  maintenance?: InputMaybe<WhatIfWindowInput>;
+  /** A GPR not yet asked for, as "Get wait time" takes it. */
+  newGpr?: InputMaybe<WaitTimeInput>;
+  /**
+   * Fewer: free nodes first, then those whose holders finish soonest (they keep them to the
+   * end of their windows).
+   */
+  removeNodes?: InputMaybe<WhatIfNodesInput>;
+};
+
+export type WhatIfInput = {
+  /** 1 to 20 changes, weighed together. */
+  changes: Array<WhatIfChangeInput>;
+};
+
+/** How one GPR's start would move. */
+export type WhatIfMove = {
+  __typename?: 'WhatIfMove';
+  expectedAfter?: Maybe<Scalars['DateTime']['output']>;
+  /** Its expected start now and after. */
+  expectedBefore?: Maybe<Scalars['DateTime']['output']>;
+  /** The GPR; `null` for the one not yet asked for. */
+  gpr?: Maybe<Gpr>;
+  promiseAfter?: Maybe<Scalars['DateTime']['output']>;
+  /** Its promise (`startNoLaterThan`) now and after the changes; `null`: it fits nowhere. */
+  promiseBefore?: Maybe<Scalars['DateTime']['output']>;
+  /** Seconds the promise moves: positive later, negative earlier; `null` when it appears or goes. */
+  promiseShiftSeconds?: Maybe<Scalars['Int']['output']>;
+};
+
+/** Nodes of one pool (cluster, instance type, GPU shape) to add or take away. */
+export type WhatIfNodesInput = {
+  clusterId: Scalars['ID']['input'];
+  /** 1 to 1,000. */
+  count: Scalars['Int']['input'];
+  gpuShape: Scalars['String']['input'];
+  instanceType: Scalars['String']['input'];
+};
+
+/** A waiting GPR at another priority. */
+export type WhatIfPriorityInput = {
+  gprId: Scalars['ID']['input'];
+  /** 1 to 300. */
+  priority: Scalars['Int']['input'];
+};
+
+/** A waiting GPR of another size. */
+export type WhatIfSizeInput = {
+  duration: Scalars['Duration']['input'];
+  gprId: Scalars['ID']['input'];
+  nodeCount: Scalars['Int']['input'];
+};
+
+/** A node planned out of service. */
+export type WhatIfWindowInput = {
+  endsAt: Scalars['DateTime']['input'];
+  nodeId: Scalars['ID']['input'];
+  startsAt: Scalars['DateTime']['input'];
 };
 
 export type WorkloadHints = {
