@@ -150,3 +150,42 @@ async fn a_user_scripts_gprs_with_the_egs_client_and_its_exit_codes() {
     assert!(["RELEASING", "COMPLETED"].contains(&released["phase"].as_str().unwrap_or_default()), "{released}");
     app.finish().await;
 }
+
+#[tokio::test]
+async fn an_admin_asks_what_if_from_the_command_line() {
+    let app = TestApp::spawn().await;
+    let setup = two_slices(&app).await;
+    // Four nodes, all held; one GPR waits.
+    let held =
+        create_gpr(&app, &setup.token_a, &setup.slice_a, "held", serde_json::json!({ "nodeCount": 4, "duration": "2h", "preemptible": false })).await;
+    let held = held["id"].as_str().expect("id").to_owned();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let gpr = "query($id: ID!) { gpr(id: $id) { phase startNoLaterThan } }";
+    while app.ok(&app.admin_token, gpr, serde_json::json!({ "id": held })).await["gpr"]["phase"] != "PROVISIONED" {
+        assert!(tokio::time::Instant::now() < deadline, "not provisioned");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let waiting = create_gpr(&app, &setup.token_b, &setup.slice_b, "waiting", serde_json::json!({ "nodeCount": 1, "duration": "1h" })).await;
+    let waiting = waiting["id"].as_str().expect("id").to_owned();
+    while app.ok(&app.admin_token, gpr, serde_json::json!({ "id": waiting })).await["gpr"]["startNoLaterThan"].is_null() {
+        assert!(tokio::time::Instant::now() < deadline, "no promise");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let cli = Cli::new();
+    let token_file = cli.config.with_file_name("token");
+    std::fs::create_dir_all(token_file.parent().expect("a folder")).expect("a folder");
+    std::fs::write(&token_file, &app.admin_token).expect("the token file");
+    let login = cli.run(&["login", "--server", &app.url(""), "--token-file", token_file.to_str().expect("a path")]).await;
+    assert!(login.status.success(), "{}", String::from_utf8_lossy(&login.stderr));
+    let pool = format!("c1/p5.48xlarge/{SHAPE_H100}=1");
+    let moves = cli.json(&["what-if", "--add-nodes", &pool]).await;
+    let moved = moves.as_array().and_then(|m| m.iter().find(|m| m["gpr"]["id"] == waiting.as_str())).cloned();
+    assert!(moved.is_some_and(|m| m["promiseShiftSeconds"].as_i64().is_some_and(|s| s < 0)), "one more node starts it sooner: {moves}");
+    let table = cli.run(&["what-if", "--add-nodes", &pool]).await;
+    assert!(String::from_utf8_lossy(&table.stdout).contains("waiting"), "{}", String::from_utf8_lossy(&table.stdout));
+    // A malformed change is a usage error (2); no change at all too.
+    cli.fails(&["what-if", "--add-nodes", "c1=2"], 2).await;
+    cli.fails(&["what-if"], 2).await;
+    app.finish().await;
+}

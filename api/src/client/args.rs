@@ -47,6 +47,28 @@ pub enum ClientCommand {
     Events(EventsArgs),
     /// GPUs with their latest samples, hot spots first with `--hot`.
     Gpus(GpusArgs),
+    /// Admins: which waiting GPRs' promises would move if nodes were added, removed or
+    /// cordoned, or a GPR raised; changes nothing.
+    WhatIf(WhatIfArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct WhatIfArgs {
+    /// More nodes in a pool: `CLUSTER/INSTANCE_TYPE/GPU_SHAPE=COUNT` (the cluster by name or id);
+    /// repeatable.
+    #[arg(long = "add-nodes", value_name = "POOL=COUNT")]
+    pub add_nodes: Vec<String>,
+    /// Fewer nodes in a pool, the same way.
+    #[arg(long = "remove-nodes", value_name = "POOL=COUNT")]
+    pub remove_nodes: Vec<String>,
+    /// A node cordoned, by id; repeatable.
+    #[arg(long, value_name = "NODE_ID")]
+    pub cordon: Vec<String>,
+    /// A waiting GPR at another priority: `GPR_ID=PRIORITY`; repeatable.
+    #[arg(long, value_name = "GPR_ID=PRIORITY")]
+    pub priority: Vec<String>,
+    #[command(flatten)]
+    pub connection: Connection,
 }
 
 impl ClientCommand {
@@ -57,6 +79,7 @@ impl ClientCommand {
             ClientCommand::Gpr { connection, .. } => connection,
             ClientCommand::Events(args) => &args.connection,
             ClientCommand::Gpus(args) => &args.connection,
+            ClientCommand::WhatIf(args) => &args.connection,
         }
     }
 }

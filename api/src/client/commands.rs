@@ -22,6 +22,10 @@ pub async fn run(command: ClientCommand) -> Result<()> {
             let session = Session::open(&args.connection)?;
             gpus(&session, args).await
         }
+        ClientCommand::WhatIf(args) => {
+            let session = Session::open(&args.connection)?;
+            what_if(&session, args).await
+        }
     }
 }
 
@@ -342,11 +346,12 @@ async fn wait_time(session: &Session, args: WaitTimeArgs) -> Result<()> {
                         text(&r["freeNodes"]),
                         text(&r["estimatedWait"]),
                         text(&r["estimatedStartAt"]),
+                        format!("{} – {}", text(&r["startRange"]["p10"]), text(&r["startRange"]["p90"])),
                         text(&r["startNoLaterThan"]),
                     ]
                 })
                 .collect();
-            table::print(&["CLUSTER", "SHAPE", "INSTANCE TYPE", "FREE", "WAIT", "EXPECTED START", "NO LATER THAN"], &rows);
+            table::print(&["CLUSTER", "SHAPE", "INSTANCE TYPE", "FREE", "WAIT", "EXPECTED START", "LIKELY (P10 – P90)", "NO LATER THAN"], &rows);
         }
     }
     Ok(())
@@ -438,6 +443,71 @@ async fn gpus(session: &Session, args: GpusArgs) -> Result<()> {
                 })
                 .collect();
             table::print(&["NODE", "GPU", "MODEL", "TEMP °C", "POWER W", "UTIL %", "SAMPLED"], &rows);
+        }
+    }
+    Ok(())
+}
+
+/// `CLUSTER/INSTANCE_TYPE/GPU_SHAPE=COUNT` as a what-if pool change, the cluster by name or id.
+fn pool_change(clusters: &Value, given: &str) -> Result<egs_cli_what_if::WhatIfNodesInput> {
+    let usage = || Failure::Usage(format!("`{given}`: give CLUSTER/INSTANCE_TYPE/GPU_SHAPE=COUNT"));
+    let (pool, count) = given.rsplit_once('=').ok_or_else(usage)?;
+    let mut parts = pool.splitn(3, '/');
+    let (cluster, instance_type, gpu_shape) = (parts.next().ok_or_else(usage)?, parts.next().ok_or_else(usage)?, parts.next().ok_or_else(usage)?);
+    let cluster_id = id_named(clusters, cluster).ok_or_else(|| Failure::Usage(format!("no cluster named `{cluster}`")))?;
+    let count: i64 = count.parse().map_err(|_| usage())?;
+    Ok(egs_cli_what_if::WhatIfNodesInput { cluster_id, instance_type: instance_type.into(), gpu_shape: gpu_shape.into(), count })
+}
+
+async fn what_if(session: &Session, args: WhatIfArgs) -> Result<()> {
+    use egs_cli_what_if::{WhatIfChangeInput, WhatIfInput, WhatIfPriorityInput};
+    let clusters = if args.add_nodes.is_empty() && args.remove_nodes.is_empty() {
+        Value::Null
+    } else {
+        session.run::<EgsCliClusters>(egs_cli_clusters::Variables).await?["clusters"].clone()
+    };
+    let mut changes = Vec::new();
+    for given in &args.add_nodes {
+        changes.push(WhatIfChangeInput { add_nodes: Some(pool_change(&clusters, given)?), ..Default::default() });
+    }
+    for given in &args.remove_nodes {
+        changes.push(WhatIfChangeInput { remove_nodes: Some(pool_change(&clusters, given)?), ..Default::default() });
+    }
+    for node in &args.cordon {
+        changes.push(WhatIfChangeInput { cordon_node: Some(node.clone()), ..Default::default() });
+    }
+    for given in &args.priority {
+        let (gpr_id, priority) = given.split_once('=').ok_or_else(|| Failure::Usage(format!("`{given}`: give GPR_ID=PRIORITY")))?;
+        let priority = priority.parse().map_err(|_| Failure::Usage(format!("`{given}`: the priority is a number from 1 to 300")))?;
+        changes.push(WhatIfChangeInput { gpr_priority: Some(WhatIfPriorityInput { gpr_id: gpr_id.into(), priority }), ..Default::default() });
+    }
+    if changes.is_empty() {
+        return Err(Failure::Usage("weigh at least one change: --add-nodes, --remove-nodes, --cordon or --priority".into()));
+    }
+    let moves = session.run::<EgsCliWhatIf>(egs_cli_what_if::Variables { input: WhatIfInput { changes } }).await?["whatIf"].clone();
+    match session.output {
+        Output::Json => print_json(&moves),
+        Output::Table => {
+            let rows: Vec<Vec<String>> = moves
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|m| {
+                    let shift = m["promiseShiftSeconds"].as_i64().map_or_else(String::new, |s| {
+                        let sign = if s < 0 { "-" } else { "+" };
+                        format!("{sign}{}", egs_wire::duration::format_human(s.abs()))
+                    });
+                    vec![
+                        text(&m["gpr"]["name"]),
+                        text(&m["gpr"]["slice"]["name"]),
+                        text(&m["promiseBefore"]),
+                        text(&m["promiseAfter"]),
+                        shift,
+                        text(&m["expectedAfter"]),
+                    ]
+                })
+                .collect();
+            table::print(&["GPR", "SLICE", "PROMISE NOW", "PROMISE AFTER", "SHIFT", "EXPECTED AFTER"], &rows);
         }
     }
     Ok(())

@@ -38,6 +38,8 @@ operation!(EgsCliCancelGpr);
 operation!(EgsCliReleaseGpr);
 operation!(EgsCliExtendGpr);
 operation!(EgsCliWaitTime);
+operation!(EgsCliWhatIf);
+operation!(EgsCliClusters);
 operation!(EgsCliEvents);
 operation!(EgsCliSlices);
 
