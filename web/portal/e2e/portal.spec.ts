@@ -415,6 +415,20 @@ test('admin: maintenance is planned ahead on a node, listed, and cancelled', asy
   await expect(page.getByText('No maintenance planned on this cluster.')).toBeVisible();
 });
 
+test('admin: what-if weighs more nodes on the cluster page', async ({ page }) => {
+  await signIn(page, 'admin');
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Clusters' }).click();
+  await page.getByRole('button', { name: 'gpu-east' }).click();
+  await page.getByLabel('Change').selectOption('add');
+  await page.getByLabel('Nodes', { exact: true }).fill('4');
+  await page.getByRole('button', { name: 'Weigh it' }).click();
+  // Either some waiting GPR would start sooner, or none waits in this cluster's pools.
+  await expect(page.getByRole('table', { name: 'What would move' }).or(page.getByText('No waiting GPR would move.'))).toBeVisible();
+  const moves = page.getByRole('table', { name: 'What would move' }).locator('tbody tr');
+  for (const text of await moves.allInnerTexts()) expect(text).not.toContain('later');
+  await shot(page, 'admin-what-if');
+});
+
 test('a user asks for a workspace; an admin approves it renamed; the user owns the new slice', async ({ page, browser }) => {
   await signIn(page, 'dave');
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Workspaces' }).click();

@@ -13,6 +13,7 @@ import { grandTotal, totalsBy } from './pools';
 import { ms } from './timeline';
 import { NodeMaintenance } from './NodeMaintenance';
 import { MaintenanceWindows } from './MaintenanceWindows';
+import { WhatIf } from './WhatIf';
 import { ScheduleTimeline, type ScheduleItem } from './ScheduleTimeline';
 import { Percent, UsageBar, UsageLegend } from './UsageBar';
 import { useAfterFirst, useThrottled } from './hooks';
@@ -328,6 +329,7 @@ function ClusterDetail({ id }: { id: string }) {
         )}
       </Card>
       <MaintenanceWindows clusterId={cluster.id} nodes={cluster.nodes.nodes} onChange={refresh} />
+      <WhatIf clusterId={cluster.id} pools={cluster.pools} nodes={cluster.nodes.nodes} />
     </>
   );
 }
