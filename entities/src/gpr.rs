@@ -42,6 +42,10 @@ pub struct Model {
     pub start_p90_at: Option<DateTimeUtc>,
     /// The priority points fair share gave it when it was first ranked (fixed for its life).
     pub fair_share_bonus: Option<i32>,
+    /// When it was first estimated, and the start foreseen then: its admission is compared with
+    /// them to calibrate everyone's start ranges.
+    pub foreseen_at: Option<DateTimeUtc>,
+    pub foreseen_start_at: Option<DateTimeUtc>,
     pub assigned_cluster_id: Option<i64>,
     pub assigned_instance_type: Option<String>,
     pub assigned_gpu_shape: Option<String>,

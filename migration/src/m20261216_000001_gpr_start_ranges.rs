@@ -1,6 +1,8 @@
 //! A waiting GPR's start range: the 10th and 90th percentiles of when it is likely to start
 //! (`estimated_start_at` is the middle), calibrated on how past estimates turned out; and the
-//! fair-share points it was given when first ranked, so a new leader ranks it the same.
+//! fair-share points it was given when first ranked, so a new leader ranks it the same; and
+//! the start foreseen when it was first estimated (and when), which its admission compares with
+//! to calibrate the ranges — kept, so a new leader learns from the same history.
 
 use sea_orm_migration::{prelude::*, schema::*};
 
@@ -14,6 +16,8 @@ impl MigrationTrait for Migration {
         manager.alter_table(Table::alter().table(Gprs::Table).add_column(timestamp_with_time_zone_null(Gprs::StartP10At)).to_owned()).await?;
         manager.alter_table(Table::alter().table(Gprs::Table).add_column(timestamp_with_time_zone_null(Gprs::StartP90At)).to_owned()).await?;
         manager.alter_table(Table::alter().table(Gprs::Table).add_column(integer_null(Gprs::FairShareBonus)).to_owned()).await?;
+        manager.alter_table(Table::alter().table(Gprs::Table).add_column(timestamp_with_time_zone_null(Gprs::ForeseenAt)).to_owned()).await?;
+        manager.alter_table(Table::alter().table(Gprs::Table).add_column(timestamp_with_time_zone_null(Gprs::ForeseenStartAt)).to_owned()).await?;
         Ok(())
     }
 }
@@ -24,4 +28,6 @@ enum Gprs {
     StartP10At,
     StartP90At,
     FairShareBonus,
+    ForeseenAt,
+    ForeseenStartAt,
 }

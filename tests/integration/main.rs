@@ -40,6 +40,7 @@ mod services;
 mod slice_kubeconfig;
 mod slices;
 mod sso;
+mod start_ranges;
 mod subscriptions;
 mod templates;
 mod usage;

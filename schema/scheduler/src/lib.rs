@@ -134,6 +134,14 @@ impl Scheduler {
         }
     }
 
+    /// Restores when pending GPR `id` was first estimated and the start foreseen then (stored
+    /// by the caller), so its admission teaches the calibration as if nothing had restarted.
+    pub fn restore_foreseen(&mut self, id: GprId, made_at: Time, start: Time) {
+        if let Some(p) = self.pending.get_mut(&id) {
+            p.foreseen = Some((made_at, start));
+        }
+    }
+
     /// How past estimates turned out (see [`WaitCalibration`]).
     pub fn calibration(&self) -> &WaitCalibration {
         &self.calibration

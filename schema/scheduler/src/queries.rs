@@ -57,6 +57,7 @@ impl Scheduler {
             estimated_start: p.range.map(|r| r.p50).or(p.expected).or(p.plan.map(|plan| plan.start)),
             start_range: p.range,
             fair_share_bonus: p.bonus,
+            foreseen: p.foreseen,
             pool: p.plan.map(|plan| self.pools[plan.pool].key.clone()),
         })
     }

@@ -187,6 +187,8 @@ pub struct PendingStatus {
     /// The priority points fair share gave it when it was first ranked (see
     /// [`Config::fair_share_bonus`]): stored, so a new leader ranks it the same.
     pub fair_share_bonus: i32,
+    /// When it was first estimated and the start foreseen then (see [`WaitCalibration`]).
+    pub foreseen: Option<(Time, Time)>,
 }
 
 /// A start-time range: the GPR starts before `p10` one time in ten, before `p90` nine times in

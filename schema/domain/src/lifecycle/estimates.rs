@@ -21,6 +21,8 @@ struct Estimate {
     pool: Option<egs_scheduler::PoolKey>,
     /// Fair share's points, fixed when it was first ranked (written once).
     bonus: i32,
+    /// When it was first estimated and the start foreseen then (written once).
+    foreseen: (Option<DateTime<Utc>>, Option<DateTime<Utc>>),
 }
 
 /// A start range's ends as stored (p10, p90).
@@ -64,7 +66,9 @@ impl Lifecycle {
             let same_pool = Snapshot::assigned_pool(g) == pool;
             let wait = expected.map_or(0, |e| (e - snapshot.now).num_seconds().max(0));
             let range_kept = !range_moved((g.start_p10_at, g.start_p90_at), range, wait);
-            let bonus_kept = g.fair_share_bonus.is_some();
+            let foreseen =
+                status.foreseen.map_or((None, None), |(made, start)| (DateTime::from_timestamp(made, 0), DateTime::from_timestamp(start, 0)));
+            let bonus_kept = g.fair_share_bonus.is_some() && (g.foreseen_at.is_some() || foreseen.0.is_none());
             if g.queue_position == position
                 && g.start_no_later_than == promise
                 && g.estimated_start_at == expected
@@ -74,7 +78,7 @@ impl Lifecycle {
             {
                 continue;
             }
-            changed.push(Estimate { stored: g.clone(), position, promise, expected, range, pool, bonus: status.fair_share_bonus });
+            changed.push(Estimate { stored: g.clone(), position, promise, expected, range, pool, bonus: status.fair_share_bonus, foreseen });
         }
         if changed.is_empty() {
             return Ok(0);
@@ -120,13 +124,17 @@ impl Lifecycle {
         }
         self.commit(txn).await?;
         let count = written.len();
-        for Estimate { stored, position, promise, expected, range, pool, bonus } in changed.into_iter().filter(|c| written.contains(&c.stored.id)) {
+        for Estimate { stored, position, promise, expected, range, pool, bonus, foreseen } in
+            changed.into_iter().filter(|c| written.contains(&c.stored.id))
+        {
             if let Some(g) = snapshot.active.get_mut(&stored.id) {
                 g.queue_position = position;
                 g.start_no_later_than = promise;
                 g.estimated_start_at = expected;
                 (g.start_p10_at, g.start_p90_at) = range;
                 g.fair_share_bonus = g.fair_share_bonus.or(Some(bonus));
+                g.foreseen_at = g.foreseen_at.or(foreseen.0);
+                g.foreseen_start_at = g.foreseen_start_at.or(foreseen.1);
                 g.assigned_cluster_id = pool.as_ref().map(|p| p.cluster);
                 g.assigned_instance_type = pool.as_ref().map(|p| p.instance_type.clone());
                 g.assigned_gpu_shape = pool.map(|p| p.gpu_shape);
@@ -230,17 +238,21 @@ fn estimates_update(backend: sea_orm::DbBackend, chunk: &[Estimate]) -> sea_orm:
     const SET: &str = "UPDATE gprs SET queue_position = planned.queue_position, start_no_later_than = planned.start_no_later_than, \
          estimated_start_at = planned.estimated_start_at, start_p10_at = planned.start_p10_at, start_p90_at = planned.start_p90_at, \
          fair_share_bonus = COALESCE(gprs.fair_share_bonus, planned.fair_share_bonus), \
+         foreseen_at = COALESCE(gprs.foreseen_at, planned.foreseen_at), \
+         foreseen_start_at = COALESCE(gprs.foreseen_start_at, planned.foreseen_start_at), \
          assigned_cluster_id = planned.assigned_cluster_id, \
          assigned_instance_type = planned.assigned_instance_type, assigned_gpu_shape = planned.assigned_gpu_shape";
     const WHERE: &str = "WHERE gprs.id = planned.id AND gprs.version = planned.version RETURNING gprs.id";
     if backend == sea_orm::DbBackend::Postgres {
         let rows: Vec<serde_json::Value> = chunk
             .iter()
-            .map(|Estimate { stored: g, position, promise, expected, range: (p10, p90), pool, bonus }| {
+            .map(|Estimate { stored: g, position, promise, expected, range: (p10, p90), pool, bonus, foreseen: (made, start) }| {
                 serde_json::json!({
                     "id": g.id,
                     "version": g.version,
                     "fair_share_bonus": bonus,
+                    "foreseen_at": made,
+                    "foreseen_start_at": start,
                     "queue_position": position,
                     "start_no_later_than": promise,
                     "estimated_start_at": expected,
@@ -255,16 +267,16 @@ fn estimates_update(backend: sea_orm::DbBackend, chunk: &[Estimate]) -> sea_orm:
         let sql = format!(
             "{SET} FROM json_to_recordset($1::json) AS planned (id bigint, version integer, queue_position integer, \
              start_no_later_than timestamptz, estimated_start_at timestamptz, start_p10_at timestamptz, start_p90_at timestamptz, \
-             fair_share_bonus integer, \
+             fair_share_bonus integer, foreseen_at timestamptz, foreseen_start_at timestamptz, \
              assigned_cluster_id bigint, \
              assigned_instance_type text, assigned_gpu_shape text) {WHERE}"
         );
         return sea_orm::Statement::from_sql_and_values(backend, sql, [serde_json::Value::Array(rows).into()]);
     }
-    const COLUMNS: usize = 11;
+    const COLUMNS: usize = 13;
     let mut values: Vec<sea_orm::Value> = Vec::with_capacity(chunk.len() * COLUMNS);
     let mut rows = Vec::with_capacity(chunk.len());
-    for Estimate { stored: g, position, promise, expected, range: (p10, p90), pool, bonus } in chunk {
+    for Estimate { stored: g, position, promise, expected, range: (p10, p90), pool, bonus, foreseen: (made, start) } in chunk {
         values.extend([
             g.id.into(),
             g.version.into(),
@@ -274,6 +286,8 @@ fn estimates_update(backend: sea_orm::DbBackend, chunk: &[Estimate]) -> sea_orm:
             (*p10).into(),
             (*p90).into(),
             (*bonus).into(),
+            (*made).into(),
+            (*start).into(),
             pool.as_ref().map(|p| p.cluster).into(),
             pool.as_ref().map(|p| p.instance_type.clone()).into(),
             pool.as_ref().map(|p| p.gpu_shape.clone()).into(),
@@ -281,7 +295,7 @@ fn estimates_update(backend: sea_orm::DbBackend, chunk: &[Estimate]) -> sea_orm:
         rows.push(format!("({})", ["?"; COLUMNS].join(", ")));
     }
     let sql = format!(
-        "WITH planned (id, version, queue_position, start_no_later_than, estimated_start_at, start_p10_at, start_p90_at, fair_share_bonus, assigned_cluster_id, \
+        "WITH planned (id, version, queue_position, start_no_later_than, estimated_start_at, start_p10_at, start_p90_at, fair_share_bonus, foreseen_at, foreseen_start_at, assigned_cluster_id, \
          assigned_instance_type, assigned_gpu_shape) AS (VALUES {}) {SET} FROM planned {WHERE}",
         rows.join(", ")
     );

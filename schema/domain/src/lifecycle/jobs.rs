@@ -253,6 +253,8 @@ impl Lifecycle {
             changes.start_p90_at = Set(None);
             // Ranked anew when it is back: fair share gives its points again.
             changes.fair_share_bonus = Set(None);
+            changes.foreseen_at = Set(None);
+            changes.foreseen_start_at = Set(None);
             changes.provisioned_at = Set(None);
             changes.exit_at = Set(None);
             changes.milestones_done = Set(0);

@@ -269,6 +269,12 @@ impl Snapshot {
             let gpus = f64::from(self.pool_gpus(&pool)) * f64::from(g.node_count.max(1));
             core.charge(g.slice_id, gpus * used as f64, start.timestamp());
             core.predictor_mut().observe(g.slice_id, &pool.gpu_shape, used, g.duration_secs);
+            // How its first estimate turned out (its start: when its window began).
+            if let (Some(made), Some(foreseen)) = (g.foreseen_at, g.foreseen_start_at)
+                && start > made
+            {
+                core.calibration_mut().observe(g.priority, (foreseen - made).num_seconds(), (start - made).num_seconds());
+            }
         }
         // A preemption victim still releasing shares its nodes with the GPR that preempted it
         // (which waits for them): they are counted once, for the preemptor, whose bound is later.
@@ -294,6 +300,9 @@ impl Snapshot {
     pub(super) fn restore_queued(&self, core: &mut Scheduler, g: &gpr::Model) {
         let (hold, promised) = Self::stored_plan(g);
         core.restore_pending(self.request(g), hold, promised, g.fair_share_bonus);
+        if let (Some(made), Some(start)) = (g.foreseen_at, g.foreseen_start_at) {
+            core.restore_foreseen(g.id, made.timestamp(), start.timestamp());
+        }
     }
 
     /// A queued GPR's stored plan: its hold, or the promise its own change dropped the plan of.

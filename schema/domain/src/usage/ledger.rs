@@ -181,6 +181,8 @@ mod tests {
             start_p10_at: None,
             start_p90_at: None,
             fair_share_bonus: None,
+            foreseen_at: None,
+            foreseen_start_at: None,
             assigned_cluster_id: None,
             assigned_instance_type: None,
             assigned_gpu_shape: None,
