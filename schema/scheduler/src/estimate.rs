@@ -100,6 +100,12 @@ impl Scheduler {
         if pool.away.is_empty() {
             return from;
         }
+        // Enough nodes stay in over the whole span from `from` (the usual case): that is the
+        // answer, without the piecewise search (it doubled a 10k-GPR pass with 100 windows).
+        let span_end = from.saturating_add(self.span(request));
+        if pool.healthy - maintenance::away_over(&pool.away, from, span_end) >= request.nodes as i32 {
+            return from;
+        }
         let empty = Timeline::default();
         let view = View::whole(&empty).around(&pool.away, std::borrow::Cow::Borrowed(&[]));
         view.earliest_fit(from, self.span(request), request.nodes as i32, pool.healthy, Time::MAX).unwrap_or(from)

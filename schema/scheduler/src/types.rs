@@ -187,7 +187,7 @@ pub struct PendingStatus {
     /// The priority points fair share gave it when it was first ranked (see
     /// [`Config::fair_share_bonus`]): stored, so a new leader ranks it the same.
     pub fair_share_bonus: i32,
-    /// When it was first estimated and the start foreseen then (see [`WaitCalibration`]).
+    /// When it was first estimated and the start foreseen then (see [`WaitCalibration`](crate::predict::WaitCalibration)).
     pub foreseen: Option<(Time, Time)>,
 }
 
