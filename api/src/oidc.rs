@@ -421,20 +421,8 @@ pub async fn callback(State(state): State<AppState>, headers: HeaderMap, Query(q
         .find_map(|c| c.trim().strip_prefix(&format!("{COOKIE}=")).map(str::to_owned));
     let pending = sealed.and_then(|s| oidc.open(&s, chrono::Utc::now().timestamp()));
     let result = async {
-        let pending = pending.ok_or(SignInError::State)?;
-        // The state is what ties this callback to that browser.
-        if !query.state.as_deref().is_some_and(|s| egs_domain::auth::same_secret(s, &pending.state)) {
-            return Err(SignInError::State);
-        }
-        if let Some(error) = &query.error {
-            let description = query.error_description.as_deref().unwrap_or("no description");
-            return Err(SignInError::Provider(format!("{}: {}", plain(error), plain(description))));
-        }
-        let code = query.code.as_deref().ok_or_else(|| SignInError::Provider("no code".into()))?;
-        // Checked again before a session is minted: the cookie is this gateway's, but a
-        // token must never be sent anywhere else, whatever an older gateway sealed in it.
-        let return_to = local_path(&pending.return_to).ok_or(SignInError::ReturnPath)?;
-        let identity = oidc.identity(code, &pending).await?;
+        let (pending, code, return_to) = accept_callback(pending, &query)?;
+        let identity = oidc.identity(&code, &pending).await?;
         let services = &state.app;
         let signed = signin::sign_in(&services.db, &services.keys, services.access_news(), identity)
             .await
@@ -463,6 +451,26 @@ pub async fn callback(State(state): State<AppState>, headers: HeaderMap, Query(q
             response
         }
     }
+}
+
+/// What a callback must pass before the issuer is asked for an identity and a session is
+/// minted: its state cookie, the state it carries, no error from the issuer, a code, and a
+/// page of this site to return to. Returns the pending sign-in, the code and that page.
+fn accept_callback(pending: Option<Pending>, query: &CallbackQuery) -> Result<(Pending, String, String), SignInError> {
+    let pending = pending.ok_or(SignInError::State)?;
+    // The state is what ties this callback to that browser.
+    if !query.state.as_deref().is_some_and(|s| egs_domain::auth::same_secret(s, &pending.state)) {
+        return Err(SignInError::State);
+    }
+    if let Some(error) = &query.error {
+        let description = query.error_description.as_deref().unwrap_or("no description");
+        return Err(SignInError::Provider(format!("{}: {}", plain(error), plain(description))));
+    }
+    let code = query.code.clone().ok_or_else(|| SignInError::Provider("no code".into()))?;
+    // Checked again before a session is minted: the cookie is this gateway's, but a token
+    // must never be sent anywhere else, whatever an older gateway sealed in it.
+    let return_to = local_path(&pending.return_to).ok_or(SignInError::ReturnPath)?;
+    Ok((pending, code, return_to))
 }
 
 /// Back to the portal's sign-in page, which shows why.

@@ -217,6 +217,45 @@ fn check_objects(docs: &BTreeMap<String, Vec<Value>>) {
     let projected = &volume["projected"]["sources"][0]["serviceAccountToken"];
     assert_eq!((projected["audience"].as_str(), projected["path"].as_str()), (Some("egs"), Some(file)), "{volume}");
     assert!(projected["expirationSeconds"].as_i64().is_some_and(|s| (600..=3600).contains(&s)), "{volume}");
+    // The agent reads its own node and nothing else: `list pods` cannot be narrowed to one node
+    // in RBAC, and nodes/proxy reaches every kubelet, so neither is granted.
+    let agent_account = agent_pod["serviceAccountName"].as_str().expect("the agent's account");
+    let agent_roles: Vec<&Value> = docs
+        .values()
+        .flatten()
+        .filter(|d| {
+            matches!(d["kind"].as_str(), Some("ClusterRoleBinding" | "RoleBinding"))
+                && d["subjects"].as_array().into_iter().flatten().any(|s| s["name"] == agent_account)
+        })
+        .map(|b| kind(docs, b["roleRef"]["kind"].as_str().expect("role kind"), b["roleRef"]["name"].as_str().expect("role")))
+        .collect();
+    assert!(agent_roles.iter().any(|r| rules_allow(r, "", "nodes", "get")), "the agent reads its node's instance type");
+    for (resource, verb) in [("pods", "list"), ("pods", "get"), ("pods", "watch"), ("nodes/proxy", "get"), ("secrets", "get"), ("nodes", "patch")] {
+        assert!(!agent_roles.iter().any(|r| rules_allow(r, "", resource, verb)), "the agent may {verb} {resource}");
+    }
+
+    // /metrics takes no token, so a NetworkPolicy keeps tenant pods off its port: every ingress
+    // rule that opens the metrics port names who may come, and the API port stays open.
+    let policy = kind(docs, "NetworkPolicy", "egs-gateway");
+    for (k, v) in policy["spec"]["podSelector"]["matchLabels"].as_object().expect("the policy selects pods") {
+        assert_eq!(&labels[k], v, "the NetworkPolicy selects the gateway pods");
+    }
+    assert!(policy["spec"]["policyTypes"].as_array().into_iter().flatten().any(|t| t == "Ingress"), "{policy}");
+    let metrics_port = container["ports"].as_array().into_iter().flatten().find(|p| p["name"] == "metrics").expect("a metrics port");
+    let opens = |rule: &Value, port: &Value| {
+        rule["ports"].as_array().is_none_or(|ports| ports.iter().any(|p| p["port"] == port["name"] || p["port"] == port["containerPort"]))
+    };
+    let rules: Vec<&Value> = policy["spec"]["ingress"].as_array().into_iter().flatten().collect();
+    let metrics_rules: Vec<&&Value> = rules.iter().filter(|r| opens(r, metrics_port)).collect();
+    assert!(!metrics_rules.is_empty(), "the platform's Prometheus may scrape: {policy}");
+    for rule in metrics_rules {
+        let from = rule["from"].as_array().filter(|f| !f.is_empty()).unwrap_or_else(|| panic!("any pod may scrape /metrics: {rule}"));
+        assert!(
+            from.iter().all(|peer| peer["namespaceSelector"]["matchLabels"].is_object() || peer["podSelector"]["matchLabels"].is_object()),
+            "{rule}"
+        );
+    }
+    assert!(rules.iter().any(|r| opens(r, port) && r["from"].is_null()), "clients reach the API port: {policy}");
 }
 
 #[test]

@@ -106,3 +106,41 @@ async fn events_are_searched_by_kind_time_gpr_slice_and_text_and_paged_both_ways
     assert_eq!(hidden["errors"][0]["extensions"]["code"], "NOT_FOUND", "{hidden}");
     app.finish().await;
 }
+
+#[tokio::test]
+async fn a_text_search_looks_only_through_the_newest_events_it_may_scan() {
+    use egs_entities::{GprEventKind, gpr_event};
+    use sea_orm::{EntityTrait, Set};
+    let app = TestApp::spawn().await;
+    let setup = two_slices(&app).await;
+    let ahead = (chrono::Utc::now() + chrono::Duration::days(300)).to_rfc3339();
+    let gpr = create_gpr(&app, &setup.token_a, &setup.slice_a, "chatty", json!({ "nodeCount": 4, "earliestStartAt": ahead })).await;
+    let id = |v: &Value| egs_domain::ids::decode_any(v.as_str().expect("an id")).expect("a node id").1;
+    let (gpr_id, slice_id) = (id(&gpr["id"]), id(&json!(setup.slice_a)));
+    let event = |message: String| gpr_event::ActiveModel {
+        gpr_id: Set(gpr_id),
+        slice_id: Set(slice_id),
+        kind: Set(GprEventKind::PriorityChanged),
+        message: Set(message),
+        actor: Set("alice".into()),
+        created_at: Set(chrono::Utc::now()),
+        ..Default::default()
+    };
+    // An old event that says "needle", then as many newer ones as a text search may scan.
+    gpr_event::Entity::insert(event("needle in an old event".into())).exec(&app.db).await.expect("insert");
+    let scan = egs_domain::gpr::reads::MAX_TEXT_SCAN as usize;
+    for chunk in (0..scan).collect::<Vec<_>>().chunks(1_000) {
+        gpr_event::Entity::insert_many(chunk.iter().map(|i| event(format!("filler {i}")))).exec(&app.db).await.expect("insert");
+    }
+    // The old one is past what the search looks through: refused work, not a full scan.
+    let old = search(&app, &setup.token_a, json!({ "text": "needle" })).await;
+    assert_eq!(old["totalCount"], 0, "{old}");
+    // Filters other than text narrow first: by kind, it is among the newest again.
+    let created = search(&app, &setup.token_a, json!({ "text": "alice", "kinds": ["CREATED"] })).await;
+    assert_eq!(created["totalCount"], 1, "{created}");
+    // A new one is found.
+    gpr_event::Entity::insert(event("needle in a new event".into())).exec(&app.db).await.expect("insert");
+    let new = search(&app, &setup.token_a, json!({ "text": "NEEDLE" })).await;
+    assert_eq!((new["totalCount"].as_i64(), new["nodes"][0]["message"].as_str()), (Some(1), Some("needle in a new event")), "{new}");
+    app.finish().await;
+}

@@ -197,6 +197,12 @@ async fn a_kubeconfig_lives_no_longer_than_its_askers_token_or_access(kube: Kube
     app.mutate(&app.admin_token, "removeSliceMember", remove, json!({ "sliceId": slice, "userId": oscar_id })).await;
     egs_tests::wait_for("the kubeconfig to be refused after an owner was removed", || async { pod_names(&current, "team-a").await == Err(401) })
         .await;
+    // Deleted: the slice's kubeconfigs go with it, though its namespace stays on the cluster.
+    let last = client_from(issue(&app, &app.admin_token, &slice, &cluster).await["kubeconfig"].as_str().expect("kubeconfig")).await;
+    assert_eq!(pod_names(&last, "team-a").await, Ok(vec![]));
+    let delete = "mutation($input: DeleteSliceInput!) { deleteSlice(input: $input) { slice { id } userErrors { message } } }";
+    app.mutate(&app.admin_token, "deleteSlice", delete, json!({ "id": slice })).await;
+    egs_tests::wait_for("the kubeconfig to be refused after the slice was deleted", || async { pod_names(&last, "team-a").await == Err(401) }).await;
     app.finish().await;
 }
 on_both_backends!(a_kubeconfig_lives_no_longer_than_its_askers_token_or_access);
@@ -259,5 +265,18 @@ async fn a_proxy_password_in_a_kubeconfig_never_reaches_an_error() {
     let text = body.to_string();
     assert!(body["data"]["sliceKubeconfig"]["userErrors"][0]["message"].is_string() || body["errors"][0].is_object(), "it fails: {body}");
     assert!(!text.contains("s3cret-proxy") && !text.contains("alice:"), "the proxy password is echoed: {body}");
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn the_pod_security_level_of_slice_namespaces_is_a_setting() {
+    let app = TestApp::spawn_with(|settings| settings.kubernetes.slice_pod_security = "restricted".into()).await;
+    let kube = KubeBackend::start_fake().await;
+    let (cluster, slice) = setup(&app, &kube).await;
+    let add = "mutation($input: SliceNamespaceInput!) { addSliceNamespace(input: $input) { slice { id } userErrors { field message code } } }";
+    app.mutate(&app.admin_token, "addSliceNamespace", add, json!({ "sliceId": slice, "clusterId": cluster, "name": "team-a-strict" })).await;
+    assert!(issue(&app, &app.admin_token, &slice, &cluster).await["kubeconfig"].is_string());
+    let made = kube.get("namespaces", None, "team-a-strict").await.expect("created")["metadata"]["labels"].clone();
+    assert_eq!(made["pod-security.kubernetes.io/enforce"], "restricted", "{made}");
     app.finish().await;
 }

@@ -55,6 +55,11 @@ async fn a_user_asks_for_a_workspace_and_an_admin_approves_it_with_edits() {
     assert_eq!(app.ok(&app.admin_token, MINE, json!({})).await["workspaceRequests"].as_array().map(Vec::len), Some(1));
     let by_user = app.gql(&dana, APPROVE, json!({ "input": { "id": id_of(&asked) } })).await;
     assert_eq!(by_user["errors"][0]["extensions"]["code"], "FORBIDDEN", "{by_user}");
+    // An admin's edit may not hand over the gateway's own namespace either; nothing is decided.
+    let into_egs = json!({ "input": { "id": id_of(&asked), "namespaces": [{ "clusterId": cluster, "name": "egs" }] } });
+    let refused = app.ok(&app.admin_token, APPROVE, into_egs).await["approveWorkspaceRequest"].clone();
+    assert_eq!(refused["userErrors"][0]["field"], json!(["input", "namespaces", "0", "name"]), "{refused}");
+    assert_eq!(app.ok(&dana, MINE, json!({})).await["workspaceRequests"][0]["state"], "PENDING");
 
     let approved = app
         .mutate(
@@ -90,6 +95,8 @@ async fn rejections_say_why_and_bad_requests_change_nothing() {
         (json!({ "name": "ok", "purpose": " ", "namespaces": [{ "clusterId": cluster, "name": "ns" }] }), "purpose"),
         (json!({ "name": "ok", "purpose": "x", "namespaces": [] }), "namespaces"),
         (json!({ "name": "ok", "purpose": "x", "namespaces": [{ "clusterId": cluster, "name": "kube-system" }] }), "namespaces.0.name"),
+        // The gateway's own namespace: approving it would write a slice's Role beside EGS's secrets.
+        (json!({ "name": "ok", "purpose": "x", "namespaces": [{ "clusterId": cluster, "name": "egs" }] }), "namespaces.0.name"),
         (json!({ "name": "taken", "purpose": "x", "namespaces": [{ "clusterId": cluster, "name": "ns" }] }), "name"),
         (json!({ "name": "ok", "purpose": "x", "namespaces": [{ "clusterId": cluster, "name": "ns" }], "maxNodesPerGpr": 0 }), "maxNodesPerGpr"),
     ];

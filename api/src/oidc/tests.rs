@@ -161,6 +161,38 @@ fn the_state_cookie_is_refused_when_altered_or_expired_and_the_return_path_stays
 }
 
 #[test]
+fn a_callback_is_refused_before_any_session_when_its_return_path_leaves_this_site() {
+    let pending = |return_to: &str| Pending {
+        state: "s".into(),
+        nonce: "n".into(),
+        verifier: "v".into(),
+        redirect_uri: "https://egs/auth/oidc/callback".into(),
+        return_to: return_to.into(),
+        expires: 1_000,
+    };
+    let query = |state: &str, code: Option<&str>| CallbackQuery {
+        code: code.map(str::to_owned),
+        state: Some(state.into()),
+        error: None,
+        error_description: None,
+    };
+    let accepted = accept_callback(Some(pending("/queue")), &query("s", Some("c"))).expect("a good callback");
+    assert_eq!((accepted.1.as_str(), accepted.2.as_str()), ("c", "/queue"));
+    // A cookie sealed with a path a browser reads as another host (as an older gateway could
+    // have): refused before the code is exchanged, so no session exists to leak.
+    for bad in ["/\t/evil.host/steal", "//evil.host", "/\u{1}x", "https://evil.host/"] {
+        let refused = accept_callback(Some(pending(bad)), &query("s", Some("c")));
+        assert!(matches!(refused, Err(SignInError::ReturnPath)), "{bad:?}: {:?}", refused.err());
+    }
+    // No cookie, another state, no code, an error from the issuer: each refused too.
+    assert!(matches!(accept_callback(None, &query("s", Some("c"))), Err(SignInError::State)));
+    assert!(matches!(accept_callback(Some(pending("/")), &query("t", Some("c"))), Err(SignInError::State)));
+    assert!(matches!(accept_callback(Some(pending("/")), &query("s", None)), Err(SignInError::Provider(_))));
+    let denied = CallbackQuery { error: Some("access_denied".into()), error_description: Some("a\nforged".into()), ..query("s", Some("c")) };
+    assert!(matches!(accept_callback(Some(pending("/")), &denied), Err(SignInError::Provider(m)) if !m.contains('\n')));
+}
+
+#[test]
 fn error_text_from_outside_cannot_forge_a_log_line_or_run_long() {
     assert_eq!(plain("access_denied"), "access_denied");
     assert_eq!(plain("no\nINFO egs: signed in user=admin"), "no INFO egs: signed in user=admin");

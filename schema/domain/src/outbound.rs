@@ -288,6 +288,24 @@ mod tests {
         }
     }
 
+    #[tokio::test]
+    async fn a_guarded_delivery_that_fails_says_only_that_it_could_not_reach() {
+        // `nowhere.test` resolves to nothing: no connection is tried anywhere. What reqwest
+        // says (a resolver error here; "connection refused" or "timed out" against a real host)
+        // would map the gateway's network for whoever owns the URL, so users get one sentence.
+        let client = Client::guarded_with(Some(test_lookup)).expect("a client");
+        let outcome = client.post_json(&parse_url("https://nowhere.test:8443/hook").expect("a URL"), b"{}".to_vec(), &[]).await;
+        let Outcome::Retry(why) = outcome else { panic!("a failure to reach is retried: {outcome:?}") };
+        assert_eq!(why, format!("could not be reached, or did not answer within {} s", REQUEST_TIMEOUT.as_secs()));
+        // An operator's own (open) client keeps the detail for its logs.
+        let open =
+            Client { http: builder().dns_resolver(Arc::new(PublicOnly { lookup: Some(test_lookup) })).build().expect("a client"), guarded: false };
+        let Outcome::Retry(detail) = open.post_json(&parse_url("https://nowhere.test:8443/hook").expect("a URL"), b"{}".to_vec(), &[]).await else {
+            panic!("retried")
+        };
+        assert!(!detail.starts_with("could not be reached"), "{detail}");
+    }
+
     /// Run only as a child of [`a_guarded_client_never_hands_a_target_to_a_proxy`], with the
     /// proxy in its environment (reqwest reads it when a client is built): ignored otherwise.
     #[tokio::test]

@@ -88,6 +88,15 @@ impl<'a> View<'a> {
         if self.away.is_empty() {
             return self.counted_fit(&self.edges, from, duration, n, capacity, limit);
         }
+        if self.guards.is_empty() {
+            // Windows only take nodes away, so the fit without them is the earliest there can
+            // be; where no window touches its span it is the answer (most estimates: the
+            // piecewise search below cost a 10k-GPR pass with 100 windows 40 %).
+            let unbounded = self.counted_fit(&self.edges, from, duration, n, capacity, limit)?;
+            if maintenance::away_over(self.away, unbounded, unbounded.saturating_add(duration)) == 0 {
+                return Some(unbounded);
+            }
+        }
         let mut start = from;
         for cut in maintenance::cuts(self.away, from, duration).into_iter().map(Some).chain([None]) {
             if start > limit {

@@ -439,6 +439,25 @@ mod tests {
         assert_eq!(fragments.cost(&gate().registry, &Variables::default(), None).complexity, PLANNING_COMPLEXITY + 4);
     }
 
+    #[test]
+    fn more_planning_questions_than_one_requests_worth_are_refused_however_they_are_written() {
+        let question =
+            |alias: usize| format!("q{alias}: waitTimeEstimates(input: {{ nodeCount: 1, duration: \"1h\", sliceId: \"x\" }}) {{ estimatedStart }}");
+        let aliased = |n: usize| format!("{{ {} }}", (0..n).map(question).collect::<Vec<_>>().join(" "));
+        assert!(admit(&mut async_graphql::Request::new(aliased(MAX_PLANNING_QUESTIONS))).is_none(), "{MAX_PLANNING_QUESTIONS} questions run");
+        let over = admit(&mut async_graphql::Request::new(aliased(MAX_PLANNING_QUESTIONS + 1))).expect("one more is refused");
+        assert_eq!(code(&over).as_deref(), Some("TOO_COMPLEX"));
+        assert!(over.message.contains(&format!("asks {} planning questions", MAX_PLANNING_QUESTIONS + 1)), "{}", over.message);
+        // Spread twice, a fragment of three questions is six.
+        let spread = format!("{{ ...P ...P }} fragment P on Query {{ {} }}", (0..3).map(question).collect::<Vec<_>>().join(" "));
+        let twice = admit(&mut async_graphql::Request::new(spread)).expect("refused");
+        assert!(twice.message.contains("asks 6 planning questions"), "{}", twice.message);
+        // gprExtensionRoom counts the same.
+        let rooms: String = (0..=MAX_PLANNING_QUESTIONS).map(|i| format!("r{i}: gprExtensionRoom(id: \"x\") {{ maxNow }} ")).collect();
+        let room = admit(&mut async_graphql::Request::new(format!("{{ {rooms} }}"))).expect("refused");
+        assert_eq!(code(&room).as_deref(), Some("TOO_COMPLEX"), "{}", room.message);
+    }
+
     #[tokio::test]
     async fn every_portal_document_fits_the_output_cost() {
         fn documents(dir: &std::path::Path, found: &mut Vec<String>) {
