@@ -8,7 +8,8 @@
 # Builds `egs` in release first. Each row: waited GPRs, promises kept (no higher arrival / all),
 # promises moved later without cause (0 / 1 failure a day), the start range's coverage (p10 / p90)
 # and median width over the wait, the expected start within 10 min and its median relative error
-# (waited GPRs), mean and p95 delay (EGS / FIFO / EASY), band means, and the replay's wall time.
+# (waited GPRs), mean and p95 delay (EGS / FIFO / EASY), band means (EGS · FIFO · EASY), and the
+# replay's wall time.
 set -euo pipefail
 dir=${1:?give the folder that holds cluster01.csv.gz … cluster05.csv.gz}
 cd "$(dirname "$0")/../.."
@@ -26,7 +27,7 @@ cluster05 11 9"
 h() { jq -r "$1 / 3600 | . * 10 | round / 10"; }
 f2() { jq -r "if $1 == null then \"–\" else ($1 * 100 | round / 100) end"; }
 
-echo "| trace | nodes | waited | kept, no higher arrival / all | moved later without cause (0 / 1 failure a day) | range coverage p10 / p90 | range width / wait, median | within 10 min, waited | rel. error median, waited | mean delay h: EGS / FIFO / EASY | p95 delay h: EGS / FIFO / EASY | band means h (low, medium, high): EGS | wall s |"
+echo "| trace | nodes | waited | kept, no higher arrival / all | moved later without cause (0 / 1 failure a day) | range coverage p10 / p90 | range width / wait, median | within 10 min, waited | rel. error median, waited | mean delay h: EGS / FIFO / EASY | p95 delay h: EGS / FIFO / EASY | band means h (low, medium, high): EGS · FIFO · EASY | wall s |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 while read -r trace nominal reduced; do
   for nodes in "$nominal" "$reduced"; do
@@ -37,7 +38,8 @@ while read -r trace nominal reduced; do
     easy=$("$egs" replay --trace "$dir/$trace.csv.gz" --nodes "$nodes" --baseline easy | jq '.baseline')
     failing=$("$egs" replay --trace "$dir/$trace.csv.gz" --nodes "$nodes" --failures-per-day 1 | jq '.promise_moved_later_without_cause')
     r() { echo "$fifo" | jq -r "$1"; }
-    bands=$(echo "$fifo" | jq -r '[.by_priority_band.low, .by_priority_band.medium, .by_priority_band.high] | map(.queue_delay_mean_s / 3600 * 10 | round / 10 | tostring) | join("/")')
+    band_means() { jq -r '[.low, .medium, .high] | map(.queue_delay_mean_s / 3600 * 10 | round / 10 | tostring) | join("/")'; }
+    bands="$(echo "$fifo" | jq .by_priority_band | band_means) · $(echo "$fifo" | jq .baseline.by_priority_band | band_means) · $(echo "$easy" | jq .by_priority_band | band_means)"
     printf '| %s | %s | %s | %s / %s | %s / %s | %s / %s | %s | %s | %s | %s / %s / %s | %s / %s / %s | %s | %.1f |\n' \
       "$trace" "$label" "$(r .waited_jobs)" \
       "$(echo "$fifo" | f2 .promise_kept_no_higher_arrival)" "$(echo "$fifo" | f2 .promise_kept_all)" \

@@ -405,3 +405,32 @@ fn every_adapter_trait_is_in_ports() {
         .collect();
     assert!(elsewhere.is_empty(), "public traits outside schema/domain/src/ports.rs: {elsewhere:#?}");
 }
+
+/// Files of the product's crates over this many lines get split (tests aside: `tests.rs`
+/// files and `tests/` folders hold many small cases, not one thing grown too big).
+const MAX_SOURCE_LINES: usize = 600;
+
+#[test]
+fn no_source_file_is_over_600_lines() {
+    fn walk(dir: &Path, found: &mut Vec<(PathBuf, usize)>) {
+        for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).flatten() {
+            let path = entry.path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
+            if path.is_dir() {
+                if name != "tests" && name != "target" {
+                    walk(&path, found);
+                }
+            } else if name.ends_with(".rs") && name != "tests.rs" {
+                let lines = std::fs::read_to_string(&path).map(|t| t.lines().count()).unwrap_or(0);
+                found.push((path, lines));
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for dir in ["api/src", "schema/src", "schema/domain/src", "schema/scheduler/src", "entities/src", "migration/src", "node-agent/src"] {
+        walk(&workspace().join(dir), &mut found);
+    }
+    assert!(found.len() > 200, "read the sources ({} files)", found.len());
+    let long: Vec<String> = found.iter().filter(|(_, n)| *n > MAX_SOURCE_LINES).map(|(p, n)| format!("{} has {n} lines", p.display())).collect();
+    assert!(long.is_empty(), "split these by what they do: {long:#?}");
+}
