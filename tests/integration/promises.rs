@@ -186,7 +186,11 @@ async fn a_clusters_firm_horizon_keeps_promises_against_medium_arrivals() {
     // A medium arrival of higher priority plans around the firm promise instead of taking it.
     let later = id_of(&create_gpr(&app, &third_token, &third, "later", json!({ "priority": 190, "duration": "1h" })).await);
     let behind = wait_until(&app, &later, "a promise", |g| !g["startNoLaterThan"].is_null()).await;
-    assert!(time(&behind["startNoLaterThan"]) > time(&promised["startNoLaterThan"]), "it waits behind the firm promise: {behind}");
+    assert!(
+        time(&behind["startNoLaterThan"]) > time(&promised["startNoLaterThan"]),
+        "it waits behind the firm promise: {behind} {promised} now {}",
+        gpr(&app, &waiting).await
+    );
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(gpr(&app, &waiting).await["startNoLaterThan"], promised["startNoLaterThan"], "the firm promise stands");
     app.finish().await;

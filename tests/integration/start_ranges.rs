@@ -116,7 +116,10 @@ async fn a_range_narrows_as_history_grows_and_a_new_leader_ranges_the_same() {
     let (slice, token) = &teams[1];
     let after = id_of(&create_gpr(&next, token, slice, "after", json!({ "duration": "1h", "preemptible": false })).await);
     let (again, width_again) = ranged(&next, &after).await;
-    assert_eq!(again["estimatedStartAt"], found["estimatedStartAt"], "{again} vs {found}");
+    // (To the few seconds that the replica's usage, learned from stored windows rather than
+    // watched, may round differently.)
+    let apart = (time(&again["estimatedStartAt"]) - time(&found["estimatedStartAt"])).num_seconds().abs();
+    assert!(apart <= 5, "the same expected start, {apart} s apart: {again} vs {found}");
     assert!(width_again * 4 < first_width, "the new leader learned too: {width_again} s: {again}");
     next.finish().await;
 }

@@ -332,7 +332,8 @@ impl Scheduler {
         }
         for r in self.running.values_mut() {
             let back = r.spec.nodes_back_by(allowance);
-            let end = r.predicted_end.max(now.saturating_add(OVERRUN_ALLOWANCE.min(back - now).max(1)));
+            // Due later: its predicted end. Overrun: a while more, never past its nodes' return.
+            let end = if r.predicted_end > now { r.predicted_end } else { now.saturating_add(OVERRUN_ALLOWANCE.min(back - now).max(1)) };
             let nodes = r.healthy_nodes(&self.nodes);
             self.pools[r.pool].expected.add(now, end, nodes);
             if let Some(slice) = self.slices.get_mut(&r.spec.request.slice) {

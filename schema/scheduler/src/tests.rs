@@ -1678,3 +1678,27 @@ fn what_if_tells_which_promises_move_and_changes_nothing() {
     assert_eq!(moves.first().map(|m| (m.gpr, m.promise_before, m.promise_after)), Some((99, None, Some(100))));
     assert!(moves.iter().any(|m| m.gpr == 10 && m.promise_moved().is_some_and(|by| by >= 50)), "10 waits behind it: {moves:?}");
 }
+
+#[test]
+fn a_running_gpr_due_to_end_soon_is_expected_to_end_then_not_ten_minutes_on() {
+    // Users are expected to use a tenth of their windows: GPR 1, an hour reserved from 0, is
+    // expected to be done at 360. At 300 a GPR waiting behind it expects to start then, not
+    // ten minutes on (live estimates ran 3-9 min late when every running GPR was assumed to
+    // hold its nodes at least 10 min more).
+    let mut core = Scheduler::new(Config { prior_use_ratio: 0.1, ..Config::default() });
+    let p = pool_key(1, "H100");
+    add_nodes(&mut core, &p, 1..=1);
+    slices(&mut core, &[1, 2], &[1], false);
+    running(&mut core, request(1, 1, 1, 100, 3_600), &p, vec![1], 0);
+    assert!(core.plan(300).is_empty());
+    core.submit(request(2, 2, 1, 100, 600), 300).expect("fits");
+    assert_eq!(promise(&core, 2), Some(3_600), "the promise still counts the whole window");
+    let expected = core.status(2).and_then(|s| s.estimated_start).expect("an estimate");
+    assert_eq!(expected, 360, "at GPR 1's predicted end");
+    // Past its predicted end it is given a while more (10 min), never past its window.
+    core.plan(1_000);
+    let overrun = core.status(2).and_then(|s| s.estimated_start).expect("an estimate");
+    assert_eq!(overrun, 1_600);
+    core.plan(3_300);
+    assert_eq!(core.status(2).and_then(|s| s.estimated_start), Some(3_600), "the window's end bounds it");
+}

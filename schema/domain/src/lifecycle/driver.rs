@@ -19,7 +19,7 @@ use crate::error::Result;
 use crate::gpr::phase::{ACTIVE, HOLDING};
 use crate::inventory::liveness::STALE_AFTER_SECS;
 use chrono::{DateTime, Duration, Utc};
-use egs_entities::{GprPhase, gpr, node, slice, slice_cluster};
+use egs_entities::{GprPhase, cluster, gpr, node, slice, slice_cluster};
 use egs_scheduler::{Config, Decision, Holding, Scheduler};
 use sea_orm::{
     AccessMode, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, IsolationLevel, PaginatorTrait, QueryFilter, QuerySelect, TransactionSession,
@@ -192,9 +192,15 @@ impl Driver {
         // Few rows (windows not over), read whole at most every second: a look runs at every
         // wake-up, many a second under load. Before the nodes are judged: a node cordoned for
         // a window that runs still counts (the window keeps it out).
-        if self.windows_read.is_none_or(|at| at.elapsed() >= WINDOWS_EVERY) {
+        let windows_due = self.windows_read.is_none_or(|at| at.elapsed() >= WINDOWS_EVERY);
+        if windows_due {
             self.state.maintenance = crate::inventory::windows::open(db).await?;
-            // Clusters' firm horizons are as few and as rarely changed: read with them.
+            self.windows_read = Some(std::time::Instant::now());
+        }
+        // Clusters' firm horizons: few rows, read whole with the windows, and at once when a
+        // cluster changed (an admin who sets a horizon expects the next arrival to see it).
+        let clusters_changed = windows_due || cluster::Entity::find().filter(cluster::Column::UpdatedAt.gte(since)).count(db).await? > 0;
+        if clusters_changed {
             let horizons = super::state::load_firm_horizons(db).await?;
             for cluster in self.state.firm_horizons.keys().filter(|c| !horizons.contains_key(c)) {
                 self.core.set_firm_horizon(*cluster, None);
@@ -203,7 +209,6 @@ impl Driver {
                 self.core.set_firm_horizon(cluster, Some(horizon));
             }
             self.state.firm_horizons = horizons;
-            self.windows_read = Some(std::time::Instant::now());
         }
         self.judge_nodes(t);
         self.core.set_maintenance(self.state.maintenance.windows.clone());
