@@ -68,6 +68,15 @@ pub struct Scheduler {
     firm_horizons: HashMap<ClusterId, Time>,
 }
 
+/// The `q` quantile of `sorted` (nearest rank; 0 when empty): the replay's report and the
+/// wait calibration read the same way.
+pub(crate) fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
 /// The priority a GPR of `priority` is ranked at with fair share's `bonus`: never past its band.
 fn ranked(priority: i32, bonus: i32) -> i32 {
     priority.saturating_add(bonus.max(0)).min(band_top(priority).max(priority))

@@ -185,8 +185,7 @@ impl Ratios {
             }
             let mut sorted: Vec<f64> = self.newest.iter().copied().collect();
             sorted.sort_by(f64::total_cmp);
-            let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
-            Some([at(0.1), at(0.5), at(0.9)])
+            Some([0.1, 0.5, 0.9].map(|q| crate::quantile(&sorted, q)))
         })
     }
 }

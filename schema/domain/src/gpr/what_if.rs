@@ -54,16 +54,18 @@ pub async fn what_if(db: &DatabaseConnection, caller: &Caller, planner: &dyn Pla
     if asked.iter().filter(|a| matches!(a, Asked::NewGpr { .. })).count() > 1 {
         return Err(Error::invalid("changes", "weigh at most one GPR not yet asked for"));
     }
-    let pools = summarize_pools(&nodes_select(&NodeQuery::default()).all(db).await?);
+    // Only added nodes need their pool's shape: the node list is read for those alone.
+    let pools = if asked.iter().any(|a| matches!(a, Asked::AddNodes { .. })) {
+        summarize_pools(&nodes_select(&NodeQuery::default()).all(db).await?)
+    } else {
+        Vec::new()
+    };
     let mut changes = Vec::with_capacity(asked.len());
     for (i, change) in asked.into_iter().enumerate() {
         let at = |field: &str| format!("changes.{i}.{field}");
         let wrong = |field: &str, message: String| Error::User(vec![UserError::invalid(&at(field), message)]);
         changes.push(match change {
-            Asked::AddNodes { cluster_id, instance_type, gpu_shape, count } | Asked::RemoveNodes { cluster_id, instance_type, gpu_shape, count }
-                if !(1..=MAX_NODES).contains(&count) =>
-            {
-                let _ = (cluster_id, instance_type, gpu_shape);
+            Asked::AddNodes { count, .. } | Asked::RemoveNodes { count, .. } if !(1..=MAX_NODES).contains(&count) => {
                 return Err(wrong("count", format!("from 1 to {MAX_NODES} nodes")));
             }
             Asked::AddNodes { cluster_id, instance_type, gpu_shape, count } => {

@@ -2,13 +2,7 @@
 //! slice usage, beside the baseline's.
 
 use super::*;
-
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
-}
+use crate::quantile;
 
 fn delays_of<'a>(records: impl Iterator<Item = &'a Record>) -> Vec<f64> {
     let mut delays: Vec<f64> = records.filter_map(|r| r.started_at.map(|s| (s - r.submitted_at) as f64)).collect();
