@@ -69,28 +69,44 @@ pub(super) struct Reservation {
 /// ahead of the lower-priority ones" views take away (see `plan::View`).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Reservations {
-    pub(super) list: Vec<Reservation>,
+    list: Vec<Reservation>,
+    /// Where each GPR's window is in `list` (a pass takes thousands out and puts them back).
+    at: super::HashMap<GprId, usize>,
 }
 
 impl Reservations {
+    /// Adds `r`, or replaces the window its GPR had.
     pub(super) fn push(&mut self, r: Reservation) {
-        self.list.push(r);
+        match self.at.get(&r.gpr) {
+            Some(&i) => self.list[i] = r,
+            None => {
+                self.at.insert(r.gpr, self.list.len());
+                self.list.push(r);
+            }
+        }
     }
 
     pub(super) fn forget(&mut self, gpr: GprId) {
-        if let Some(at) = self.list.iter().position(|r| r.gpr == gpr) {
-            self.list.swap_remove(at);
+        let Some(i) = self.at.remove(&gpr) else { return };
+        self.list.swap_remove(i);
+        if let Some(moved) = self.list.get(i) {
+            self.at.insert(moved.gpr, i);
         }
     }
 
     pub(super) fn set_priority(&mut self, gpr: GprId, priority: i32) {
-        for r in self.list.iter_mut().filter(|r| r.gpr == gpr) {
-            r.priority = priority;
+        if let Some(&i) = self.at.get(&gpr) {
+            self.list[i].priority = priority;
         }
     }
 
     pub(super) fn replace(&mut self, list: Vec<Reservation>) -> Vec<Reservation> {
-        std::mem::replace(&mut self.list, list)
+        let old = std::mem::take(&mut self.list);
+        self.at.clear();
+        for r in list {
+            self.push(r);
+        }
+        old
     }
 
     pub(super) fn iter(&self) -> std::slice::Iter<'_, Reservation> {

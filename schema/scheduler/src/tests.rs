@@ -815,6 +815,61 @@ proptest! {
         prop_assert_eq!(queue.peek(), model.first().copied());
     }
 
+    /// The chunked timeline against a plain per-second array, through every kind of edit
+    /// (unit tests use chunks of a few breakpoints, so these cross chunk edges all the time).
+    #[test]
+    fn timeline_edits_and_searches_match_a_per_second_model(
+        edits in prop::collection::vec((0..3u8, 0..150i64, 1..60i64, -3..4i32), 1..40),
+        removed in prop::collection::vec((0..150i64, 1..60i64, 1..3i32), 0..6),
+        from in 0..160i64, duration in 1..50i64, n in 1..5i32, capacity in 1..9i32, limit in 0..260i64,
+    ) {
+        const END: i64 = 260;
+        let mut timeline = Timeline::default();
+        let mut model = vec![0i32; END as usize];
+        for (kind, start, length, nodes) in &edits {
+            let (start, end) = (*start, start + length);
+            match kind {
+                0 => timeline.add(start, end, *nodes),
+                1 => { timeline.add_keeping_breakpoints(start, end, *nodes); }
+                _ => { timeline.add(start, end, *nodes); timeline.tidy(); }
+            }
+            for t in start..end {
+                model[t as usize] += nodes;
+            }
+            // A search after every edit: what earlier searches remembered must still hold.
+            let (from, duration) = (from + start % 7, duration + length % 5);
+            let fits = |s: i64| (s..s + duration).all(|t| if (0..END).contains(&t) { model[t as usize] } else { 0 } + n <= capacity);
+            let brute = (from..=limit).find(|&s| n <= capacity && fits(s));
+            prop_assert_eq!(timeline.earliest_fit(from, duration, n, capacity, limit), brute, "after {:?}", (kind, start, end, nodes));
+        }
+        let at = |t: i64| if (0..END).contains(&t) { model[t as usize] } else { 0 };
+        for t in -2..END {
+            prop_assert_eq!(timeline.used_at(t), at(t), "used at {}", t);
+        }
+        prop_assert_eq!(timeline.max_used(from, from + duration), (from..from + duration).map(at).max().unwrap_or(0));
+        prop_assert_eq!(timeline.peak_from(from), (from..END).map(at).max().unwrap_or(0).max(0));
+        // Searches on the timeline less `removed`, against the model less them.
+        let mut less = model.clone();
+        let mut edges: Vec<(Time, i32)> = Vec::new();
+        for (start, length, nodes) in &removed {
+            edges.extend([(*start, *nodes), (start + length, -nodes)]);
+            for t in *start..start + length {
+                less[t as usize] -= nodes;
+            }
+        }
+        edges.sort_unstable();
+        for (line, edges) in [(&model, &[][..]), (&less, &edges[..])] {
+            let fits = |s: i64| (s..s + duration).all(|t| if (0..END).contains(&t) { line[t as usize] } else { 0 } + n <= capacity);
+            // More nodes than the capacity never fit, whatever a negative count leaves.
+            let brute = (from..=limit).find(|&s| n <= capacity && fits(s));
+            prop_assert_eq!(timeline.earliest_fit_without(edges, from, duration, n, capacity, limit), brute);
+        }
+        timeline.forget_before(from);
+        for t in from..END {
+            prop_assert_eq!(timeline.used_at(t), at(t));
+        }
+    }
+
     #[test]
     fn timeline_earliest_fit_is_the_first_start_that_fits(
         intervals in prop::collection::vec((0..100i64, 1..40i64, 1..4i32), 0..12),
