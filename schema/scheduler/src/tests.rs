@@ -815,8 +815,8 @@ proptest! {
         prop_assert_eq!(queue.peek(), model.first().copied());
     }
 
-    /// The chunked timeline against a plain per-second array, through every kind of edit
-    /// (unit tests use chunks of a few breakpoints, so these cross chunk edges all the time).
+    /// The timeline against a plain per-second array, through every kind of edit, with a
+    /// search after each.
     #[test]
     fn timeline_edits_and_searches_match_a_per_second_model(
         edits in prop::collection::vec((0..3u8, 0..150i64, 1..60i64, -3..4i32), 1..40),
@@ -836,7 +836,7 @@ proptest! {
             for t in start..end {
                 model[t as usize] += nodes;
             }
-            // A search after every edit: what earlier searches remembered must still hold.
+            // A search after every edit.
             let (from, duration) = (from + start % 7, duration + length % 5);
             let fits = |s: i64| (s..s + duration).all(|t| if (0..END).contains(&t) { model[t as usize] } else { 0 } + n <= capacity);
             let brute = (from..=limit).find(|&s| n <= capacity && fits(s));
